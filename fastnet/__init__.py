@@ -1,0 +1,25 @@
+"""fastnet: a cycle-level interconnection-network simulator with Numba kernels.
+
+Library entry points: `fastnet.run(config) -> xarray.Dataset` and `fastnet.load_config(path)`.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from .config import load_config
+from .errors import ConfigError, ConservationError, DeadlockError, FastnetError
+
+try:
+    __version__ = version("fastnet")
+except PackageNotFoundError:  # running from a source tree
+    __version__ = "0.0.0+src"
+
+__all__ = ["run", "load_config", "ConfigError", "DeadlockError", "ConservationError", "FastnetError", "__version__"]
+
+
+def run(config=None, **kwargs):
+    """Simulate one config (a dict of sections or a TOML path) and return an xarray.Dataset of results."""
+    from .sim import run as _run
+
+    return _run(config, **kwargs)

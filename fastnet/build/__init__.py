@@ -1,0 +1,52 @@
+"""Topology compilers: a `[topology]` table in, a `Network` of flat arrays out (see network.py).
+
+One module per family: dragonfly.py, slimfly.py, torus.py (torus, mesh, twisted torus), fattree.py, graph.py
+(jellyfish, edge lists, networkx). routing.py adds the minimal-routing table or algebra.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import config as _config
+from . import dragonfly, fattree, graph, slimfly, torus
+from .graph import from_networkx, to_networkx
+from .network import Network, RouterGraph, Topology, assemble
+from .routing import Routes, build_routes
+
+__all__ = ["build_network", "from_networkx", "to_networkx", "Network", "RouterGraph", "Topology", "Routes",
+           "build_routes", "network_from_graph"]
+
+
+def router_graph(topo: dict[str, Any]) -> RouterGraph:
+    kind = topo["kind"]
+    if kind == "dragonfly":
+        return dragonfly.build(topo["p"], topo["a"], topo["h"], topo["g"], topo["arrangement"])
+    if kind == "slimfly":
+        return slimfly.build(topo["q"], topo["p"])
+    if kind in ("torus", "mesh"):
+        return torus.build(kind, topo["dims"], topo["p"])
+    if kind == "twisted_torus":
+        return torus.build(kind, topo["dims"], topo["p"], topo["twist"])
+    if kind == "fattree":
+        return fattree.build(topo["k"], topo["n"])
+    if kind == "jellyfish":
+        return graph.jellyfish(topo["switches"], topo["radix"], topo["p"], topo["seed"])
+    return graph.edge_list(topo["edges"], topo["file"], topo["p"])
+
+
+def _latencies(cfg: dict[str, Any]) -> dict[str, int]:
+    links = cfg["links"]
+    return {"injection": links["latency_injection"], "local": links["latency_local"],
+            "global": links["latency_global"]}
+
+
+def build_network(cfg: dict[str, Any]) -> Network:
+    """Compile the `[topology]` (and `[links]` latencies) of a config, which is resolved first."""
+    cfg = _config.resolve(cfg)
+    return assemble(router_graph(cfg["topology"]), _latencies(cfg))
+
+
+def network_from_graph(g: RouterGraph, cfg: dict[str, Any] | None = None) -> Network:
+    """Compile a RouterGraph made in Python (e.g. `from_networkx(G)`), with the `[links]` of `cfg`."""
+    return assemble(g, _latencies(_config.resolve(cfg)))

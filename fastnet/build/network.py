@@ -1,0 +1,188 @@
+"""The compiled network every kernel reads: flat struct-of-arrays built once from a router graph.
+
+Port numbering (global ids): router r owns ports `router_port_start[r] .. router_port_start[r+1]-1`; its node
+ports come first, then its network ports in the order the topology builder gave them. A port is bidirectional:
+its input side holds the VC buffers for what the peer sends, its output side drives the link to the peer.
+
+Sentinel encoding (documented once, used everywhere): for a node port, `port_peer_router == -1` and
+`port_peer_port` holds the node id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..errors import ConfigError
+
+# Link classes (port_class values).
+NODE, LOCAL, GLOBAL = 0, 1, 2
+CLASS_NAMES = ("injection", "local", "global")
+
+# Topology kind codes, used by algebraic routing inside kernels.
+KIND_CODES = {"graph": 0, "dragonfly": 1, "slimfly": 2, "torus": 3, "mesh": 4, "twisted_torus": 5,
+              "fattree": 6, "jellyfish": 7}
+
+
+class Topology(NamedTuple):
+    """Read-only arrays of a compiled network (R routers, P ports, N nodes)."""
+
+    router_port_start: np.ndarray  # int32[R+1]: CSR offsets of each router's ports
+    port_router: np.ndarray  # int32[P]: the router owning the port
+    port_peer_router: np.ndarray  # int32[P]: router at the far end, -1 for a node port
+    port_peer_port: np.ndarray  # int32[P]: port at the far end, or the node id for a node port
+    port_class: np.ndarray  # int8[P]: NODE / LOCAL / GLOBAL
+    port_latency: np.ndarray  # int16[P]: link latency in cycles (the same both ways)
+    node_router: np.ndarray  # int32[N]: router of each node
+    node_port: np.ndarray  # int32[N]: the router port the node is attached to
+    router_group: np.ndarray  # int32[R]: dragonfly group, Slim Fly (s, x) group, else 0
+
+
+@dataclass
+class RouterGraph:
+    """What a topology builder returns: routers, their ordered network links and their node counts.
+
+    `nbr_start/nbr/nbr_class` is a CSR of directed half-links in port order; every link u->v appears once in
+    u's list and once (as v->u) in v's list. Parallel links pair up in order of appearance.
+    """
+
+    kind: str
+    nodes_per_router: np.ndarray  # int32[R]
+    nbr_start: np.ndarray  # int64[R+1]
+    nbr: np.ndarray  # int32[E]
+    nbr_class: np.ndarray  # int8[E]
+    router_group: np.ndarray  # int32[R]
+    params: dict[str, Any] = field(default_factory=dict)  # builder facts for routing (q, X sets, dims, ...)
+
+
+@dataclass
+class Network:
+    """A compiled network: the kernel arrays plus what the Python side needs to describe it."""
+
+    kind: str
+    topo: Topology
+    graph: RouterGraph
+    params: dict[str, Any]
+
+    @property
+    def n_routers(self) -> int:
+        return len(self.topo.router_port_start) - 1
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.topo.node_router)
+
+    @property
+    def n_ports(self) -> int:
+        return len(self.topo.port_router)
+
+    @property
+    def radix(self) -> int:
+        return int(np.diff(self.topo.router_port_start).max())
+
+    def link_counts(self) -> dict[str, int]:
+        """Bidirectional links by class (each counted once)."""
+        cls = self.topo.port_class
+        return {
+            "injection": int((cls == NODE).sum()),
+            "local": int((cls == LOCAL).sum()) // 2,
+            "global": int((cls == GLOBAL).sum()) // 2,
+        }
+
+
+def csr_from_lists(neighbours: list[list[int]], classes: list[list[int]] | None = None) -> tuple:
+    """Small helper for builders that produce per-router Python lists."""
+    counts = np.array([len(x) for x in neighbours], dtype=np.int64)
+    start = np.zeros(len(neighbours) + 1, dtype=np.int64)
+    np.cumsum(counts, out=start[1:])
+    nbr = np.fromiter((v for row in neighbours for v in row), dtype=np.int32, count=int(start[-1]))
+    if classes is None:
+        cls = np.full(len(nbr), LOCAL, dtype=np.int8)
+    else:
+        cls = np.fromiter((c for row in classes for c in row), dtype=np.int8, count=int(start[-1]))
+    return start, nbr, cls
+
+
+def _pair_half_links(start: np.ndarray, nbr: np.ndarray) -> np.ndarray:
+    """For each half-link u->v (index e), the index of its reverse v->u; parallel links pair by rank."""
+    n_routers = len(start) - 1
+    src = np.repeat(np.arange(n_routers, dtype=np.int64), np.diff(start))
+    dst = nbr.astype(np.int64)
+    fwd = src * n_routers + dst
+    order = np.argsort(fwd, kind="stable")
+    sorted_keys = fwd[order]
+    first = np.searchsorted(sorted_keys, sorted_keys, side="left")
+    rank = np.empty(len(nbr), dtype=np.int64)
+    rank[order] = np.arange(len(nbr)) - first
+    rev = dst * n_routers + src
+    # position of (rev key, same rank) among the sorted forward keys
+    pos = np.searchsorted(sorted_keys, rev, side="left") + rank
+    ok = (pos < len(nbr))
+    pos_c = np.minimum(pos, len(nbr) - 1)
+    ok &= sorted_keys[pos_c] == rev
+    if not ok.all():
+        bad = int(np.flatnonzero(~ok)[0])
+        raise ConfigError("topology", f"link {int(src[bad])}->{int(dst[bad])} has no reverse link (graph must be undirected)")
+    return order[pos_c]
+
+
+def assemble(g: RouterGraph, latency: dict[str, int]) -> Network:
+    """Lay out ports (node ports first) and resolve each link's peer port."""
+    n_routers = len(g.nodes_per_router)
+    if (g.nbr < 0).any() or (g.nbr >= n_routers).any():
+        raise ConfigError("topology", "a link names a router outside the network")
+    self_loops = np.repeat(np.arange(n_routers), np.diff(g.nbr_start)) == g.nbr
+    if self_loops.any():
+        raise ConfigError("topology", "self-loop links are not allowed")
+    net_deg = np.diff(g.nbr_start).astype(np.int64)
+    node_deg = g.nodes_per_router.astype(np.int64)
+    port_start = np.zeros(n_routers + 1, dtype=np.int64)
+    np.cumsum(net_deg + node_deg, out=port_start[1:])
+    n_ports = int(port_start[-1])
+    n_nodes = int(node_deg.sum())
+    if n_nodes == 0:
+        raise ConfigError("topology", "the network has no nodes")
+    if n_ports >= 2**31 - 1:
+        raise ConfigError("topology", f"{n_ports} ports exceed the int32 port index")
+
+    port_router = np.repeat(np.arange(n_routers, dtype=np.int32), net_deg + node_deg)
+    local_idx = np.arange(n_ports, dtype=np.int64) - port_start[port_router]
+    is_node = local_idx < node_deg[port_router]
+
+    # network half-link e sits at port port_start[u] + node_deg[u] + (e - nbr_start[u])
+    e_src = np.repeat(np.arange(n_routers, dtype=np.int64), net_deg)
+    e_port = port_start[e_src] + node_deg[e_src] + (np.arange(len(g.nbr)) - g.nbr_start[e_src])
+    rev = _pair_half_links(g.nbr_start, g.nbr)
+
+    peer_router = np.full(n_ports, -1, dtype=np.int32)
+    peer_port = np.empty(n_ports, dtype=np.int32)
+    pclass = np.full(n_ports, NODE, dtype=np.int8)
+    peer_router[e_port] = g.nbr
+    peer_port[e_port] = e_port[rev]
+    pclass[e_port] = g.nbr_class
+    if (g.nbr_class[rev] != g.nbr_class).any():
+        raise ConfigError("topology", "a link has different classes at its two ends")
+
+    node_port = np.flatnonzero(is_node).astype(np.int32)  # nodes numbered router by router
+    node_router = port_router[node_port].astype(np.int32)
+    peer_port[node_port] = np.arange(n_nodes, dtype=np.int32)
+
+    lat = np.empty(n_ports, dtype=np.int16)
+    lat[pclass == NODE] = latency["injection"]
+    lat[pclass == LOCAL] = latency["local"]
+    lat[pclass == GLOBAL] = latency["global"]
+
+    topo = Topology(
+        router_port_start=port_start.astype(np.int32),
+        port_router=port_router,
+        port_peer_router=peer_router,
+        port_peer_port=peer_port,
+        port_class=pclass,
+        port_latency=lat,
+        node_router=node_router,
+        node_port=node_port,
+        router_group=g.router_group.astype(np.int32),
+    )
+    return Network(kind=g.kind, topo=topo, graph=g, params=g.params)

@@ -1,0 +1,239 @@
+"""Run configuration: TOML sections, their documented defaults, validation and `--set` overrides.
+
+A config is a dict of sections (`topology`, `router`, `links`, `routing`, `traffic`, `sim`, `workload`). Every key
+has a default below; `resolve()` fills them in, checks each value and raises `ConfigError(field, message)` naming
+the dotted field and what is allowed. The defaults reproduce BookSim2's dragonfly reference run
+(shared/reference/booksim/dragonfly_k4_uniform_min_0.3.cfg): `fastnet run` with no config simulates it.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import tomllib
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import ConfigError
+
+Check = Callable[[Any], str | None]  # returns what is allowed when the value is bad
+
+
+def _int(lo: int, hi: int | None = None) -> Check:
+    def check(v: Any) -> str | None:
+        ok = isinstance(v, int) and not isinstance(v, bool) and v >= lo and (hi is None or v <= hi)
+        if ok:
+            return None
+        return f"must be an integer >= {lo}" + (f" and <= {hi}" if hi is not None else "")
+    return check
+
+
+def _int_or_auto(lo: int) -> Check:
+    inner = _int(lo)
+    return lambda v: None if v == "auto" else (inner(v) and f"{inner(v)}, or \"auto\"")
+
+
+def _real(lo: float, hi: float, lo_open: bool = False) -> Check:
+    def check(v: Any) -> str | None:
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+            if (v > lo if lo_open else v >= lo) and v <= hi:
+                return None
+        return f"must be a number in {'(' if lo_open else '['}{lo:g}, {hi:g}]"
+    return check
+
+
+def _choice(*names: str) -> Check:
+    return lambda v: None if v in names else "must be one of " + ", ".join(names)
+
+
+def _int_list(lo: int, min_len: int = 1) -> Check:
+    def check(v: Any) -> str | None:
+        if isinstance(v, list) and len(v) >= min_len and all(
+            isinstance(x, int) and not isinstance(x, bool) and x >= lo for x in v
+        ):
+            return None
+        return f"must be a list of at least {min_len} integers >= {lo}"
+    return check
+
+
+def _edges(v: Any) -> str | None:
+    if isinstance(v, list) and all(
+        isinstance(e, list) and len(e) == 2 and all(isinstance(x, int) and x >= 0 for x in e) for e in v
+    ):
+        return None
+    return "must be a list of [u, v] pairs of router ids >= 0"
+
+
+def _string(v: Any) -> str | None:
+    return None if isinstance(v, str) else "must be a string"
+
+
+def _bool(v: Any) -> str | None:
+    return None if isinstance(v, bool) else "must be true or false"
+
+
+TOPOLOGY_KINDS: dict[str, dict[str, tuple[Any, Check]]] = {
+    "dragonfly": {
+        "p": (4, _int(1)),
+        "a": (8, _int(2)),
+        "h": (4, _int(1)),
+        "g": ("auto", _int_or_auto(2)),  # auto: a*h + 1 groups (one global link per group pair)
+        "arrangement": ("consecutive", _choice("consecutive", "palmtree")),
+    },
+    "slimfly": {
+        "q": (5, _int(3)),
+        "p": ("auto", _int_or_auto(1)),  # auto: floor(k'/2), the full-bandwidth value of seed 004 §4.2
+    },
+    "torus": {"dims": ([8, 8], _int_list(2)), "p": (1, _int(1))},
+    "mesh": {"dims": ([8, 8], _int_list(2)), "p": (1, _int(1))},
+    "twisted_torus": {"dims": ([8, 4], _int_list(2, 2)), "twist": (4, _int(0)), "p": (1, _int(1))},
+    "fattree": {"k": (4, _int(2)), "n": (3, _int(1))},
+    "jellyfish": {"switches": (16, _int(2)), "radix": (6, _int(2)), "p": (2, _int(1)), "seed": (1, _int(0))},
+    "graph": {"edges": ([], _edges), "file": ("", _string), "p": (1, _int(1))},
+}
+
+PATTERNS = (
+    "uniform", "permutation", "bitcomp", "transpose", "tornado", "shift", "hotspot",
+    "group_adversarial", "slimfly_worst",
+)
+ROUTINGS = ("min",)
+
+SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
+    "router": {
+        "vcs": ("auto", _int_or_auto(1)),  # auto: the fewest the routing needs to be deadlock-free
+        "buffer_phits": (256, _int(1)),  # per VC
+        "delay": (3, _int(0)),  # cycles from head arrival to the earliest switch grant
+        "speedup": (2.0, _real(1.0, 64.0)),  # crossbar bandwidth / link bandwidth
+        "alloc_iters": (1, _int(1, 16)),
+        "credit_delay": (2, _int(0)),  # cycles added to the credit's trip back over the link
+    },
+    "links": {
+        "latency": (1, _int(1)),
+        "latency_local": ("auto", _int_or_auto(1)),  # auto: links.latency
+        "latency_global": ("auto", _int_or_auto(1)),
+        "latency_injection": ("auto", _int_or_auto(1)),
+    },
+    "routing": {"algorithm": ("min", _choice(*ROUTINGS))},
+    "traffic": {
+        "pattern": ("uniform", _choice(*PATTERNS)),
+        "load": (0.3, _real(0.0, 1.0, lo_open=True)),  # phits/node/cycle offered
+        "packet_phits": (10, _int(1, 32767)),
+        "shift": (1, _int(1)),  # k of shift(k)
+        "hotspot_nodes": ([0], _int_list(0)),
+        "hotspot_fraction": (0.1, _real(0.0, 1.0)),
+    },
+    "sim": {
+        "warmup": (30000, _int(0)),
+        "measure": (10000, _int(1)),
+        "drain": (20000, _int(0)),  # most cycles to wait after the window for measured packets
+        "seed": (1, _int(0, 2**63 - 1)),
+        "watchdog": (20000, _int(10)),  # cycles without any phit moving before DeadlockError
+        "timeseries": (0, _int(0)),  # record a time series every N cycles (0: off)
+        "max_cycles": (2**31 - 1, _int(1, 2**31 - 1)),
+    },
+}
+
+SECTION_ORDER = ("topology", "router", "links", "routing", "traffic", "sim")
+
+
+def defaults(kind: str = "dragonfly") -> dict[str, dict[str, Any]]:
+    """The full default config for a topology kind (the embedded default run when kind is dragonfly)."""
+    cfg: dict[str, dict[str, Any]] = {"topology": {"kind": kind}}
+    cfg["topology"].update({k: copy.deepcopy(v[0]) for k, v in TOPOLOGY_KINDS[kind].items()})
+    for name, keys in SECTIONS.items():
+        cfg[name] = {k: copy.deepcopy(v[0]) for k, v in keys.items()}
+    return cfg
+
+
+def load_config(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Read a TOML run config and return it resolved (defaults filled in, values checked)."""
+    return resolve(read_toml(path))
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError("config", f"no such file: {p}")
+    try:
+        with p.open("rb") as f:
+            return tomllib.load(f)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError("config", f"{p} is not valid TOML ({e})") from None
+
+
+def parse_set(items: list[str]) -> dict[str, dict[str, Any]]:
+    """Turn `--set section.key=value` strings into a nested dict; values parse as TOML where they can."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        if "=" not in item or "." not in item.split("=", 1)[0]:
+            raise ConfigError("--set", f"expected section.key=value, got {item!r}")
+        dotted, raw = item.split("=", 1)
+        section, key = dotted.strip().split(".", 1)
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        out.setdefault(section, {})[key] = value
+    return out
+
+
+def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Section-wise merge; a new `topology.kind` drops the old kind's keys."""
+    out = copy.deepcopy(base)
+    for section, values in override.items():
+        if not isinstance(values, dict):
+            out[section] = values
+            continue
+        if section == "topology" and "kind" in values and values["kind"] != out.get("topology", {}).get("kind"):
+            out["topology"] = {}
+        out.setdefault(section, {}).update(copy.deepcopy(values))
+    return out
+
+
+def _check_section(name: str, given: dict[str, Any], schema: dict[str, tuple[Any, Check]]) -> dict[str, Any]:
+    if not isinstance(given, dict):
+        raise ConfigError(name, "must be a table")
+    for key in given:
+        if key not in schema:
+            raise ConfigError(f"{name}.{key}", "unknown key; allowed: " + ", ".join(schema))
+    out = {}
+    for key, (default, check) in schema.items():
+        value = given.get(key, copy.deepcopy(default))
+        problem = check(value)
+        if problem:
+            raise ConfigError(f"{name}.{key}", f"{problem} (got {value!r})")
+        out[key] = value
+    return out
+
+
+def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Fill in defaults and check every value; raise ConfigError naming the first bad field."""
+    cfg = copy.deepcopy(cfg or {})
+    extra = {k: v for k, v in cfg.items() if k not in SECTION_ORDER and k not in EXTRA_SECTIONS}
+    if extra:
+        key = next(iter(extra))
+        raise ConfigError(key, "unknown section; allowed: " + ", ".join(SECTION_ORDER + tuple(EXTRA_SECTIONS)))
+    topo = cfg.get("topology", {})
+    if not isinstance(topo, dict):
+        raise ConfigError("topology", "must be a table")
+    kind = topo.get("kind", "dragonfly")
+    if kind not in TOPOLOGY_KINDS:
+        raise ConfigError("topology.kind", "must be one of " + ", ".join(TOPOLOGY_KINDS) + f" (got {kind!r})")
+    out: dict[str, dict[str, Any]] = {"topology": {"kind": kind}}
+    out["topology"].update(
+        _check_section("topology", {k: v for k, v in topo.items() if k != "kind"}, TOPOLOGY_KINDS[kind])
+    )
+    for name, schema in SECTIONS.items():
+        out[name] = _check_section(name, cfg.get(name, {}), schema)
+    for name, (schema_fn) in EXTRA_SECTIONS.items():
+        if name in cfg:
+            out[name] = schema_fn(cfg[name])
+    links = out["links"]
+    for key in ("latency_local", "latency_global", "latency_injection"):
+        if links[key] == "auto":
+            links[key] = links["latency"]
+    return out
+
+
+# Sections other issues add (e.g. `workload`) register a resolver here: name -> callable(dict) -> dict.
+EXTRA_SECTIONS: dict[str, Callable[[Any], dict[str, Any]]] = {}

@@ -1,0 +1,168 @@
+"""Results of a run as a labelled xarray.Dataset; every variable is described once, in VARIABLES.
+
+Latency follows BookSim2: packet latency runs from creation at the source to the tail reaching the destination
+node (source queueing included), network latency from the head entering the network. Both are taken over the
+packets created inside the measurement window [warmup, warmup + measure); accepted throughput counts the phits
+delivered inside the window, offered counts the phits created inside it. `unstable` is 1 when some measured
+packets were still undelivered after `sim.drain` cycles (the network is past saturation).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from . import __version__
+
+# name: (dims, units, description)
+VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "accepted_phits_per_node_cycle": ((), "phits/node/cycle", "phits delivered in the window / nodes / window"),
+    "offered_phits_per_node_cycle": ((), "phits/node/cycle", "phits created in the window / nodes / window"),
+    "injected_phits_per_node_cycle": ((), "phits/node/cycle", "phits entering the network in the window"),
+    "packet_latency_mean": ((), "cycles", "creation to tail delivered, measured packets"),
+    "packet_latency_p50": ((), "cycles", "median packet latency (histogram, <= 1.6 % bin width)"),
+    "packet_latency_p99": ((), "cycles", "99th percentile packet latency"),
+    "packet_latency_max": ((), "cycles", "largest packet latency"),
+    "network_latency_mean": ((), "cycles", "head injected to tail delivered, measured packets"),
+    "network_latency_p50": ((), "cycles", "median network latency"),
+    "network_latency_p99": ((), "cycles", "99th percentile network latency"),
+    "network_latency_max": ((), "cycles", "largest network latency"),
+    "hops_mean": ((), "hops", "router-to-router links per measured packet"),
+    "hops_local_mean": ((), "hops", "local (and torus, tree, graph) links per measured packet"),
+    "hops_global_mean": ((), "hops", "global links per measured packet"),
+    "packets_created": ((), "packets", "created by the sources over the whole run"),
+    "packets_injected": ((), "packets", "entered the network over the whole run"),
+    "packets_delivered": ((), "packets", "delivered over the whole run"),
+    "packets_in_flight": ((), "packets", "in the network at the end"),
+    "packets_queued": ((), "packets", "waiting in source queues at the end"),
+    "packets_measured": ((), "packets", "created in the window and delivered"),
+    "cycles": ((), "cycles", "simulated cycles"),
+    "unstable": ((), "1", "1 if measured packets were left undelivered after the drain (saturated)"),
+    "port_utilization": (("port",), "phits/cycle", "phits sent on each output port per window cycle"),
+    "packet_latency_histogram": (("latency_bin",), "packets", "measured packets per latency bin"),
+    "network_latency_histogram": (("latency_bin",), "packets", "measured packets per network-latency bin"),
+    "ts_created_phits": (("time",), "phits", "phits created in each time-series interval"),
+    "ts_delivered_phits": (("time",), "phits", "phits delivered in each interval"),
+    "ts_packet_latency_mean": (("time",), "cycles", "mean latency of the packets delivered in each interval"),
+    "ts_packets_in_network": (("time",), "packets", "packets in the network at the end of each interval"),
+    "ts_packets_queued": (("time",), "packets", "packets in source queues at the end of each interval"),
+}
+
+SUMMARY = (
+    "accepted_phits_per_node_cycle", "offered_phits_per_node_cycle", "packet_latency_mean", "packet_latency_p50",
+    "packet_latency_p99", "packet_latency_max", "network_latency_mean", "network_latency_p99", "hops_mean",
+    "packets_injected", "packets_delivered", "packets_in_flight", "packets_queued", "cycles", "unstable",
+)
+
+
+def bin_edges(n_bins: int) -> np.ndarray:
+    """Lower edge of each latency-histogram bin (kernels/cycle.py: hist_bin)."""
+    from .kernels.state import HIST_SUB
+
+    b = np.arange(n_bins + 1, dtype=np.int64)
+    e = np.maximum((b - 2 * HIST_SUB) // HIST_SUB + 1, 0)
+    m = np.where(b < 2 * HIST_SUB, b, (b - 2 * HIST_SUB) % HIST_SUB + HIST_SUB)
+    return np.where(b < 2 * HIST_SUB, b, m << e)
+
+
+def percentile(hist: np.ndarray, q: float) -> float:
+    """Value below which a fraction q of the histogram lies (bin midpoint; exact below 128 cycles)."""
+    total = hist.sum()
+    if total == 0:
+        return float("nan")
+    edges = bin_edges(len(hist))
+    i = int(np.searchsorted(np.cumsum(hist), q * total, side="left"))
+    lo, hi = edges[i], edges[i + 1]
+    return float(lo) if hi - lo == 1 else float(lo + (hi - lo - 1) / 2)
+
+
+def _mean(total: float, count: float) -> float:
+    return float(total) / count if count else float("nan")
+
+
+def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
+    from .kernels import state as K
+
+    st, prm, net = s.state, s.params, s.net
+    sc, ctr = st.sc, st.ctr
+    N = net.n_nodes
+    window = prm.w1 - prm.w0
+    count = int(sc[K.S_COUNT])
+    in_network = int(ctr[K.C_CREATED] - ctr[K.C_DELIVERED] - ctr[K.C_QUEUED])
+    values: dict[str, Any] = {
+        "accepted_phits_per_node_cycle": sc[K.S_ACCEPTED_PHITS] / (N * window),
+        "offered_phits_per_node_cycle": sc[K.S_OFFERED_PHITS] / (N * window),
+        "injected_phits_per_node_cycle": sc[K.S_INJECTED_PHITS] / (N * window),
+        "packet_latency_mean": _mean(sc[K.S_LAT_SUM], count),
+        "packet_latency_p50": percentile(st.lat_hist, 0.5),
+        "packet_latency_p99": percentile(st.lat_hist, 0.99),
+        "packet_latency_max": float(sc[K.S_LAT_MAX]) if count else float("nan"),
+        "network_latency_mean": _mean(sc[K.S_NET_SUM], count),
+        "network_latency_p50": percentile(st.net_hist, 0.5),
+        "network_latency_p99": percentile(st.net_hist, 0.99),
+        "network_latency_max": float(sc[K.S_NET_MAX]) if count else float("nan"),
+        "hops_mean": _mean(sc[K.S_HOPS_SUM], count),
+        "hops_local_mean": _mean(sc[K.S_HOPS_LOCAL], count),
+        "hops_global_mean": _mean(sc[K.S_HOPS_GLOBAL], count),
+        "packets_created": int(ctr[K.C_CREATED]),
+        "packets_injected": int(ctr[K.C_INJECTED]),
+        "packets_delivered": int(ctr[K.C_DELIVERED]),
+        "packets_in_flight": in_network,
+        "packets_queued": int(ctr[K.C_QUEUED]),
+        "packets_measured": count,
+        "cycles": int(s.cycle),
+        "unstable": int(ctr[K.C_MEAS_CREATED] != ctr[K.C_MEAS_DELIVERED]),
+        "port_utilization": st.port_phits / window,
+        "packet_latency_histogram": st.lat_hist.copy(),
+        "network_latency_histogram": st.net_hist.copy(),
+    }
+    coords: dict[str, Any] = {
+        "port": np.arange(net.n_ports),
+        "port_router": ("port", net.topo.port_router.copy()),
+        "port_class": ("port", np.array(["injection", "local", "global"])[net.topo.port_class]),
+        "latency_bin": np.arange(len(st.lat_hist)),
+        "latency_bin_lower": ("latency_bin", bin_edges(len(st.lat_hist))[:-1]),
+    }
+    if prm.ts_interval:
+        rows = -(-int(s.cycle) // prm.ts_interval)
+        ts = st.ts[:rows]
+        values.update({
+            "ts_created_phits": ts[:, K.TS_CREATED_PHITS],
+            "ts_delivered_phits": ts[:, K.TS_DELIVERED_PHITS],
+            "ts_packet_latency_mean": np.where(ts[:, K.TS_LAT_COUNT] > 0,
+                                               ts[:, K.TS_LAT_SUM] / np.maximum(ts[:, K.TS_LAT_COUNT], 1), np.nan),
+            "ts_packets_in_network": ts[:, K.TS_IN_NETWORK],
+            "ts_packets_queued": ts[:, K.TS_QUEUED],
+        })
+        coords["time"] = np.arange(rows) * prm.ts_interval
+    data_vars = {}
+    for name, value in values.items():
+        dims, units, doc = VARIABLES[name]
+        data_vars[name] = xr.Variable(dims, np.asarray(value), attrs={"units": units, "description": doc})
+    attrs = {
+        "fastnet_version": __version__,
+        "seed": int(s.cfg["sim"]["seed"]),
+        "config": json.dumps(s.cfg, sort_keys=True),
+        "topology": net.kind,
+        "routers": net.n_routers,
+        "nodes": N,
+        "ports": net.n_ports,
+        "vcs": prm.vcs,
+        "routing_mode": "table" if s.routes.mode == 0 else "algebraic",
+        "wall_seconds": float(wall_seconds),
+    }
+    return xr.Dataset(data_vars, coords=coords, attrs=attrs)
+
+
+def summary(ds: xr.Dataset) -> dict[str, Any]:
+    """The `--json` object: scalar metrics plus wall_seconds."""
+    out: dict[str, Any] = {}
+    for name, var in ds.data_vars.items():
+        if var.ndim == 0:
+            v = var.item()
+            out[name] = None if isinstance(v, float) and np.isnan(v) else v
+    out["wall_seconds"] = ds.attrs.get("wall_seconds")
+    return out

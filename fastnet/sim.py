@@ -1,0 +1,161 @@
+"""One simulation run: config -> build -> kernels -> results.
+
+`prepare()` compiles everything the kernels read; `simulate()` advances the cycle loop in chunks (growing the
+pools between chunks when they run low, stopping on deadlock), audits conservation, and `run()` returns the
+labelled dataset of results.py.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from . import config as _config
+from .build import build_network, build_routes
+from .build.network import Network
+from .build.routing import Routes
+from .errors import ConfigError, ConservationError, DeadlockError
+from .traffic.patterns import Traffic, compile_traffic
+
+CHUNK = 2048  # cycles per kernel call: the granularity of progress reports and pool growth
+
+
+@dataclass
+class Simulation:
+    cfg: dict[str, Any]
+    net: Network
+    routes: Routes
+    params: Any  # kernels.state.Params
+    traffic: Traffic
+    state: Any  # kernels.state.State
+    cycle: int = 0
+
+
+def vc_scheme(net: Network, routes: Routes, routing: str) -> tuple[int, int]:
+    """(vc policy, VC classes needed for deadlock freedom) of a routing on a topology."""
+    from .kernels.state import VCP_DRAGONFLY, VCP_HOP, VCP_NONE
+
+    if net.kind == "dragonfly":
+        return VCP_DRAGONFLY, 2  # local -> global -> local, class 1 from the global hop (BookSim2)
+    if net.kind == "fattree":
+        return VCP_NONE, 1  # minimal paths are up*/down*, which cannot form a cycle
+    return VCP_HOP, max(routes.diameter, 1)  # distance classes: VC = hop index
+
+
+def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int | None = None) -> Simulation:
+    """Resolve and check a config, compile network, routing, traffic and the initial state."""
+    from .kernels.state import Params, new_state
+    from .traffic.openloop import start_open_loop
+
+    if isinstance(cfg, (str, Path)):
+        cfg = _config.read_toml(cfg)
+    cfg = _config.resolve(cfg)
+    router, traffic, sim = cfg["router"], cfg["traffic"], cfg["sim"]
+    if router["buffer_phits"] < traffic["packet_phits"]:
+        raise ConfigError("router.buffer_phits", f"must hold a whole packet for virtual cut-through "
+                          f"(>= traffic.packet_phits = {traffic['packet_phits']}, got {router['buffer_phits']})")
+    net = build_network(cfg)
+    routes = build_routes(net) if table_budget is None else build_routes(net, table_budget)
+    policy, classes = vc_scheme(net, routes, cfg["routing"]["algorithm"])
+    vcs = classes if router["vcs"] == "auto" else router["vcs"]
+    if vcs < classes:
+        raise ConfigError("router.vcs", f"{cfg['routing']['algorithm']} routing on this {net.kind} needs at least "
+                          f"{classes} VCs to be deadlock-free (got {vcs})")
+    cfg["router"]["vcs"] = vcs
+    max_packet = traffic["packet_phits"]
+    max_lat = int(net.topo.port_latency.max())
+    horizon = 2 * max_packet + max_lat + router["credit_delay"] + 4  # farthest event ahead of now
+    w0 = sim["warmup"]
+    w1 = w0 + sim["measure"]
+    if w1 + sim["drain"] > sim["max_cycles"]:
+        raise ConfigError("sim.max_cycles", f"warmup + measure + drain = {w1 + sim['drain']} exceeds it")
+    watchdog = max(sim["watchdog"], 4 * (max_packet + max_lat + router["delay"] + router["credit_delay"]))
+    prm = Params(
+        vcs=vcs, buffer=router["buffer_phits"], delay=router["delay"], speedup=float(router["speedup"]),
+        iters=router["alloc_iters"], credit_delay=router["credit_delay"], vc_policy=policy,
+        vcs_per_class=vcs // classes, max_packet=max_packet, watchdog=watchdog, w0=w0, w1=w1,
+        ts_interval=sim["timeseries"], occupancy=False, wheel_mask=(1 << max(4, math.ceil(math.log2(horizon)))) - 1,
+    )
+    tr = compile_traffic(net, traffic, sim["seed"])
+    n_ts = math.ceil((w1 + sim["drain"]) / sim["timeseries"]) if sim["timeseries"] else 0
+    st = new_state(net.n_routers, net.n_ports, net.n_nodes, net.radix, prm, sim["seed"], n_ts,
+                   packets=2 * net.n_nodes + 1024, events=2 * net.n_nodes + 1024)
+    start_open_loop(tr, st)
+    return Simulation(cfg=cfg, net=net, routes=routes, params=prm, traffic=tr, state=st)
+
+
+def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None) -> Simulation:
+    """Run warm-up, measurement window and drain; raise DeadlockError or ConservationError if they occur."""
+    from .kernels.cycle import DEADLOCK, DRAINED, GROW, pools_low, run_chunk
+    from .kernels.state import grow
+
+    prm = s.params
+    end = prm.w1 + s.cfg["sim"]["drain"]
+    t = s.cycle
+    while t < end:
+        t1 = min(end, t + CHUNK)
+        status, t = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.state, t, t1, True)
+        s.cycle = t
+        if status == GROW:
+            low = pools_low(s.state)
+            s.state = grow(s.state, packets=bool(low & 1), events=bool(low & 2))
+        elif status == DEADLOCK:
+            raise DeadlockError(t, blocked_vcs(s))
+        elif status == DRAINED:
+            break
+        if progress:
+            progress(t, end)
+    check_conservation(s)
+    return s
+
+
+def blocked_vcs(s: Simulation, limit: int = 8) -> list[tuple[int, int, int]]:
+    """Some (router, port, vc) whose head packet is waiting."""
+    from .kernels.state import C_N_ACTIVE
+
+    st, V, topo = s.state, s.params.vcs, s.net.topo
+    out = []
+    for vc in st.act_list[: int(st.ctr[C_N_ACTIVE])][:limit]:
+        port = int(vc) // V
+        out.append((int(topo.port_router[port]), port, int(vc) % V))
+    return out
+
+
+def check_conservation(s: Simulation) -> dict[str, int]:
+    """Injected = delivered + in flight + queued, each packet in exactly one place, credits balanced."""
+    from .kernels.audit import A_CREDIT_ERRORS, A_DELIVERING, A_DUPLICATES, A_FREE, A_IN_VCS, A_QUEUED, audit
+    from .kernels.state import C_CREATED, C_DELIVERED, C_FREE_COUNT, C_QUEUED
+
+    st = s.state
+    a = audit(s.params, st)
+    created, delivered = int(st.ctr[C_CREATED]), int(st.ctr[C_DELIVERED])
+    live = int(a[A_QUEUED] + a[A_IN_VCS] + a[A_DELIVERING])
+    problems = []
+    if a[A_DUPLICATES]:
+        problems.append(f"{a[A_DUPLICATES]} packets found in two places")
+    if created - delivered != live:
+        problems.append(f"created {created} - delivered {delivered} != {live} live packets")
+    if a[A_FREE] + live != len(st.pk_src) or a[A_FREE] != st.ctr[C_FREE_COUNT]:
+        problems.append(f"pool: {a[A_FREE]} free + {live} live != capacity {len(st.pk_src)}")
+    if a[A_QUEUED] != st.ctr[C_QUEUED]:
+        problems.append(f"source queues hold {a[A_QUEUED]}, counter says {st.ctr[C_QUEUED]}")
+    if a[A_CREDIT_ERRORS]:
+        problems.append(f"{a[A_CREDIT_ERRORS]} VCs whose credits do not add up to the buffer size")
+    if problems:
+        raise ConservationError("conservation check failed at cycle " + str(s.cycle) + ": " + "; ".join(problems))
+    return {"queued": int(a[A_QUEUED]), "in_network": int(a[A_IN_VCS] + a[A_DELIVERING])}
+
+
+def run(config: dict[str, Any] | str | Path | None = None, *, progress: Callable[[int, int], None] | None = None):
+    """Simulate one config (dict or TOML path) and return its results as an xarray.Dataset."""
+    from .results import to_dataset
+
+    t0 = time.perf_counter()
+    s = prepare(config)
+    simulate(s, progress)
+    return to_dataset(s, wall_seconds=time.perf_counter() - t0)

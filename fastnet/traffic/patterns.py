@@ -1,0 +1,179 @@
+"""Destination patterns of open-loop traffic, compiled to a `Traffic` NamedTuple for the kernels.
+
+Deterministic patterns (permutation, bitcomp, transpose, tornado, shift, slimfly_worst) become a destination
+table `dst[node]` built here once; random ones (uniform, hotspot, group_adversarial) draw per packet from the
+source node's random stream. Definitions follow BookSim2 where it has the pattern:
+
+- uniform: a random node other than the source.
+- permutation: a random derangement drawn from the run seed.
+- bitcomp: dst = ~src over log2(N) bits (N a power of two).
+- transpose: swap the high and low halves of the node id's bits (N = 4^b), i.e. (x, y) -> (y, x) on a 2^b×2^b grid.
+- tornado: on a torus/mesh, every router coordinate moves ceil(k/2) - 1 along its dimension (the node's
+  position at its router is kept); on other topologies, node n sends to n + ceil(N/2) - 1 (mod N).
+- shift: dst = src + k (mod N), k = traffic.shift.
+- hotspot: with probability hotspot_fraction a random node of hotspot_nodes, otherwise uniform.
+- group_adversarial: a random node of group g+1 (dragonfly and Slim Fly groups).
+- slimfly_worst: seed 004 §2.3. Routers are taken four at a time along paths R1-R2-R3-R4 where R1, R3 and R2, R4
+  are two hops apart with a single middle router; node i of R1 and R3 send to each other, as do node i of R2 and
+  R4, so the link R2-R3 carries 2p flows each way and minimal routing saturates at 1/(2p).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..build.network import Network
+from ..errors import ConfigError
+
+P_TABLE, P_UNIFORM, P_HOTSPOT, P_GROUP = 0, 1, 2, 3
+
+
+class Traffic(NamedTuple):
+    pattern: int  # P_*
+    rate: float  # packets per node per cycle (load / packet_phits)
+    packet_phits: int
+    table: np.ndarray  # int32[N]: destination (P_TABLE, -1 = silent node) or target group (P_GROUP)
+    hot: np.ndarray  # int32[H] hotspot nodes
+    hot_frac: float
+    group_start: np.ndarray  # int32[G+1] CSR of nodes by group
+    group_nodes: np.ndarray  # int32[N]
+
+
+def _is_power(n: int, base: int) -> int | None:
+    e = 0
+    while n > 1 and n % base == 0:
+        n //= base
+        e += 1
+    return e if n == 1 else None
+
+
+def _derangement(n: int, rng: np.random.Generator) -> np.ndarray:
+    perm = rng.permutation(n)
+    fixed = np.flatnonzero(perm == np.arange(n))
+    for i in fixed:  # swap each fixed point with a random other position
+        j = (i + 1 + rng.integers(n - 1)) % n
+        perm[i], perm[j] = perm[j], perm[i]
+    while (perm == np.arange(n)).any():  # rare: a swap created a new fixed point
+        i = int(np.flatnonzero(perm == np.arange(n))[0])
+        j = (i + 1) % n
+        perm[i], perm[j] = perm[j], perm[i]
+    return perm
+
+
+def _tornado(net: Network) -> np.ndarray:
+    N = net.n_nodes
+    if net.kind in ("torus", "mesh", "twisted_torus"):
+        dims = net.params["dims"]
+        p = net.params["p"]
+        stride = np.asarray(net.params["stride"])
+        r = np.arange(N) // p
+        coords = (r[:, None] // stride[None, :]) % np.asarray(dims)[None, :]
+        shift = np.array([(k + 1) // 2 - 1 for k in dims])
+        dst_r = (((coords + shift[None, :]) % np.asarray(dims)[None, :]) * stride[None, :]).sum(axis=1)
+        return dst_r * p + np.arange(N) % p
+    return (np.arange(N) + (N + 1) // 2 - 1) % N
+
+
+def _slimfly_worst(net: Network) -> np.ndarray:
+    """Pair routers along R1-R2-R3-R4 paths (seed 004 Fig. 3) greedily; see the module docstring."""
+    t = net.topo
+    R = net.n_routers
+    nbrs = [set() for _ in range(R)]
+    for port in np.flatnonzero(t.port_peer_router >= 0):
+        nbrs[int(t.port_router[port])].add(int(t.port_peer_router[port]))
+
+    def single_middle(u: int, v: int, mid: int) -> bool:
+        return v not in nbrs[u] and v != u and len(nbrs[u] & nbrs[v]) == 1 and mid in nbrs[v]
+
+    partner = -np.ones(R, dtype=np.int64)
+    for r1 in range(R):
+        if partner[r1] >= 0:
+            continue
+        done = False
+        for r2 in sorted(nbrs[r1]):
+            if partner[r2] >= 0 or done:
+                continue
+            for r3 in sorted(nbrs[r2]):
+                if partner[r3] >= 0 or r3 == r1 or not single_middle(r1, r3, r2):
+                    continue
+                for r4 in sorted(nbrs[r3]):
+                    if partner[r4] >= 0 or r4 in (r1, r2) or not single_middle(r2, r4, r3):
+                        continue
+                    partner[[r1, r3, r2, r4]] = [r3, r1, r4, r2]
+                    done = True
+                    break
+                if done:
+                    break
+    # routers left over: pair any two at distance two
+    left = [r for r in range(R) if partner[r] < 0]
+    while len(left) >= 2:
+        u = left.pop(0)
+        for v in left:
+            if v not in nbrs[u]:
+                left.remove(v)
+                partner[u], partner[v] = v, u
+                break
+    counts = np.bincount(t.node_router, minlength=R)
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    dst = -np.ones(net.n_nodes, dtype=np.int64)
+    for n in range(net.n_nodes):
+        r = int(t.node_router[n])
+        if partner[r] >= 0:
+            i = n - first[r]
+            if i < counts[partner[r]]:
+                dst[n] = first[partner[r]] + i
+    return dst
+
+
+def compile_traffic(net: Network, tcfg: dict, seed: int) -> Traffic:
+    N = net.n_nodes
+    name = tcfg["pattern"]
+    rng = np.random.default_rng([seed, 0x7AFF1C])
+    table = np.zeros(1, dtype=np.int32)
+    pattern = P_TABLE
+    hot = np.zeros(1, dtype=np.int32)
+    if N < 2:
+        raise ConfigError("topology", "the network needs at least 2 nodes")
+    if name == "uniform":
+        pattern = P_UNIFORM
+    elif name == "hotspot":
+        pattern = P_HOTSPOT
+        hot = np.asarray(tcfg["hotspot_nodes"], dtype=np.int32)
+        if (hot >= N).any():
+            raise ConfigError("traffic.hotspot_nodes", f"must name nodes below {N}")
+    elif name == "permutation":
+        table = _derangement(N, rng)
+    elif name == "bitcomp":
+        if _is_power(N, 2) is None:
+            raise ConfigError("traffic.pattern", f"bitcomp needs a power-of-two node count (have {N})")
+        table = (~np.arange(N)) & (N - 1)
+    elif name == "transpose":
+        e = _is_power(N, 4)
+        if e is None:
+            raise ConfigError("traffic.pattern", f"transpose needs a node count that is a power of 4 (have {N})")
+        half = e  # bits per half
+        n = np.arange(N)
+        table = ((n & ((1 << half) - 1)) << half) | (n >> half)
+    elif name == "tornado":
+        table = _tornado(net)
+    elif name == "shift":
+        table = (np.arange(N) + tcfg["shift"]) % N
+    elif name == "group_adversarial":
+        if net.kind not in ("dragonfly", "slimfly"):
+            raise ConfigError("traffic.pattern", "group_adversarial needs a topology with groups (dragonfly, slimfly)")
+        pattern = P_GROUP
+        G = int(net.topo.router_group.max()) + 1
+        table = (net.topo.router_group[net.topo.node_router] + 1) % G
+    elif name == "slimfly_worst":
+        if net.kind != "slimfly":
+            raise ConfigError("traffic.pattern", "slimfly_worst needs topology.kind = \"slimfly\"")
+        table = _slimfly_worst(net)
+    groups = net.topo.router_group[net.topo.node_router]
+    order = np.argsort(groups, kind="stable").astype(np.int32)
+    gstart = np.zeros(int(groups.max()) + 2, dtype=np.int32)
+    np.cumsum(np.bincount(groups), out=gstart[1:])
+    return Traffic(pattern=pattern, rate=tcfg["load"] / tcfg["packet_phits"], packet_phits=tcfg["packet_phits"],
+                   table=np.asarray(table, dtype=np.int32), hot=hot, hot_frac=float(tcfg["hotspot_fraction"]),
+                   group_start=gstart, group_nodes=order)
