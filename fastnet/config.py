@@ -2,8 +2,8 @@
 
 A config is a dict of sections (`topology`, `router`, `links`, `routing`, `traffic`, `sim`, `workload`). Every key
 has a default below; `resolve()` fills them in, checks each value and raises `ConfigError(field, message)` naming
-the dotted field and what is allowed. The defaults reproduce BookSim2's dragonfly reference run
-(shared/reference/booksim/dragonfly_k4_uniform_min_0.3.cfg): `fastnet run` with no config simulates it.
+the dotted field and what is allowed. `fastnet run` without a config runs `configs/default.toml`, BookSim2's
+dragonfly reference run (shared/reference/booksim/dragonfly_k4_uniform_min_0.3.cfg).
 """
 
 from __future__ import annotations
@@ -143,6 +143,9 @@ def defaults(kind: str = "dragonfly") -> dict[str, dict[str, Any]]:
     for name, keys in SECTIONS.items():
         cfg[name] = {k: copy.deepcopy(v[0]) for k, v in keys.items()}
     return cfg
+
+
+DEFAULT_CONFIG = Path(__file__).parent / "configs" / "default.toml"
 
 
 def load_config(path: str | Path) -> dict[str, dict[str, Any]]:

@@ -16,6 +16,7 @@ import numpy as np
 import xarray as xr
 
 from . import __version__
+from .build.routing import is_table
 
 # name: (dims, units, description)
 VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
@@ -115,14 +116,14 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "packets_measured": count,
         "cycles": int(s.cycle),
         "unstable": int(ctr[K.C_MEAS_CREATED] != ctr[K.C_MEAS_DELIVERED]),
-        "port_utilization": st.port_phits / window,
+        "port_utilization": st.pt[:, K.PT_PHITS] / window,
         "packet_latency_histogram": st.lat_hist.copy(),
         "network_latency_histogram": st.net_hist.copy(),
     }
     coords: dict[str, Any] = {
         "port": np.arange(net.n_ports),
-        "port_router": ("port", net.topo.port_router.copy()),
-        "port_class": ("port", np.array(["injection", "local", "global"])[net.topo.port_class]),
+        "port_router": ("port", net.port_router.copy()),
+        "port_class": ("port", np.array(["injection", "local", "global"])[net.port_class]),
         "latency_bin": np.arange(len(st.lat_hist)),
         "latency_bin_lower": ("latency_bin", bin_edges(len(st.lat_hist))[:-1]),
     }
@@ -151,7 +152,7 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "nodes": N,
         "ports": net.n_ports,
         "vcs": prm.vcs,
-        "routing_mode": "table" if s.routes.mode == 0 else "algebraic",
+        "routing_mode": "table" if is_table(s.routes) else "algebraic",
         "wall_seconds": float(wall_seconds),
     }
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)

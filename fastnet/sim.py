@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 
 from . import config as _config
 from .build import build_network, build_routes
 from .build.network import Network
-from .build.routing import Routes
+from .build.routing import Routes, diameter
 from .errors import ConfigError, ConservationError, DeadlockError
 from .traffic.patterns import Traffic, compile_traffic
 
@@ -44,7 +43,7 @@ def vc_scheme(net: Network, routes: Routes, routing: str) -> tuple[int, int]:
         return VCP_DRAGONFLY, 2  # local -> global -> local, class 1 from the global hop (BookSim2)
     if net.kind == "fattree":
         return VCP_NONE, 1  # minimal paths are up*/down*, which cannot form a cycle
-    return VCP_HOP, max(routes.diameter, 1)  # distance classes: VC = hop index
+    return VCP_HOP, max(diameter(routes), 1)  # distance classes: VC = hop index
 
 
 def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int | None = None) -> Simulation:
@@ -52,6 +51,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     from .kernels.state import Params, new_state
     from .traffic.openloop import start_open_loop
 
+    if cfg is None:
+        cfg = _config.DEFAULT_CONFIG
     if isinstance(cfg, (str, Path)):
         cfg = _config.read_toml(cfg)
     cfg = _config.resolve(cfg)
@@ -68,7 +69,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
                           f"{classes} VCs to be deadlock-free (got {vcs})")
     cfg["router"]["vcs"] = vcs
     max_packet = traffic["packet_phits"]
-    max_lat = int(net.topo.port_latency.max())
+    max_lat = int(net.port_latency.max())
     horizon = 2 * max_packet + max_lat + router["credit_delay"] + 4  # farthest event ahead of now
     w0 = sim["warmup"]
     w1 = w0 + sim["measure"]
@@ -118,11 +119,11 @@ def blocked_vcs(s: Simulation, limit: int = 8) -> list[tuple[int, int, int]]:
     """Some (router, port, vc) whose head packet is waiting."""
     from .kernels.state import C_N_ACTIVE
 
-    st, V, topo = s.state, s.params.vcs, s.net.topo
+    st, V = s.state, s.params.vcs
     out = []
-    for vc in st.act_list[: int(st.ctr[C_N_ACTIVE])][:limit]:
+    for vc in st.act[: int(st.ctr[C_N_ACTIVE])][:limit]:
         port = int(vc) // V
-        out.append((int(topo.port_router[port]), port, int(vc) % V))
+        out.append((int(s.net.port_router[port]), port, int(vc) % V))
     return out
 
 
@@ -140,8 +141,8 @@ def check_conservation(s: Simulation) -> dict[str, int]:
         problems.append(f"{a[A_DUPLICATES]} packets found in two places")
     if created - delivered != live:
         problems.append(f"created {created} - delivered {delivered} != {live} live packets")
-    if a[A_FREE] + live != len(st.pk_src) or a[A_FREE] != st.ctr[C_FREE_COUNT]:
-        problems.append(f"pool: {a[A_FREE]} free + {live} live != capacity {len(st.pk_src)}")
+    if a[A_FREE] + live != len(st.pk) or a[A_FREE] != st.ctr[C_FREE_COUNT]:
+        problems.append(f"pool: {a[A_FREE]} free + {live} live != capacity {len(st.pk)}")
     if a[A_QUEUED] != st.ctr[C_QUEUED]:
         problems.append(f"source queues hold {a[A_QUEUED]}, counter says {st.ctr[C_QUEUED]}")
     if a[A_CREDIT_ERRORS]:
@@ -152,7 +153,7 @@ def check_conservation(s: Simulation) -> dict[str, int]:
 
 
 def run(config: dict[str, Any] | str | Path | None = None, *, progress: Callable[[int, int], None] | None = None):
-    """Simulate one config (dict or TOML path) and return its results as an xarray.Dataset."""
+    """Simulate one config (dict or TOML path; None: the embedded default) and return an xarray.Dataset."""
     from .results import to_dataset
 
     t0 = time.perf_counter()

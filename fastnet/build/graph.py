@@ -99,7 +99,7 @@ def from_networkx(G: nx.Graph, p: int = 1) -> RouterGraph:
 def to_networkx(net: Network) -> nx.MultiGraph | nx.Graph:
     """The router graph as networkx: router nodes carry `p` (attached nodes) and `group`; edges carry
     `link_class`, `latency` and the two port ids. A MultiGraph only when the network has parallel links."""
-    t = net.topo
+    t = net
     net_ports = np.flatnonzero(t.port_peer_router >= 0)
     fwd = net_ports[t.port_peer_port[net_ports] > net_ports]  # each link once
     pairs = set()

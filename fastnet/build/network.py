@@ -26,18 +26,23 @@ KIND_CODES = {"graph": 0, "dragonfly": 1, "slimfly": 2, "torus": 3, "mesh": 4, "
               "fattree": 6, "jellyfish": 7}
 
 
+# Topology.port columns
+P_ROUTER, P_PEER_ROUTER, P_PEER_PORT, P_CLASS, P_LATENCY = 0, 1, 2, 3, 4
+# Topology.node columns
+N_ROUTER, N_PORT = 0, 1
+
+
 class Topology(NamedTuple):
-    """Read-only arrays of a compiled network (R routers, P ports, N nodes)."""
+    """Read-only arrays of a compiled network (R routers, P ports, N nodes).
+
+    Ports and nodes are records (one row each) rather than one array per field: a kernel helper that receives
+    an array pays nothing, one that receives a tuple of arrays pays reference counting per array per call.
+    """
 
     router_port_start: np.ndarray  # int32[R+1]: CSR offsets of each router's ports
-    port_router: np.ndarray  # int32[P]: the router owning the port
-    port_peer_router: np.ndarray  # int32[P]: router at the far end, -1 for a node port
-    port_peer_port: np.ndarray  # int32[P]: port at the far end, or the node id for a node port
-    port_class: np.ndarray  # int8[P]: NODE / LOCAL / GLOBAL
-    port_latency: np.ndarray  # int16[P]: link latency in cycles (the same both ways)
-    node_router: np.ndarray  # int32[N]: router of each node
-    node_port: np.ndarray  # int32[N]: the router port the node is attached to
-    router_group: np.ndarray  # int32[R]: dragonfly group, Slim Fly (s, x) group, else 0
+    port: np.ndarray  # int32[P, 5]: router, peer router (-1: node), peer port (or node id), class, latency
+    node: np.ndarray  # int32[N, 2]: router, port
+    router_group: np.ndarray  # int32[R]: dragonfly group, Slim Fly (s, x) group, fat-tree level, else 0
 
 
 @dataclass
@@ -72,19 +77,28 @@ class Network:
 
     @property
     def n_nodes(self) -> int:
-        return len(self.topo.node_router)
+        return len(self.topo.node)
 
     @property
     def n_ports(self) -> int:
-        return len(self.topo.port_router)
+        return len(self.topo.port)
 
     @property
     def radix(self) -> int:
         return int(np.diff(self.topo.router_port_start).max())
 
+    # column views, for readable Python-side code
+    port_router = property(lambda self: self.topo.port[:, P_ROUTER])
+    port_peer_router = property(lambda self: self.topo.port[:, P_PEER_ROUTER])
+    port_peer_port = property(lambda self: self.topo.port[:, P_PEER_PORT])
+    port_class = property(lambda self: self.topo.port[:, P_CLASS])
+    port_latency = property(lambda self: self.topo.port[:, P_LATENCY])
+    node_router = property(lambda self: self.topo.node[:, N_ROUTER])
+    node_port = property(lambda self: self.topo.node[:, N_PORT])
+
     def link_counts(self) -> dict[str, int]:
         """Bidirectional links by class (each counted once)."""
-        cls = self.topo.port_class
+        cls = self.port_class
         return {
             "injection": int((cls == NODE).sum()),
             "local": int((cls == LOCAL).sum()) // 2,
@@ -169,20 +183,15 @@ def assemble(g: RouterGraph, latency: dict[str, int]) -> Network:
     node_router = port_router[node_port].astype(np.int32)
     peer_port[node_port] = np.arange(n_nodes, dtype=np.int32)
 
-    lat = np.empty(n_ports, dtype=np.int16)
+    lat = np.empty(n_ports, dtype=np.int32)
     lat[pclass == NODE] = latency["injection"]
     lat[pclass == LOCAL] = latency["local"]
     lat[pclass == GLOBAL] = latency["global"]
 
     topo = Topology(
         router_port_start=port_start.astype(np.int32),
-        port_router=port_router,
-        port_peer_router=peer_router,
-        port_peer_port=peer_port,
-        port_class=pclass,
-        port_latency=lat,
-        node_router=node_router,
-        node_port=node_port,
+        port=np.stack([port_router, peer_router, peer_port, pclass.astype(np.int32), lat], axis=1),
+        node=np.stack([node_router, node_port], axis=1),
         router_group=g.router_group.astype(np.int32),
     )
     return Network(kind=g.kind, topo=topo, graph=g, params=g.params)

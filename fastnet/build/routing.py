@@ -26,23 +26,22 @@ ALGEBRAIC_KINDS = ("dragonfly", "slimfly", "torus", "mesh", "fattree")
 ALGEBRAIC_ONLY = ("dragonfly",)
 
 
+# Routes.ip fields (integer parameters of the routing algebra)
+IP_MODE, IP_KIND, IP_DIAMETER, IP_P = 0, 1, 2, 3
+IP_A, IP_H, IP_G, IP_PALM = 4, 5, 6, 7  # dragonfly
+IP_Q, IP_NX = 4, 5  # Slim Fly: q, |X|
+IP_NDIM, IP_WRAP = 4, 5  # torus / mesh
+IP_K, IP_N = 4, 5  # fat tree
+IP_DIMS, IP_STRIDES = 8, 40  # torus radices and strides, one per dimension
+IP_SIZE = 72
+# Slim Fly columns of Routes.alg (rows are field elements a): a+b, a*b at [a, b] and [a, q + b], then:
+SF_NEG, SF_INV, SF_XI, SF_XPI, SF_X, SF_XP = 0, 1, 2, 3, 4, 5  # offsets after the 2q table columns
+
+
 class Routes(NamedTuple):
-    mode: int  # TABLE or ALGEBRAIC
-    kind: int  # KIND_CODES of the topology
-    diameter: int
-    dist: np.ndarray  # uint8[R, R] router distances (TABLE), else uint8[1, 1]
-    ip: np.ndarray  # int64[8] integer parameters of the algebra (see kernels/routing.py)
-    dims: np.ndarray  # int64[n] torus/mesh radices
-    stride: np.ndarray  # int64[n]
-    dir_port: np.ndarray  # int32[R, 2n] local port of each torus direction, -1 if none
-    gf_add: np.ndarray  # int32[q, q] GF(q) tables (Slim Fly)
-    gf_mul: np.ndarray
-    gf_neg: np.ndarray  # int32[q]
-    gf_inv: np.ndarray  # int32[q]
-    x_set: np.ndarray  # int32[|X|] Slim Fly generator sets X and X'
-    xp_set: np.ndarray
-    x_index: np.ndarray  # int32[q] position of an element in X, -1 if absent
-    xp_index: np.ndarray
+    dist: np.ndarray  # uint8[R, R] router distances (TABLE mode), else uint8[1, 1]
+    ip: np.ndarray  # int64[IP_SIZE] mode, kind, diameter and the topology's integer parameters
+    alg: np.ndarray  # int32 lookup table of the algebra: Slim Fly GF(q) tables and X sets, torus dir_port
 
 
 @jit_parallel
@@ -88,41 +87,46 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES) -> Routes:
         raise ConfigError("topology", f"{R} routers of kind {kind} need a {table_bytes(R) / 2**30:.1f} GiB "
                           "routing table; only dragonfly, slimfly, torus, mesh and fattree route algebraically")
     P = net.params
-    i32 = lambda a: np.asarray(a, dtype=np.int32)  # noqa: E731
-    ip = np.zeros(8, dtype=np.int64)
-    dims = np.zeros(1, dtype=np.int64)
-    stride = np.ones(1, dtype=np.int64)
-    dir_port = np.full((1, 1), -1, dtype=np.int32)
-    empty_q = np.zeros((1, 1), dtype=np.int32)
-    gf = dict(gf_add=empty_q, gf_mul=empty_q, gf_neg=i32([0]), gf_inv=i32([0]), x_set=i32([0]), xp_set=i32([0]),
-              x_index=i32([-1]), xp_index=i32([-1]))
+    ip = np.zeros(IP_SIZE, dtype=np.int64)
+    alg = np.zeros((1, 1), dtype=np.int32)
     if kind == "dragonfly":
-        ip[:5] = (P["p"], P["a"], P["h"], P["g"], 0 if P["arrangement"] == "consecutive" else 1)
+        ip[[IP_P, IP_A, IP_H, IP_G, IP_PALM]] = (P["p"], P["a"], P["h"], P["g"], P["arrangement"] == "palmtree")
     elif kind == "slimfly":
-        F = P["field"]
-        q = P["q"]
-        ip[:3] = (P["p"], q, len(P["X"]))
-        x_index = np.full(q, -1, dtype=np.int32)
-        xp_index = np.full(q, -1, dtype=np.int32)
-        x_index[P["X"]] = np.arange(len(P["X"]))
-        xp_index[P["Xp"]] = np.arange(len(P["Xp"]))
-        inv = np.zeros(q, dtype=np.int32)
+        F, q, X, Xp = P["field"], P["q"], P["X"], P["Xp"]
+        ip[[IP_P, IP_Q, IP_NX]] = (P["p"], q, len(X))
+        alg = np.full((q, 2 * q + 6), -1, dtype=np.int32)
+        alg[:, :q] = F.add
+        alg[:, q:2 * q] = F.mul
+        alg[:, 2 * q + SF_NEG] = F.neg
         for a in range(1, q):
-            inv[a] = int(np.flatnonzero(F.mul[a] == 1)[0])
-        gf = dict(gf_add=F.add, gf_mul=F.mul, gf_neg=F.neg, gf_inv=inv, x_set=i32(P["X"]), xp_set=i32(P["Xp"]),
-                  x_index=x_index, xp_index=xp_index)
+            alg[a, 2 * q + SF_INV] = int(np.flatnonzero(F.mul[a] == 1)[0])
+        alg[X, 2 * q + SF_XI] = np.arange(len(X))
+        alg[Xp, 2 * q + SF_XPI] = np.arange(len(Xp))
+        alg[: len(X), 2 * q + SF_X] = X
+        alg[: len(Xp), 2 * q + SF_XP] = Xp
     elif kind in ("torus", "mesh", "twisted_torus"):
-        ip[:3] = (P["p"], len(P["dims"]), 1 if kind == "torus" else 0)
-        dims = np.asarray(P["dims"], dtype=np.int64)
-        stride = np.asarray(P["stride"], dtype=np.int64)
-        dir_port = P["dir_port"]
+        n = len(P["dims"])
+        if n > IP_STRIDES - IP_DIMS:
+            raise ConfigError("topology.dims", f"at most {IP_STRIDES - IP_DIMS} dimensions")
+        ip[[IP_P, IP_NDIM, IP_WRAP]] = (P["p"], n, kind == "torus")
+        ip[IP_DIMS:IP_DIMS + n] = P["dims"]
+        ip[IP_STRIDES:IP_STRIDES + n] = P["stride"]
+        alg = P["dir_port"]
     elif kind == "fattree":
-        ip[:2] = (P["k"], P["n"])
+        ip[[IP_K, IP_N]] = (P["k"], P["n"])
     if use_table:
         dist = distance_table(net)
         diameter = int(dist.max())
     else:
         dist = np.zeros((1, 1), dtype=np.uint8)
         diameter = int(P["diameter"])
-    return Routes(mode=TABLE if use_table else ALGEBRAIC, kind=KIND_CODES[kind], diameter=diameter, dist=dist,
-                  ip=ip, dims=dims, stride=stride, dir_port=dir_port, **gf)
+    ip[[IP_MODE, IP_KIND, IP_DIAMETER]] = (TABLE if use_table else ALGEBRAIC, KIND_CODES[kind], diameter)
+    return Routes(dist=dist, ip=ip, alg=np.ascontiguousarray(alg, dtype=np.int32))
+
+
+def diameter(routes: Routes) -> int:
+    return int(routes.ip[IP_DIAMETER])
+
+
+def is_table(routes: Routes) -> bool:
+    return int(routes.ip[IP_MODE]) == TABLE

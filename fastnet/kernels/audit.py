@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
-from .state import C_FREE_HEAD, EV_CREDIT
+from ._jit import jit, jit_inline
+from .state import C_FREE_HEAD, E_CREDIT, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, VC_FREE, VC_HEAD
 
 # result indices
 A_FREE, A_QUEUED, A_IN_VCS, A_DELIVERING, A_DUPLICATES, A_CREDIT_ERRORS = 0, 1, 2, 3, 4, 5
 
 
-@jit
+@jit_inline
 def _mark(seen, h, out):
     if seen[h]:
         out[A_DUPLICATES] += 1
@@ -20,37 +20,38 @@ def _mark(seen, h, out):
 
 @jit
 def audit(prm, st):
+    pk, vc, ev = st.pk, st.vc, st.ev
     out = np.zeros(6, dtype=np.int64)
-    seen = np.zeros(len(st.pk_src), dtype=np.int8)
+    seen = np.zeros(len(pk), dtype=np.int8)
     h = st.ctr[C_FREE_HEAD]
     while h >= 0:
         _mark(seen, h, out)
         out[A_FREE] += 1
-        h = st.pk_next[h]
-    for n in range(len(st.src_head)):
-        h = st.src_head[n]
+        h = pk[h, PK_NEXT]
+    for n in range(len(st.nd)):
+        h = st.nd[n, ND_HEAD]
         while h >= 0:
             _mark(seen, h, out)
             out[A_QUEUED] += 1
-            h = st.pk_next[h]
-    held = np.zeros(len(st.vc_head), dtype=np.int64)  # phits in FIFOs + credits on their way back
-    for vc in range(len(st.vc_head)):
-        h = st.vc_head[vc]
+            h = pk[h, PK_NEXT]
+    held = np.zeros(len(vc), dtype=np.int64)  # phits in FIFOs + credits on their way back
+    for v in range(len(vc)):
+        h = vc[v, VC_HEAD]
         while h >= 0:
             _mark(seen, h, out)
             out[A_IN_VCS] += 1
-            held[vc] += st.pk_size[h]
-            h = st.pk_next[h]
+            held[v] += pk[h, PK_SIZE]
+            h = pk[h, PK_NEXT]
     for slot in range(len(st.wheel)):
         e = st.wheel[slot]
         while e >= 0:
-            if st.ev_kind[e] == EV_CREDIT:
-                held[st.ev_target[e]] += st.ev_amount[e]
+            if ev[e, EV_KIND] == E_CREDIT:
+                held[ev[e, EV_TARGET]] += ev[e, EV_AMOUNT]
             else:
-                _mark(seen, st.ev_target[e], out)
+                _mark(seen, ev[e, EV_TARGET], out)
                 out[A_DELIVERING] += 1
-            e = st.ev_next[e]
-    for vc in range(len(st.vc_head)):
-        if held[vc] + st.vc_free[vc] != prm.buffer:
+            e = ev[e, EV_NEXT]
+    for v in range(len(vc)):
+        if held[v] + vc[v, VC_FREE] != prm.buffer:
             out[A_CREDIT_ERRORS] += 1
     return out

@@ -2,41 +2,47 @@
 
 One cycle, in pipeline order (`step`):
 
-1. `fire_events`   credits that have travelled back upstream, and packet tails reaching their node
-2. generate        traffic sources add packets to their node's (unbounded) source queue
-3. `inject`        each node whose injection link is free sends its oldest packet into a router VC with room
-4. `allocate`      route newly ready heads; separable input-first round-robin switch allocation
-5. `traverse`      move the granted packets: reserve the downstream VC (credits), occupy crossbar and link,
-                   schedule the credit return and, at the last router, the delivery
+1. `fire_events`  credits that have travelled back upstream, and packet tails reaching their node
+2. generate       traffic sources add packets to their node's (unbounded) source queue
+3. `inject`       each node whose injection link is free sends its oldest packet into a router VC with room
+4. `allocate`     route newly ready heads; separable input-first round-robin switch allocation
+5. `traverse`     move the granted packets: reserve the downstream VC (credits), occupy crossbar and link,
+                  schedule the credit return and, at the last router, the delivery
 
 Timing of one hop (virtual cut-through, one phit per cycle per link): a packet of L phits granted at cycle t
 holds the crossbar for ceil(L/S) cycles (S = speedup) but never finishes before its own tail has arrived; its head
 starts on the link when the link is free (an output queue of one packet absorbs a crossbar faster than the link)
 and reaches the next router `latency` cycles later, where it may be granted `delay` cycles after arrival. A
 downstream VC is reserved only if all L phits fit (VCT). The L credits return to the upstream when the tail has
-left the buffer, plus `credit_delay`, plus the link latency. Allocation reads the state left by the previous
-cycle and `traverse` commits afterwards, so the order in which routers are visited does not matter.
+left the buffer, plus `credit_delay`, plus the link latency. Allocation reads the state the previous cycle left
+and `traverse` commits afterwards, so the order in which routers are visited does not matter.
+
+Stages receive the State/Topology tuples once per cycle and pass plain arrays to the helpers in their loops.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..build.network import N_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_ROUTER, GLOBAL
 from ..traffic.openloop import generate_open_loop
-from ._jit import jit
-from .pool import free_packet, pop_source, pop_vc, push_vc, schedule, vc_reserve
+from ._jit import jit, jit_inline
+from .pool import free_packet, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve
 from .routing import route_head
 from .state import (
-    C_DELIVERED, C_EV_FREE_COUNT, C_EV_FREE_HEAD, C_MEAS_CREATED, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_DELIVERED, C_N_ACTIVE,
-    C_N_ACTIVE_NODES, C_QUEUED, C_CREATED, C_STAMP, EV_CREDIT, EV_DELIVER, HIST_SUB, S_ACCEPTED_PHITS, S_COUNT,
-    S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM, S_NET_MAX, S_NET_SUM,
-    TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED,
+    C_CREATED, C_DELIVERED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
+    C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, EV_AMOUNT, EV_KIND,
+    EV_NEXT, EV_TARGET, HIST_SUB, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
+    PK_INJECT, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
+    PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_VC,
+    S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
+    S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_FREE, VC_HEAD,
 )
 
 OK, GROW, DEADLOCK, DRAINED = 0, 1, 2, 3
 
 
-@jit
+@jit_inline
 def hist_bin(v):
     """Log-linear bin: exact below 2*HIST_SUB, then HIST_SUB bins per octave."""
     if v < 2 * HIST_SUB:
@@ -47,156 +53,154 @@ def hist_bin(v):
     return 2 * HIST_SUB + (e - 1) * HIST_SUB + ((v >> e) - HIST_SUB)
 
 
-@jit
-def deliver(topo, prm, st, h, t):
-    """The tail of packet h reached its destination node at cycle t."""
-    size = st.pk_size[h]
-    birth = st.pk_birth[h]
+@jit_inline
+def record_delivery(pk, sc, lat_hist, net_hist, ts, ctr, prm, h, t):
+    """Statistics of packet h whose tail reached its destination node at cycle t."""
+    size = pk[h, PK_SIZE]
+    birth = pk[h, PK_BIRTH]
     if prm.w0 <= t < prm.w1:
-        st.sc[S_ACCEPTED_PHITS] += size
+        sc[S_ACCEPTED_PHITS] += size
     if prm.w0 <= birth < prm.w1:
         lat = t - birth
-        net = t - st.pk_inject[h]
-        st.sc[S_COUNT] += 1
-        st.sc[S_LAT_SUM] += lat
-        st.sc[S_NET_SUM] += net
-        st.sc[S_LAT_MAX] = max(st.sc[S_LAT_MAX], lat)
-        st.sc[S_NET_MAX] = max(st.sc[S_NET_MAX], net)
-        st.sc[S_HOPS_SUM] += st.pk_hops[h]
-        st.sc[S_HOPS_GLOBAL] += st.pk_ghops[h]
-        st.sc[S_HOPS_LOCAL] += st.pk_hops[h] - st.pk_ghops[h]
-        st.lat_hist[hist_bin(lat)] += 1
-        st.net_hist[hist_bin(net)] += 1
-        st.ctr[C_MEAS_DELIVERED] += 1
+        net = t - pk[h, PK_INJECT]
+        sc[S_COUNT] += 1
+        sc[S_LAT_SUM] += lat
+        sc[S_NET_SUM] += net
+        sc[S_LAT_MAX] = max(sc[S_LAT_MAX], lat)
+        sc[S_NET_MAX] = max(sc[S_NET_MAX], net)
+        sc[S_HOPS_SUM] += pk[h, PK_HOPS]
+        sc[S_HOPS_GLOBAL] += pk[h, PK_GHOPS]
+        sc[S_HOPS_LOCAL] += pk[h, PK_HOPS] - pk[h, PK_GHOPS]
+        lat_hist[hist_bin(lat)] += 1
+        net_hist[hist_bin(net)] += 1
+        ctr[C_MEAS_DELIVERED] += 1
     if prm.ts_interval > 0:
         row = t // prm.ts_interval
-        st.ts[row, TS_DELIVERED_PHITS] += size
-        st.ts[row, TS_LAT_SUM] += t - birth
-        st.ts[row, TS_LAT_COUNT] += 1
-    st.ctr[C_DELIVERED] += 1
-    free_packet(st, h)
+        ts[row, TS_DELIVERED_PHITS] += size
+        ts[row, TS_LAT_SUM] += t - birth
+        ts[row, TS_LAT_COUNT] += 1
+    ctr[C_DELIVERED] += 1
 
 
 @jit
-def fire_events(topo, prm, st, t):
+def fire_events(prm, st, t):
+    ev, ctr, vc, pk = st.ev, st.ctr, st.vc, st.pk
     slot = t & prm.wheel_mask
     e = st.wheel[slot]
     st.wheel[slot] = -1
     while e >= 0:
-        nxt = st.ev_next[e]
-        if st.ev_kind[e] == EV_CREDIT:
-            vc_reserve(st, prm, st.ev_target[e], -st.ev_amount[e], t)
+        nxt = ev[e, EV_NEXT]
+        if ev[e, EV_KIND] == E_CREDIT:
+            vc_reserve(vc, st.vc_area, st.vc_since, prm, ev[e, EV_TARGET], -ev[e, EV_AMOUNT], t)
         else:
-            deliver(topo, prm, st, st.ev_target[e], t)
-            st.ctr[C_LAST_PROGRESS] = t
-        st.ev_next[e] = st.ctr[C_EV_FREE_HEAD]
-        st.ctr[C_EV_FREE_HEAD] = e
-        st.ctr[C_EV_FREE_COUNT] += 1
+            h = ev[e, EV_TARGET]
+            record_delivery(pk, st.sc, st.lat_hist, st.net_hist, st.ts, ctr, prm, h, t)
+            free_packet(pk, ctr, h)
+            ctr[C_LAST_PROGRESS] = t
+        release_event(ev, ctr, e)
         e = nxt
 
 
-@jit
-def pick_vc(st, prm, port, cls, size):
-    """Downstream VC of class `cls` at input port `port` with the most room, if the whole packet fits; else -1."""
-    base = port * prm.vcs + cls * prm.vcs_per_class
+@jit_inline
+def roomiest_vc(vc, first, count, size):
+    """The VC among first..first+count-1 with the most free phits, if the whole packet fits (VCT); else -1."""
     best = -1
     room = size - 1
-    for v in range(base, base + prm.vcs_per_class):
-        if st.vc_free[v] > room:
+    for v in range(first, first + count):
+        if vc[v, VC_FREE] > room:
             best = v
-            room = st.vc_free[v]
+            room = vc[v, VC_FREE]
     return best
 
 
 @jit
 def inject(topo, prm, st, t):
     """Nodes send the head of their source queue into any injection VC with room for the whole packet."""
+    pk, nd, vc, ctr, node_act = st.pk, st.nd, st.vc, st.ctr, st.node_act
     i = 0
-    while i < st.ctr[C_N_ACTIVE_NODES]:
-        n = st.node_act[i]
+    while i < ctr[C_N_ACTIVE_NODES]:
+        n = node_act[i]
         i += 1
-        if st.node_busy[n] > t:
+        if nd[n, ND_BUSY] > t:
             continue
-        h = st.src_head[n]
-        size = st.pk_size[h]
-        port = topo.node_port[n]
-        v = -1
-        room = size - 1
-        for c in range(port * prm.vcs, (port + 1) * prm.vcs):
-            if st.vc_free[c] > room:
-                v = c
-                room = st.vc_free[c]
+        h = nd[n, ND_HEAD]
+        size = pk[h, PK_SIZE]
+        port = topo.node[n, N_PORT]
+        v = roomiest_vc(vc, port * prm.vcs, prm.vcs, size)
         if v < 0:
             continue
-        if st.src_head[n] == st.src_tail[n]:
-            i -= 1  # pop_source moves the last active node into this slot
-        pop_source(st, n)
-        vc_reserve(st, prm, v, size, t)
-        st.node_busy[n] = t + size
-        st.pk_inject[h] = t
-        st.pk_arrive[h] = t + topo.port_latency[port]
-        st.pk_ready[h] = st.pk_arrive[h] + prm.delay
-        push_vc(st, v, h)
-        st.ctr[C_INJECTED] += 1
-        st.ctr[C_LAST_PROGRESS] = t
+        if nd[n, ND_HEAD] == nd[n, ND_TAIL]:
+            i -= 1  # the queue empties: the last active node moves into this slot
+        pop_source(pk, nd, node_act, ctr, n)
+        vc_reserve(vc, st.vc_area, st.vc_since, prm, v, size, t)
+        nd[n, ND_BUSY] = t + size
+        pk[h, PK_INJECT] = t
+        pk[h, PK_ARRIVE] = t + topo.port[port, P_LATENCY]
+        pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay
+        push_vc(pk, vc, st.act, ctr, v, h)
+        ctr[C_INJECTED] += 1
+        ctr[C_LAST_PROGRESS] = t
         if prm.w0 <= t < prm.w1:
             st.sc[S_INJECTED_PHITS] += size
 
 
 @jit
 def request_round(topo, rt, prm, st, t, stamp):
-    """One allocator iteration: input arbiters, then output arbiters (both round-robin). Returns matches."""
+    """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
+    ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input.
+    Returns the number of matches, listed in st.touched_out."""
+    pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
+    ps, port = topo.router_port_start, topo.port
     V = prm.vcs
     n_in = 0
     for i in range(st.ctr[C_N_ACTIVE]):
-        vc = st.act_list[i]
-        port = vc // V
-        if st.in_busy[port] > t or st.in_match[port] == t:
+        v = act[i]
+        p = v // V
+        if pt[p, PT_IN_BUSY] > t or pt[p, PT_IN_MATCH] == t:
             continue
-        h = st.vc_head[vc]
-        if st.pk_ready[h] > t:
+        h = vc[v, VC_HEAD]
+        if pk[h, PK_READY] > t:
             continue
-        if st.pk_out[h] < 0:
-            route_head(topo, rt, prm, st, topo.port_router[port], h)
-        o = st.pk_out[h]
-        if st.out_match[o] == t or st.out_busy[o] > t or st.link_busy[o] > t + prm.max_packet:
+        if pk[h, PK_OUT] < 0:
+            route_head(ps, port, topo.node, rt.dist, rt.ip, rt.alg, prm.vc_policy, pk, st.rng_router, st.buf,
+                       port[p, P_ROUTER], h)
+        o = pk[h, PK_OUT]
+        if pt[o, PT_OUT_MATCH] == t or pt[o, PT_OUT_BUSY] > t or pt[o, PT_LINK_BUSY] > t + prm.max_packet:
             continue
         dvc = -1
-        if topo.port_class[o] != 0:
-            dvc = pick_vc(st, prm, topo.port_peer_port[o], st.pk_cls[h], st.pk_size[h])
+        if port[o, P_CLASS] != NODE:
+            first = port[o, P_PEER_PORT] * V + pk[h, PK_CLS] * prm.vcs_per_class
+            dvc = roomiest_vc(vc, first, prm.vcs_per_class, pk[h, PK_SIZE])
             if dvc < 0:
                 continue
-        key = (vc - port * V - st.rr_vc[port]) % V
-        if st.in_stamp[port] != stamp:
-            st.in_stamp[port] = stamp
-            st.touched_in[n_in] = port
+        key = (v - p * V - pt[p, PT_RR_VC]) % V
+        if pt[p, PT_IN_STAMP] != stamp:
+            pt[p, PT_IN_STAMP] = stamp
+            st.touched_in[n_in] = p
             n_in += 1
-        elif key >= st.in_key[port]:
+        elif key >= pt[p, PT_IN_KEY]:
             continue
-        st.in_pick[port] = vc
-        st.in_key[port] = key
-        st.in_dvc[port] = dvc
+        pt[p, PT_IN_PICK] = v
+        pt[p, PT_IN_KEY] = key
+        pt[p, PT_IN_DVC] = dvc
     n_out = 0
     for j in range(n_in):
-        port = st.touched_in[j]
-        o = st.pk_out[st.vc_head[st.in_pick[port]]]
-        r = topo.port_router[port]
-        first = topo.router_port_start[r]
-        radix = topo.router_port_start[r + 1] - first
-        key = (port - first - st.rr_in[o]) % radix
-        if st.out_stamp[o] != stamp:
-            st.out_stamp[o] = stamp
+        p = st.touched_in[j]
+        o = pk[vc[pt[p, PT_IN_PICK], VC_HEAD], PK_OUT]
+        r = port[p, P_ROUTER]
+        key = (p - ps[r] - pt[o, PT_RR_IN]) % (ps[r + 1] - ps[r])
+        if pt[o, PT_OUT_STAMP] != stamp:
+            pt[o, PT_OUT_STAMP] = stamp
             st.touched_out[n_out] = o
             n_out += 1
-        elif key >= st.out_key[o]:
+        elif key >= pt[o, PT_OUT_KEY]:
             continue
-        st.out_pick[o] = port
-        st.out_key[o] = key
+        pt[o, PT_OUT_PICK] = p
+        pt[o, PT_OUT_KEY] = key
     for j in range(n_out):
         o = st.touched_out[j]
-        port = st.out_pick[o]
-        st.in_match[port] = t
-        st.out_match[o] = t
+        pt[pt[o, PT_OUT_PICK], PT_IN_MATCH] = t
+        pt[o, PT_OUT_MATCH] = t
     return n_out
 
 
@@ -204,11 +208,11 @@ def request_round(topo, rt, prm, st, t, stamp):
 def allocate(topo, rt, prm, st, t):
     """Separable input-first allocation with `iters` iterations; fills st.grants, returns their count."""
     n = 0
-    for it in range(prm.iters):
+    for _ in range(prm.iters):
         st.ctr[C_STAMP] += 1
         m = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP])
         for j in range(m):
-            st.grants[n + j] = st.out_pick[st.touched_out[j]]
+            st.grants[n + j] = st.pt[st.touched_out[j], PT_OUT_PICK]
         n += m
         if m == 0:
             break
@@ -217,39 +221,42 @@ def allocate(topo, rt, prm, st, t):
 
 @jit
 def traverse(topo, prm, st, t, n_grants):
+    """Commit this cycle's grants."""
+    pk, vc, pt, ev, wheel, ctr = st.pk, st.vc, st.pt, st.ev, st.wheel, st.ctr
+    ps, port = topo.router_port_start, topo.port
     V = prm.vcs
     for j in range(n_grants):
-        port = st.grants[j]
-        vc = st.in_pick[port]
-        h = pop_vc(st, vc)
-        o = st.pk_out[h]
-        size = np.int64(st.pk_size[h])
-        done = max(t + np.int64(np.ceil(size / prm.speedup)), st.pk_arrive[h] + size)
-        st.in_busy[port] = done
-        st.out_busy[o] = done
-        start = max(t, st.link_busy[o])
-        st.link_busy[o] = start + size
-        schedule(st, prm, EV_CREDIT, vc, size, done - 1 + prm.credit_delay + topo.port_latency[port])
-        if topo.port_class[o] == 0:
-            schedule(st, prm, EV_DELIVER, h, 0, start + topo.port_latency[o] + size - 1)
+        p = st.grants[j]
+        v = pt[p, PT_IN_PICK]
+        h = pop_vc(pk, vc, st.act, ctr, v)
+        o = pk[h, PK_OUT]
+        size = pk[h, PK_SIZE]
+        done = max(t + np.int64(np.ceil(size / prm.speedup)), pk[h, PK_ARRIVE] + size)
+        pt[p, PT_IN_BUSY] = done
+        pt[o, PT_OUT_BUSY] = done
+        start = max(t, pt[o, PT_LINK_BUSY])
+        pt[o, PT_LINK_BUSY] = start + size
+        schedule(ev, wheel, ctr, prm.wheel_mask, E_CREDIT, v, size,
+                 done - 1 + prm.credit_delay + port[p, P_LATENCY])
+        if port[o, P_CLASS] == NODE:
+            schedule(ev, wheel, ctr, prm.wheel_mask, E_DELIVER, h, 0, start + port[o, P_LATENCY] + size - 1)
         else:
-            dvc = st.in_dvc[port]
-            vc_reserve(st, prm, dvc, size, t)
-            st.pk_arrive[h] = start + topo.port_latency[o]
-            st.pk_ready[h] = st.pk_arrive[h] + prm.delay
-            st.pk_hops[h] += 1
-            if topo.port_class[o] == 2:
-                st.pk_ghops[h] += 1
-            push_vc(st, dvc, h)
-        st.pk_out[h] = -1
-        r = topo.port_router[port]
-        first = topo.router_port_start[r]
-        st.rr_vc[port] = (vc - port * V + 1) % V
-        st.rr_in[o] = (port - first + 1) % (topo.router_port_start[r + 1] - first)
+            dvc = pt[p, PT_IN_DVC]
+            vc_reserve(vc, st.vc_area, st.vc_since, prm, dvc, size, t)
+            pk[h, PK_ARRIVE] = start + port[o, P_LATENCY]
+            pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay
+            pk[h, PK_HOPS] += 1
+            if port[o, P_CLASS] == GLOBAL:
+                pk[h, PK_GHOPS] += 1
+            push_vc(pk, vc, st.act, ctr, dvc, h)
+        pk[h, PK_OUT] = -1
+        r = port[p, P_ROUTER]
+        pt[p, PT_RR_VC] = (v - p * V + 1) % V
+        pt[o, PT_RR_IN] = (p - ps[r] + 1) % (ps[r + 1] - ps[r])
         if prm.w0 <= t < prm.w1:
-            st.port_phits[o] += size
+            pt[o, PT_PHITS] += size
     if n_grants > 0:
-        st.ctr[C_LAST_PROGRESS] = t
+        ctr[C_LAST_PROGRESS] = t
 
 
 @jit
@@ -261,21 +268,22 @@ def record_timeseries(prm, st, t):
 
 @jit
 def step(topo, rt, prm, tr, st, t):
-    fire_events(topo, prm, st, t)
-    generate_open_loop(tr, st, prm, t)
+    fire_events(prm, st, t)
+    generate_open_loop(tr, prm, st, t)
     inject(topo, prm, st, t)
     traverse(topo, prm, st, t, allocate(topo, rt, prm, st, t))
 
 
 @jit
 def pools_low(st):
-    """Bit 1: fewer free packets than nodes (each may create one this cycle); bit 2: fewer free events than two
+    """Bit 1: fewer free packets than nodes (each may create one per cycle); bit 2: fewer free events than two
     per possible grant (a credit and a delivery)."""
-    live = st.ctr[C_CREATED] - st.ctr[C_DELIVERED]
+    ctr = st.ctr
+    live = ctr[C_CREATED] - ctr[C_DELIVERED]
     low = 0
-    if st.ctr[C_FREE_COUNT] < len(st.node_busy):
+    if ctr[C_FREE_COUNT] < len(st.nd):
         low |= 1
-    if st.ctr[C_EV_FREE_COUNT] < 2 * min(len(st.in_busy), live + len(st.node_busy)) + 16:
+    if ctr[C_EV_FREE_COUNT] < 2 * min(len(st.pt), live + len(st.nd)) + 16:
         low |= 2
     return low
 
@@ -284,15 +292,15 @@ def pools_low(st):
 def run_chunk(topo, rt, prm, tr, st, t0, t1, stop_when_drained):
     """Advance cycles t0..t1-1. Returns (status, next cycle). Stops early to grow pools, on a deadlock, or once
     the window has ended and every measured packet is delivered (when stop_when_drained)."""
+    ctr = st.ctr
     for t in range(t0, t1):
         if pools_low(st) != 0:
             return GROW, t
         step(topo, rt, prm, tr, st, t)
         if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
             record_timeseries(prm, st, t)
-        live = st.ctr[C_CREATED] - st.ctr[C_DELIVERED]
-        if live > 0 and t - st.ctr[C_LAST_PROGRESS] > prm.watchdog:
+        if ctr[C_CREATED] > ctr[C_DELIVERED] and t - ctr[C_LAST_PROGRESS] > prm.watchdog:
             return DEADLOCK, t + 1
-        if stop_when_drained and t + 1 >= prm.w1 and st.ctr[C_MEAS_CREATED] == st.ctr[C_MEAS_DELIVERED]:
+        if stop_when_drained and t + 1 >= prm.w1 and ctr[C_MEAS_CREATED] == ctr[C_MEAS_DELIVERED]:
             return DRAINED, t + 1
     return OK, t1

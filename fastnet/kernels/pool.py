@@ -1,129 +1,144 @@
-"""Packet pool, FIFOs, active lists and the event wheel: the small primitives every stage uses."""
+"""Packet pool, FIFOs, active lists and the event wheel: the small primitives every stage uses.
+
+Each takes the record arrays it touches (see state.py for why not the State tuple).
+"""
 
 from __future__ import annotations
 
-from ._jit import jit
+from ._jit import jit_inline
 from .state import (
     C_CREATED, C_EV_FREE_COUNT, C_EV_FREE_HEAD, C_FREE_COUNT, C_FREE_HEAD, C_MEAS_CREATED, C_N_ACTIVE,
-    C_N_ACTIVE_NODES, C_QUEUED, S_OFFERED_PHITS, TS_CREATED_PHITS,
+    C_N_ACTIVE_NODES, C_QUEUED, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, ND_POS, ND_TAIL, PK_BIRTH,
+    PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_NEXT, PK_OUT, PK_PHASE, PK_SIZE, PK_SRC, S_OFFERED_PHITS,
+    TS_CREATED_PHITS, VC_FREE, VC_HEAD, VC_POS, VC_TAIL,
 )
 
 
-@jit
-def new_packet(st, prm, src, dst, size, t):
+@jit_inline
+def list_add(items, recs, col, ctr, count_at, x):
+    """Append x to an unordered list of length ctr[count_at]; recs[x, col] remembers where it is."""
+    i = ctr[count_at]
+    items[i] = x
+    recs[x, col] = i
+    ctr[count_at] = i + 1
+
+
+@jit_inline
+def list_remove(items, recs, col, ctr, count_at, x):
+    """Remove x by moving the last item into its place."""
+    i = recs[x, col]
+    last = ctr[count_at] - 1
+    moved = items[last]
+    items[i] = moved
+    recs[moved, col] = i
+    recs[x, col] = -1
+    ctr[count_at] = last
+
+
+@jit_inline
+def new_packet(pk, nd, node_act, ctr, sc, ts, prm, src, dst, size, t):
     """Take a packet from the pool (the caller checked there is one) and queue it at its source node."""
-    h = st.ctr[C_FREE_HEAD]
-    st.ctr[C_FREE_HEAD] = st.pk_next[h]
-    st.ctr[C_FREE_COUNT] -= 1
-    st.pk_src[h] = src
-    st.pk_dst[h] = dst
-    st.pk_size[h] = size
-    st.pk_birth[h] = t
-    st.pk_hops[h] = 0
-    st.pk_ghops[h] = 0
-    st.pk_phase[h] = 0
-    st.pk_inter[h] = -1
-    st.pk_out[h] = -1
-    st.pk_next[h] = -1
-    if st.src_tail[src] < 0:
-        st.src_head[src] = h
-        pos = st.ctr[C_N_ACTIVE_NODES]
-        st.node_act[pos] = src
-        st.node_pos[src] = pos
-        st.ctr[C_N_ACTIVE_NODES] = pos + 1
+    h = ctr[C_FREE_HEAD]
+    ctr[C_FREE_HEAD] = pk[h, PK_NEXT]
+    ctr[C_FREE_COUNT] -= 1
+    pk[h, PK_SRC] = src
+    pk[h, PK_DST] = dst
+    pk[h, PK_SIZE] = size
+    pk[h, PK_BIRTH] = t
+    pk[h, PK_HOPS] = 0
+    pk[h, PK_GHOPS] = 0
+    pk[h, PK_PHASE] = 0
+    pk[h, PK_INTER] = -1
+    pk[h, PK_OUT] = -1
+    pk[h, PK_NEXT] = -1
+    if nd[src, ND_TAIL] < 0:
+        nd[src, ND_HEAD] = h
+        list_add(node_act, nd, ND_POS, ctr, C_N_ACTIVE_NODES, src)
     else:
-        st.pk_next[st.src_tail[src]] = h
-    st.src_tail[src] = h
-    st.ctr[C_CREATED] += 1
-    st.ctr[C_QUEUED] += 1
+        pk[nd[src, ND_TAIL], PK_NEXT] = h
+    nd[src, ND_TAIL] = h
+    ctr[C_CREATED] += 1
+    ctr[C_QUEUED] += 1
     if prm.w0 <= t < prm.w1:
-        st.ctr[C_MEAS_CREATED] += 1
-        st.sc[S_OFFERED_PHITS] += size
+        ctr[C_MEAS_CREATED] += 1
+        sc[S_OFFERED_PHITS] += size
     if prm.ts_interval > 0:
-        st.ts[t // prm.ts_interval, TS_CREATED_PHITS] += size
+        ts[t // prm.ts_interval, TS_CREATED_PHITS] += size
     return h
 
 
-@jit
-def free_packet(st, h):
-    st.pk_next[h] = st.ctr[C_FREE_HEAD]
-    st.ctr[C_FREE_HEAD] = h
-    st.ctr[C_FREE_COUNT] += 1
+@jit_inline
+def free_packet(pk, ctr, h):
+    pk[h, PK_NEXT] = ctr[C_FREE_HEAD]
+    ctr[C_FREE_HEAD] = h
+    ctr[C_FREE_COUNT] += 1
 
 
-@jit
-def pop_source(st, n):
+@jit_inline
+def pop_source(pk, nd, node_act, ctr, n):
     """Remove and return the head of node n's source queue."""
-    h = st.src_head[n]
-    nxt = st.pk_next[h]
-    st.src_head[n] = nxt
+    h = nd[n, ND_HEAD]
+    nxt = pk[h, PK_NEXT]
+    nd[n, ND_HEAD] = nxt
     if nxt < 0:
-        st.src_tail[n] = -1
-        pos = st.node_pos[n]
-        last = st.ctr[C_N_ACTIVE_NODES] - 1
-        moved = st.node_act[last]
-        st.node_act[pos] = moved
-        st.node_pos[moved] = pos
-        st.node_pos[n] = -1
-        st.ctr[C_N_ACTIVE_NODES] = last
-    st.pk_next[h] = -1
-    st.ctr[C_QUEUED] -= 1
+        nd[n, ND_TAIL] = -1
+        list_remove(node_act, nd, ND_POS, ctr, C_N_ACTIVE_NODES, n)
+    pk[h, PK_NEXT] = -1
+    ctr[C_QUEUED] -= 1
     return h
 
 
-@jit
-def push_vc(st, vc, h):
-    st.pk_next[h] = -1
-    if st.vc_tail[vc] < 0:
-        st.vc_head[vc] = h
-        pos = st.ctr[C_N_ACTIVE]
-        st.act_list[pos] = vc
-        st.act_pos[vc] = pos
-        st.ctr[C_N_ACTIVE] = pos + 1
+@jit_inline
+def push_vc(pk, vc, act, ctr, v, h):
+    pk[h, PK_NEXT] = -1
+    if vc[v, VC_TAIL] < 0:
+        vc[v, VC_HEAD] = h
+        list_add(act, vc, VC_POS, ctr, C_N_ACTIVE, v)
     else:
-        st.pk_next[st.vc_tail[vc]] = h
-    st.vc_tail[vc] = h
+        pk[vc[v, VC_TAIL], PK_NEXT] = h
+    vc[v, VC_TAIL] = h
 
 
-@jit
-def pop_vc(st, vc):
-    h = st.vc_head[vc]
-    nxt = st.pk_next[h]
-    st.vc_head[vc] = nxt
+@jit_inline
+def pop_vc(pk, vc, act, ctr, v):
+    h = vc[v, VC_HEAD]
+    nxt = pk[h, PK_NEXT]
+    vc[v, VC_HEAD] = nxt
     if nxt < 0:
-        st.vc_tail[vc] = -1
-        pos = st.act_pos[vc]
-        last = st.ctr[C_N_ACTIVE] - 1
-        moved = st.act_list[last]
-        st.act_list[pos] = moved
-        st.act_pos[moved] = pos
-        st.act_pos[vc] = -1
-        st.ctr[C_N_ACTIVE] = last
-    st.pk_next[h] = -1
+        vc[v, VC_TAIL] = -1
+        list_remove(act, vc, VC_POS, ctr, C_N_ACTIVE, v)
+    pk[h, PK_NEXT] = -1
     return h
 
 
-@jit
-def schedule(st, prm, kind, target, amount, due):
-    """Put an event on the wheel; due - now must be at most the wheel size (checked at build time)."""
-    e = st.ctr[C_EV_FREE_HEAD]
-    st.ctr[C_EV_FREE_HEAD] = st.ev_next[e]
-    st.ctr[C_EV_FREE_COUNT] -= 1
-    st.ev_kind[e] = kind
-    st.ev_target[e] = target
-    st.ev_amount[e] = amount
-    slot = due & prm.wheel_mask
-    st.ev_next[e] = st.wheel[slot]
-    st.wheel[slot] = e
+@jit_inline
+def schedule(ev, wheel, ctr, wheel_mask, kind, target, amount, due):
+    """Put an event on the wheel; due - now must be below the wheel size (sized at build time)."""
+    e = ctr[C_EV_FREE_HEAD]
+    ctr[C_EV_FREE_HEAD] = ev[e, EV_NEXT]
+    ctr[C_EV_FREE_COUNT] -= 1
+    ev[e, EV_KIND] = kind
+    ev[e, EV_TARGET] = target
+    ev[e, EV_AMOUNT] = amount
+    slot = due & wheel_mask
+    ev[e, EV_NEXT] = wheel[slot]
+    wheel[slot] = e
 
 
-@jit
-def vc_reserve(st, prm, vc, amount, t):
-    """Change the phits reserved in a VC (negative amount frees), integrating occupancy over the window."""
+@jit_inline
+def release_event(ev, ctr, e):
+    ev[e, EV_NEXT] = ctr[C_EV_FREE_HEAD]
+    ctr[C_EV_FREE_HEAD] = e
+    ctr[C_EV_FREE_COUNT] += 1
+
+
+@jit_inline
+def vc_reserve(vc, vc_area, vc_since, prm, v, amount, t):
+    """Reserve `amount` phits of VC v (negative: credits came back), integrating occupancy over the window."""
     if prm.occupancy:
-        lo = max(st.vc_since[vc], prm.w0)
+        lo = max(vc_since[v], prm.w0)
         hi = min(t, prm.w1)
         if hi > lo:
-            st.vc_area[vc] += (prm.buffer - st.vc_free[vc]) * (hi - lo)
-        st.vc_since[vc] = t
-    st.vc_free[vc] -= amount
+            vc_area[v] += (prm.buffer - vc[v, VC_FREE]) * (hi - lo)
+        vc_since[v] = t
+    vc[v, VC_FREE] -= amount

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit_inline
 
 
 def seed_streams(seed: int, n: int, salt: int) -> np.ndarray:
@@ -22,7 +22,7 @@ def seed_streams(seed: int, n: int, salt: int) -> np.ndarray:
     return x
 
 
-@jit
+@jit_inline
 def next_u64(states, i):
     x = states[i]
     x ^= x >> np.uint64(12)
@@ -32,19 +32,19 @@ def next_u64(states, i):
     return x * np.uint64(0x2545F4914F6CDD1D)
 
 
-@jit
+@jit_inline
 def uniform(states, i):
     """Float in [0, 1) with 53 random bits."""
     return (next_u64(states, i) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@jit
+@jit_inline
 def below(states, i, n):
     """Integer in [0, n)."""
     return np.int64(uniform(states, i) * n)
 
 
-@jit
+@jit_inline
 def geometric(states, i, p):
     """Trials up to and including the first success of a Bernoulli(p) process (>= 1)."""
     if p >= 1.0:

@@ -1,8 +1,12 @@
-"""Simulation state as NamedTuples of preallocated arrays, and their Python-side constructors.
+"""Simulation state: a NamedTuple of preallocated arrays, and its Python-side constructors.
 
-Memory grows with packets in flight, not with buffer capacity: a buffer is a FIFO of packet ids linked through
-`pk_next`, and a VC costs a handful of integers whatever its size in phits. The packet pool and the event pool
-are free lists; when either runs low the kernel returns GROW and `grow()` doubles it between chunks.
+Packets, VCs, ports, nodes and events are records, one row each (columns named below). Kernel helpers take the
+record arrays they touch: passing a whole NamedTuple into a call inside a loop costs reference counting on each
+of its arrays (measured 10x slower), passing an array costs nothing.
+
+Memory grows with packets in flight, not with buffer capacity: a VC buffer is a FIFO of packet ids linked through
+the packets' NEXT column, and costs four int32 whatever its size in phits. The packet and event pools are free
+lists; when either runs low the kernel returns GROW and `grow()` doubles it between chunks.
 """
 
 from __future__ import annotations
@@ -13,27 +17,53 @@ import numpy as np
 
 from .rng import seed_streams
 
-# ctr[...] indices (int64 counters shared by all stages)
+# ctr[...]: counters shared by all stages
 C_FREE_HEAD, C_FREE_COUNT, C_EV_FREE_HEAD, C_EV_FREE_COUNT = 0, 1, 2, 3
 C_N_ACTIVE, C_N_ACTIVE_NODES, C_CREATED, C_DELIVERED = 4, 5, 6, 7
 C_QUEUED, C_LAST_PROGRESS, C_MEAS_CREATED, C_MEAS_DELIVERED = 8, 9, 10, 11
 C_INJECTED, C_STAMP = 12, 13
 N_CTR = 16
 
-# sc[...] indices (statistics of the measurement window)
+# pk[h, ...]: packet records (int64)
+PK_SRC, PK_DST, PK_SIZE, PK_BIRTH, PK_INJECT, PK_ARRIVE, PK_READY = 0, 1, 2, 3, 4, 5, 6
+PK_HOPS, PK_GHOPS, PK_PHASE, PK_INTER, PK_OUT, PK_CLS, PK_NEXT = 7, 8, 9, 10, 11, 12, 13
+PK_MSG, PK_TAG = 14, 15  # free for workloads (message id, application tag)
+N_PK = 16
+
+# vc[port*V + v, ...]: input VC records (int32)
+VC_HEAD, VC_TAIL, VC_FREE, VC_POS = 0, 1, 2, 3  # FIFO ends, credits seen upstream, place in the active list
+N_VC = 4
+
+# pt[port, ...]: port records (int64)
+PT_IN_BUSY, PT_OUT_BUSY, PT_LINK_BUSY = 0, 1, 2  # crossbar input / crossbar output / link busy until
+PT_RR_VC, PT_RR_IN = 3, 4  # round-robin pointers of the input arbiter (VC) and output arbiter (input port)
+PT_IN_STAMP, PT_IN_PICK, PT_IN_KEY, PT_IN_DVC, PT_IN_MATCH = 5, 6, 7, 8, 9  # input arbiter's choice
+PT_OUT_STAMP, PT_OUT_PICK, PT_OUT_KEY, PT_OUT_MATCH = 10, 11, 12, 13  # output arbiter's choice
+PT_PHITS = 14  # phits sent in the measurement window
+N_PT = 15
+
+# nd[node, ...]: node records (int64)
+ND_HEAD, ND_TAIL, ND_BUSY, ND_POS, ND_NEXT_ARRIVAL = 0, 1, 2, 3, 4
+N_ND = 5
+
+# ev[e, ...]: events on the timing wheel (int64)
+EV_KIND, EV_TARGET, EV_AMOUNT, EV_NEXT = 0, 1, 2, 3
+N_EV = 4
+E_CREDIT, E_DELIVER = 0, 1  # EV_KIND values: credits back to a VC, a packet's tail reaching its node
+
+# sc[...]: statistics of the measurement window
 S_COUNT, S_LAT_SUM, S_LAT_MAX, S_NET_SUM, S_NET_MAX, S_HOPS_SUM = 0, 1, 2, 3, 4, 5
 S_OFFERED_PHITS, S_ACCEPTED_PHITS, S_HOPS_LOCAL, S_HOPS_GLOBAL, S_INJECTED_PHITS = 6, 7, 8, 9, 10
 N_SC = 12
 
-# time-series columns
+# ts[row, ...]: time-series columns
 TS_CREATED_PHITS, TS_DELIVERED_PHITS, TS_LAT_SUM, TS_LAT_COUNT, TS_IN_NETWORK, TS_QUEUED = 0, 1, 2, 3, 4, 5
 N_TS = 6
 
-EV_CREDIT, EV_DELIVER = 0, 1
 HIST_SUB = 64  # sub-buckets per octave of the log-linear latency histogram (<= 1.6 % bin width)
 HIST_BINS = 2 * HIST_SUB + 34 * HIST_SUB
 
-# vc policies: how a packet's VC class follows from its route state
+# VC policies: how a packet's VC class follows from its route state
 VCP_HOP, VCP_DRAGONFLY, VCP_NONE = 0, 1, 2
 
 
@@ -57,136 +87,82 @@ class Params(NamedTuple):
 
 class State(NamedTuple):
     ctr: np.ndarray  # int64[N_CTR]
-    # packet pool (capacity C)
-    pk_src: np.ndarray  # int32[C]
-    pk_dst: np.ndarray  # int32[C]
-    pk_size: np.ndarray  # int16[C] phits
-    pk_birth: np.ndarray  # int64[C] creation cycle
-    pk_inject: np.ndarray  # int64[C] head entered the network
-    pk_arrive: np.ndarray  # int64[C] head arrival at the current buffer
-    pk_ready: np.ndarray  # int64[C] earliest switch grant at the current router
-    pk_hops: np.ndarray  # int16[C] router-to-router hops taken
-    pk_ghops: np.ndarray  # int8[C] global hops taken
-    pk_phase: np.ndarray  # int8[C] route phase (Valiant: 0 to intermediate, 1 to destination)
-    pk_inter: np.ndarray  # int32[C] intermediate router, -1 if none
-    pk_out: np.ndarray  # int32[C] routed output port at the current router, -1 if not routed
-    pk_cls: np.ndarray  # int16[C] VC class of the next hop
-    pk_next: np.ndarray  # int32[C] FIFO / free-list link
-    # input VCs (P*V), indexed port*V + vc
-    vc_head: np.ndarray  # int32
-    vc_tail: np.ndarray  # int32
-    vc_free: np.ndarray  # int32: free phits as the upstream sees them (its credits)
-    act_list: np.ndarray  # int32: non-empty VCs
-    act_pos: np.ndarray  # int32: position in act_list, -1 if empty
-    # ports (P)
-    in_busy: np.ndarray  # int64: crossbar input busy until
-    out_busy: np.ndarray  # int64: crossbar output busy until
-    link_busy: np.ndarray  # int64: output link busy until
-    rr_vc: np.ndarray  # int16: input arbiter pointer (VC)
-    rr_in: np.ndarray  # int16: output arbiter pointer (local input port)
-    in_stamp: np.ndarray  # int64: allocation round in which in_pick was set
-    in_pick: np.ndarray  # int32: VC chosen by the input arbiter
-    in_key: np.ndarray  # int32: its round-robin distance
-    in_dvc: np.ndarray  # int32: downstream VC for that request (-1: ejection)
-    in_match: np.ndarray  # int64: cycle in which the input was matched
-    out_stamp: np.ndarray  # int64
-    out_pick: np.ndarray  # int32: input port chosen by the output arbiter
-    out_key: np.ndarray  # int32
-    out_match: np.ndarray  # int64
-    touched_in: np.ndarray  # int32 scratch lists of one allocation round
-    touched_out: np.ndarray  # int32
-    grants: np.ndarray  # int32: input ports granted this cycle
-    port_phits: np.ndarray  # int64: phits sent per output port in the window
-    # nodes (N)
-    src_head: np.ndarray  # int32 source queue
-    src_tail: np.ndarray  # int32
-    node_busy: np.ndarray  # int64 injection link busy until
-    node_act: np.ndarray  # int32 nodes with a non-empty source queue
-    node_pos: np.ndarray  # int32
-    next_arrival: np.ndarray  # int64 next Bernoulli arrival
-    # events (E): credits and tail deliveries on a timing wheel
-    ev_kind: np.ndarray  # int8
-    ev_target: np.ndarray  # int32 VC index or packet id
-    ev_amount: np.ndarray  # int32
-    ev_next: np.ndarray  # int32
-    wheel: np.ndarray  # int32[W] list heads
-    # randomness
+    pk: np.ndarray  # int64[C, N_PK] packet pool
+    vc: np.ndarray  # int32[P*V, N_VC] input VCs
+    act: np.ndarray  # int32[P*V] non-empty VCs (first ctr[C_N_ACTIVE])
+    pt: np.ndarray  # int64[P, N_PT] ports
+    nd: np.ndarray  # int64[N, N_ND] nodes
+    node_act: np.ndarray  # int32[N] nodes with a non-empty source queue (first ctr[C_N_ACTIVE_NODES])
+    touched_in: np.ndarray  # int32[P] scratch of one allocation round: input ports with a request
+    touched_out: np.ndarray  # int32[P]: output ports with a request
+    grants: np.ndarray  # int32[P]: input ports granted this cycle
+    ev: np.ndarray  # int64[E, N_EV] event pool
+    wheel: np.ndarray  # int64[W] event list heads, slot = due cycle mod W
     rng_router: np.ndarray  # uint64[R]
     rng_node: np.ndarray  # uint64[N]
-    buf: np.ndarray  # int32 scratch for candidate ports
-    # statistics
+    buf: np.ndarray  # int64[radix] scratch for candidate ports
     sc: np.ndarray  # int64[N_SC]
     lat_hist: np.ndarray  # int64[HIST_BINS] packet latency (creation -> tail delivered)
     net_hist: np.ndarray  # int64[HIST_BINS] network latency (head injected -> tail delivered)
     ts: np.ndarray  # int64[T, N_TS]
-    vc_area: np.ndarray  # int64[P*V] phit-cycles reserved in the window (if Params.occupancy)
+    vc_area: np.ndarray  # int64[P*V] phit-cycles reserved in the window (only with Params.occupancy)
     vc_since: np.ndarray  # int64[P*V]
 
 
-def _linked_free_list(n: int, start: int = 0) -> np.ndarray:
-    nxt = np.arange(start + 1, start + n + 1, dtype=np.int32)
+def _free_rows(n: int, start: int = 0) -> np.ndarray:
+    """Free-list links for rows start..start+n-1, ending in -1."""
+    nxt = np.arange(start + 1, start + n + 1, dtype=np.int64)
     nxt[-1] = -1
     return nxt
 
 
 def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: Params, seed: int,
               n_timeseries: int, packets: int, events: int) -> State:
-    V = prm.vcs
-    PV = n_ports * V
-    i32 = lambda n, v=0: np.full(n, v, dtype=np.int32)  # noqa: E731
-    i64 = lambda n, v=0: np.full(n, v, dtype=np.int64)  # noqa: E731
+    PV = n_ports * prm.vcs
     ctr = np.zeros(N_CTR, dtype=np.int64)
-    ctr[C_FREE_HEAD], ctr[C_FREE_COUNT] = 0, packets
-    ctr[C_EV_FREE_HEAD], ctr[C_EV_FREE_COUNT] = 0, events
+    ctr[C_FREE_COUNT] = packets
+    ctr[C_EV_FREE_COUNT] = events
+    pk = np.zeros((packets, N_PK), dtype=np.int64)
+    pk[:, PK_NEXT] = _free_rows(packets)
+    vc = np.empty((PV, N_VC), dtype=np.int32)
+    vc[:, [VC_HEAD, VC_TAIL, VC_POS]] = -1
+    vc[:, VC_FREE] = prm.buffer
+    pt = np.zeros((n_ports, N_PT), dtype=np.int64)
+    pt[:, [PT_IN_STAMP, PT_IN_MATCH, PT_OUT_STAMP, PT_OUT_MATCH]] = -1
+    nd = np.full((n_nodes, N_ND), -1, dtype=np.int64)
+    nd[:, ND_BUSY] = 0
+    ev = np.zeros((events, N_EV), dtype=np.int64)
+    ev[:, EV_NEXT] = _free_rows(events)
     occ = PV if prm.occupancy else 1
     return State(
-        ctr=ctr,
-        pk_src=i32(packets), pk_dst=i32(packets), pk_size=np.zeros(packets, np.int16), pk_birth=i64(packets),
-        pk_inject=i64(packets), pk_arrive=i64(packets), pk_ready=i64(packets), pk_hops=np.zeros(packets, np.int16),
-        pk_ghops=np.zeros(packets, np.int8), pk_phase=np.zeros(packets, np.int8), pk_inter=i32(packets, -1),
-        pk_out=i32(packets, -1), pk_cls=np.zeros(packets, np.int16), pk_next=_linked_free_list(packets),
-        vc_head=i32(PV, -1), vc_tail=i32(PV, -1), vc_free=i32(PV, prm.buffer), act_list=i32(PV), act_pos=i32(PV, -1),
-        in_busy=i64(n_ports), out_busy=i64(n_ports), link_busy=i64(n_ports),
-        rr_vc=np.zeros(n_ports, np.int16), rr_in=np.zeros(n_ports, np.int16),
-        in_stamp=i64(n_ports, -1), in_pick=i32(n_ports), in_key=i32(n_ports), in_dvc=i32(n_ports),
-        in_match=i64(n_ports, -1), out_stamp=i64(n_ports, -1), out_pick=i32(n_ports), out_key=i32(n_ports),
-        out_match=i64(n_ports, -1), touched_in=i32(n_ports), touched_out=i32(n_ports), grants=i32(n_ports),
-        port_phits=i64(n_ports),
-        src_head=i32(n_nodes, -1), src_tail=i32(n_nodes, -1), node_busy=i64(n_nodes), node_act=i32(n_nodes),
-        node_pos=i32(n_nodes, -1), next_arrival=i64(n_nodes, -1),
-        ev_kind=np.zeros(events, np.int8), ev_target=i32(events), ev_amount=i32(events),
-        ev_next=_linked_free_list(events), wheel=i32(prm.wheel_mask + 1, -1),
+        ctr=ctr, pk=pk, vc=vc, act=np.zeros(PV, np.int32), pt=pt, nd=nd, node_act=np.zeros(n_nodes, np.int32),
+        touched_in=np.zeros(n_ports, np.int32), touched_out=np.zeros(n_ports, np.int32),
+        grants=np.zeros(n_ports, np.int32), ev=ev, wheel=np.full(prm.wheel_mask + 1, -1, dtype=np.int64),
         rng_router=seed_streams(seed, n_routers, 1), rng_node=seed_streams(seed, n_nodes, 2),
-        buf=i32(max(max_radix, 1)),
-        sc=np.zeros(N_SC, dtype=np.int64), lat_hist=i64(HIST_BINS), net_hist=i64(HIST_BINS),
-        ts=np.zeros((max(n_timeseries, 1), N_TS), dtype=np.int64), vc_area=i64(occ), vc_since=i64(occ),
+        buf=np.zeros(max(max_radix, 1), np.int64), sc=np.zeros(N_SC, np.int64),
+        lat_hist=np.zeros(HIST_BINS, np.int64), net_hist=np.zeros(HIST_BINS, np.int64),
+        ts=np.zeros((max(n_timeseries, 1), N_TS), np.int64),
+        vc_area=np.zeros(occ, np.int64), vc_since=np.zeros(occ, np.int64),
     )
 
 
 def grow(st: State, packets: bool, events: bool) -> State:
-    """Double the packet pool and/or the event pool; the new slots go to the front of the free list."""
+    """Double the packet pool and/or the event pool; the new rows go to the front of the free list."""
     changes = {}
     if packets:
-        n = len(st.pk_src)
-        for name in ("pk_src", "pk_dst", "pk_size", "pk_birth", "pk_inject", "pk_arrive", "pk_ready", "pk_hops",
-                     "pk_ghops", "pk_phase", "pk_cls"):
-            old = getattr(st, name)
-            changes[name] = np.concatenate([old, np.zeros(n, dtype=old.dtype)])
-        changes["pk_inter"] = np.concatenate([st.pk_inter, np.full(n, -1, np.int32)])
-        changes["pk_out"] = np.concatenate([st.pk_out, np.full(n, -1, np.int32)])
-        nxt = _linked_free_list(n, n)
-        nxt[-1] = st.ctr[C_FREE_HEAD]
-        changes["pk_next"] = np.concatenate([st.pk_next, nxt])
+        n = len(st.pk)
+        extra = np.zeros((n, N_PK), dtype=np.int64)
+        extra[:, PK_NEXT] = _free_rows(n, n)
+        extra[-1, PK_NEXT] = st.ctr[C_FREE_HEAD]
+        changes["pk"] = np.concatenate([st.pk, extra])
         st.ctr[C_FREE_HEAD] = n
         st.ctr[C_FREE_COUNT] += n
     if events:
-        n = len(st.ev_kind)
-        changes["ev_kind"] = np.concatenate([st.ev_kind, np.zeros(n, np.int8)])
-        changes["ev_target"] = np.concatenate([st.ev_target, np.zeros(n, np.int32)])
-        changes["ev_amount"] = np.concatenate([st.ev_amount, np.zeros(n, np.int32)])
-        nxt = _linked_free_list(n, n)
-        nxt[-1] = st.ctr[C_EV_FREE_HEAD]
-        changes["ev_next"] = np.concatenate([st.ev_next, nxt])
+        n = len(st.ev)
+        extra = np.zeros((n, N_EV), dtype=np.int64)
+        extra[:, EV_NEXT] = _free_rows(n, n)
+        extra[-1, EV_NEXT] = st.ctr[C_EV_FREE_HEAD]
+        changes["ev"] = np.concatenate([st.ev, extra])
         st.ctr[C_EV_FREE_HEAD] = n
         st.ctr[C_EV_FREE_COUNT] += n
     return st._replace(**changes)

@@ -78,7 +78,7 @@ def _tornado(net: Network) -> np.ndarray:
 
 def _slimfly_worst(net: Network) -> np.ndarray:
     """Pair routers along R1-R2-R3-R4 paths (seed 004 Fig. 3) greedily; see the module docstring."""
-    t = net.topo
+    t = net
     R = net.n_routers
     nbrs = [set() for _ in range(R)]
     for port in np.flatnonzero(t.port_peer_router >= 0):
@@ -165,12 +165,12 @@ def compile_traffic(net: Network, tcfg: dict, seed: int) -> Traffic:
             raise ConfigError("traffic.pattern", "group_adversarial needs a topology with groups (dragonfly, slimfly)")
         pattern = P_GROUP
         G = int(net.topo.router_group.max()) + 1
-        table = (net.topo.router_group[net.topo.node_router] + 1) % G
+        table = (net.topo.router_group[net.node_router] + 1) % G
     elif name == "slimfly_worst":
         if net.kind != "slimfly":
             raise ConfigError("traffic.pattern", "slimfly_worst needs topology.kind = \"slimfly\"")
         table = _slimfly_worst(net)
-    groups = net.topo.router_group[net.topo.node_router]
+    groups = net.topo.router_group[net.node_router]
     order = np.argsort(groups, kind="stable").astype(np.int32)
     gstart = np.zeros(int(groups.max()) + 2, dtype=np.int32)
     np.cumsum(np.bincount(groups), out=gstart[1:])

@@ -1,0 +1,135 @@
+"""The `fastnet` command: run, info (and the commands other modules register on `app`).
+
+Errors a user can fix (FastnetError: bad config, deadlock) print one line and exit with code 2; nothing is
+written to --out unless the run finished.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import config as _config
+from .errors import FastnetError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="fastnet: cycle-level interconnection-network simulator.")
+err = Console(stderr=True)
+out = Console()
+
+
+def fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def config_from_args(config: Optional[Path], overrides: list[str]) -> dict[str, Any]:
+    """A resolved config: the file (or the embedded default), then each --set override."""
+    raw = _config.read_toml(config if config is not None else _config.DEFAULT_CONFIG)
+    return _config.resolve(_config.merge(raw, _config.parse_set(overrides)))
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+@app.command()
+def run(
+    config: Optional[Path] = typer.Argument(None, help="TOML run config; omit for the built-in 1056-node dragonfly"),
+    set_: list[str] = typer.Option([], "--set", help="override section.key=value (value parsed as TOML)"),
+    out_path: Optional[Path] = typer.Option(None, "--out", help="write the results dataset to this .zarr"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object instead of a table"),
+    quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
+) -> None:
+    """Simulate one configuration and print a summary."""
+    import time
+
+    from .results import summary, to_dataset
+    from .sim import prepare, simulate
+
+    try:
+        cfg = config_from_args(config, set_)
+        t0 = time.perf_counter()
+        s = prepare(cfg)
+        if quiet or as_json or not sys.stderr.isatty():
+            simulate(s)
+        else:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+            with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} cycles"),
+                          TimeRemainingColumn(), console=err, transient=True) as bar:
+                task = bar.add_task("run", total=s.params.w1 + s.cfg["sim"]["drain"])
+                simulate(s, progress=lambda t, end: bar.update(task, completed=t))
+        ds = to_dataset(s, wall_seconds=time.perf_counter() - t0)
+    except FastnetError as e:
+        fail(str(e))
+        return
+    if out_path is not None:
+        from .store import write_dataset
+
+        try:
+            write_dataset(ds, out_path)
+        except FastnetError as e:
+            fail(str(e))
+    summ = summary(ds)
+    if as_json:
+        print(json.dumps(summ))
+        return
+    t = ds.attrs
+    table = Table(title=f"{t['topology']}: {t['routers']} routers, {t['nodes']} nodes, "
+                        f"{s.cfg['routing']['algorithm']} routing, {s.cfg['traffic']['pattern']} "
+                        f"at {s.cfg['traffic']['load']:g}")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("units")
+    for name, value in summ.items():
+        units = ds[name].attrs.get("units", "") if name in ds else "s"
+        table.add_row(name, _fmt(value), units)
+    out.print(table)
+    if out_path is not None:
+        out.print(f"results written to {out_path}")
+
+
+@app.command()
+def info(
+    config: Optional[Path] = typer.Argument(None, help="TOML run config; omit for the built-in dragonfly"),
+    set_: list[str] = typer.Option([], "--set", help="override section.key=value"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+) -> None:
+    """Describe a topology: routers, nodes, radix, diameter, links and a memory estimate."""
+    from .inspect import describe
+
+    try:
+        facts = describe(config_from_args(config, set_))
+    except FastnetError as e:
+        fail(str(e))
+        return
+    if as_json:
+        print(json.dumps(facts))
+        return
+    table = Table(title="fastnet info")
+    table.add_column("property")
+    table.add_column("value", justify="right")
+    for k, v in facts.items():
+        table.add_row(k, _fmt(v))
+    out.print(table)
+
+
+def main() -> None:
+    try:
+        app()
+    except FastnetError as e:  # raised outside a command's own handling
+        err.print(f"[bold red]error:[/] {e}", highlight=False)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
