@@ -18,6 +18,11 @@ Such flows are saturated (the issue's definition) and are fixed at γ_d = w_d α
 happens to be 0 is not fixed yet; the next LP returns the same α* and must then put weight on it. Each iteration
 fixes at least one flow, only flows that are provably saturated are fixed, and the result is the exact MMF
 allocation. MCF is the first iteration: every flow gets w_d α*_1.
+
+A second sufficient test catches, in the same iteration, flows that a vertex dual leaves out when many flows are
+tied (e.g. every host link of a permutation fills at once, but a vertex dual names one of them): if every path of
+flow d crosses link l, and the flows whose every path crosses l already fill it (fixed ones at γ, open ones at
+w α*, within a relative 1e-9), no flow among them can rise — d is saturated.
 """
 
 from __future__ import annotations
@@ -90,6 +95,18 @@ class _MMFProblem:
         """α*, the path rates and the flow-row duals of the current LP."""
         h = self.h
         h.run()
+        # With tolerances this tight the warm-started simplex occasionally stops with status "unknown" and
+        # infeasibilities of ~1e-9; running on from its basis, then from scratch, then with the default
+        # tolerances, has always recovered.
+        for retry in range(3):
+            if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+                break
+            if retry == 1:
+                h.clearSolver()
+            if retry == 2:
+                h.setOptionValue("primal_feasibility_tolerance", 1e-9)
+                h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+            h.run()
         status = h.getModelStatus()
         if status != highspy.HighsModelStatus.kOptimal:
             raise RuntimeError(f"HiGHS did not solve the MMF LP: {h.modelStatusToString(status)}")
@@ -140,6 +157,25 @@ def _clean_paths(inst: Instance, path_rate: np.ndarray, rate: np.ndarray) -> np.
     return v * scale[inst.path_flow]
 
 
+def common_links(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """(flow, link) pairs such that every path of the flow crosses the link."""
+    n_paths = np.diff(inst.path_ptr)
+    path_of_entry = np.repeat(np.arange(inst.n_paths, dtype=np.int64), np.diff(inst.link_ptr))
+    per_path = np.unique(path_of_entry * inst.n_links + inst.links)  # each link once per path
+    flow_link = inst.path_flow[per_path // inst.n_links] * inst.n_links + per_path % inst.n_links
+    keys, counts = np.unique(flow_link, return_counts=True)
+    flow, link = keys // inst.n_links, keys % inst.n_links
+    keep = counts == n_paths[flow]
+    return flow[keep], link[keep]
+
+
+def _filled_link_flows(inst: Instance, cf: np.ndarray, cl: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Flows with a common link that the flows bound to it fill (see the module docstring)."""
+    need = np.bincount(cl, weights=value[cf], minlength=inst.n_links)
+    full = need >= inst.capacity * (1 - 1e-9)
+    return np.unique(cf[full[cl]])
+
+
 def mmf(inst: Instance, max_iterations: int | None = None) -> LPResult:
     """Max-min fair rates for multi-path routing with splittable flows (seed 001 Fig. 1); see the module
     docstring for the saturation rule. `max_iterations=1` gives MCF."""
@@ -148,6 +184,7 @@ def mmf(inst: Instance, max_iterations: int | None = None) -> LPResult:
     if F == 0:
         return LPResult(rate, np.zeros(inst.n_paths), np.zeros(0), 0)
     prob = _MMFProblem(inst)
+    cf, cl = common_links(inst)
     fixed = np.zeros(F, dtype=bool)
     levels: list[float] = []
     path_rate = np.zeros(inst.n_paths)
@@ -162,6 +199,9 @@ def mmf(inst: Instance, max_iterations: int | None = None) -> LPResult:
         sat = open_[lam > DUAL_REL * top] if top > 0 else open_[:0]
         if len(sat) == 0:  # numerically degenerate duals: fix the flow the dual points at most
             sat = open_[[int(np.argmax(lam))]]
+        value = np.where(fixed, rate, inst.weight * alpha)
+        extra = _filled_link_flows(inst, cf, cl, value)
+        sat = np.union1d(sat, extra[~fixed[extra]])
         rate[sat] = inst.weight[sat] * alpha
         fixed[sat] = True
         if not fixed.all() and len(levels) < limit:
