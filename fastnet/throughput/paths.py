@@ -13,10 +13,12 @@ shortest in big, dense graphs).
 
 from __future__ import annotations
 
+import numba
 import numpy as np
+from numba import prange
 
 from ..build.network import Network
-from ..kernels._jit import jit, jit_inline
+from ..kernels._jit import jit, jit_inline, jit_parallel
 
 ENUM_CAP = 200_000
 
@@ -61,10 +63,9 @@ def bfs_to(nbr_start, nbr, t, dist, queue):
 
 
 @jit
-def ksp_kernel(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k, max_hops, seed, cap,
-               out_ports, out_len, out_count):
-    """Paths for each pair (pairs sorted by destination). out_ports[i, j, :out_len[i, j]] are the output ports of
-    pair i's j-th path; out_count[i] <= k paths were found within max_hops."""
+def _ksp_range(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k, max_hops, seed, cap,
+               out_ports, out_len, out_count, lo, hi):
+    """Paths for pairs lo..hi-1 (sorted by destination, so each destination's BFS runs once per range)."""
     R = len(net_start)
     dist = np.empty(R, dtype=np.int64)
     queue = np.empty(R, dtype=np.int64)
@@ -77,7 +78,7 @@ def ksp_kernel(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k
     res = np.empty((k, max_hops), dtype=np.int64)
     state = np.zeros(1, dtype=np.uint64)
     last_t = -1
-    for i in range(len(pair_s)):
+    for i in range(lo, hi):
         s, t = pair_s[i], pair_t[i]
         if t != last_t:
             bfs_to(nbr_start, nbr, t, dist, queue)
@@ -141,16 +142,50 @@ def ksp_kernel(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k
         out_count[i] = found
 
 
+@jit_parallel
+def ksp_kernel(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k, max_hops, seed, cap,
+               out_ports, out_len, out_count, bounds):
+    """Paths for each pair (pairs sorted by destination), chunk c = pairs bounds[c]..bounds[c+1]-1 on its own
+    thread. out_ports[i, j, :out_len[i, j]] are the output ports of pair i's j-th path; out_count[i] <= k paths
+    were found within max_hops. Each pair's random draws depend on (seed, s, t) only, so any thread count gives
+    the same paths."""
+    for c in prange(len(bounds) - 1):
+        _ksp_range(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k, max_hops, seed, cap,
+                   out_ports, out_len, out_count, bounds[c], bounds[c + 1])
+
+
+@jit_parallel
+def _eccentricities(nbr_start, nbr, n_chunks):
+    R = len(nbr_start) - 1
+    ecc = np.zeros(R, dtype=np.int64)
+    for c in prange(n_chunks):
+        dist = np.empty(R, dtype=np.int64)
+        queue = np.empty(R, dtype=np.int64)
+        for t in range(c * R // n_chunks, (c + 1) * R // n_chunks):
+            ecc[t] = bfs_to(nbr_start, nbr, t, dist, queue)
+    return ecc
+
+
+def _chunks(sorted_t: np.ndarray, n_chunks: int) -> np.ndarray:
+    """Chunk bounds over pairs sorted by destination that never split one destination's pairs."""
+    n = len(sorted_t)
+    cuts = [0]
+    for c in range(1, n_chunks):
+        i = int(np.searchsorted(sorted_t, sorted_t[min(c * n // n_chunks, n - 1)], side="left"))
+        if i > cuts[-1]:
+            cuts.append(i)
+    cuts.append(n)
+    return np.asarray(cuts, dtype=np.int64)
+
+
 def diameter(net: Network) -> int:
     """Router-graph diameter: from the builder when it knows it, else BFS from every router."""
     d = net.params.get("diameter")
     if d is not None:
         return int(d)
     g = net.graph
-    R = net.n_routers
-    dist = np.empty(R, dtype=np.int64)
-    queue = np.empty(R, dtype=np.int64)
-    return max(int(bfs_to(g.nbr_start, g.nbr, t, dist, queue)) for t in range(R))
+    ecc = _eccentricities(g.nbr_start, g.nbr.astype(np.int64), 4 * numba.get_num_threads())
+    return int(ecc.max())
 
 
 def router_paths(net: Network, pair_s: np.ndarray, pair_t: np.ndarray, k: int, max_hops: int,
@@ -169,9 +204,10 @@ def router_paths(net: Network, pair_s: np.ndarray, pair_t: np.ndarray, k: int, m
     nodes = np.bincount(net.node_router, minlength=net.n_routers).astype(np.int64)
     g = net.graph
     if n:
+        bounds = _chunks(pair_t[order], 4 * numba.get_num_threads())
         ksp_kernel(ps[:-1] + nodes, ps[1:], net.port_peer_router.astype(np.int64), g.nbr_start,
                    g.nbr.astype(np.int64), pair_s[order], pair_t[order], k, max_hops, seed, ENUM_CAP,
                    ports_sorted := np.zeros_like(ports), len_sorted := np.zeros_like(length),
-                   cnt_sorted := np.zeros_like(count))
+                   cnt_sorted := np.zeros_like(count), bounds)
         ports[order], length[order], count[order] = ports_sorted, len_sorted, cnt_sorted
     return ports, length, count
