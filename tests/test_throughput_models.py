@@ -226,3 +226,31 @@ def test_flow_without_paths_gets_zero_and_others_go_on():
     np.testing.assert_allclose(mcf(inst).rate, [0.0, 0.0])
     np.testing.assert_allclose(inst.flow_rate(jm(inst)), [0.0, 1.0])
     np.testing.assert_allclose(waterfill(inst), [0.0, 1.0])
+
+
+def test_repair_scales_paths_back_within_capacity():
+    from fastnet.throughput.lp import _repair
+
+    inst = from_lists([[0, 1, 1], [1, 2, 1]], [[0, 2], [1, 2]], [[[0, 1]], [[1]]])
+    v, worst = _repair(inst, np.array([0.5, 0.5 + 1e-7]))
+    assert worst == pytest.approx(1e-7)
+    assert (inst.link_load(v) <= inst.capacity * (1 + 1e-15)).all()
+    v, worst = _repair(inst, np.array([0.5, 0.5]))
+    assert worst == 0.0 and v.tolist() == [0.5, 0.5]
+
+
+def test_ill_conditioned_mmf_is_solved_and_feasible():
+    """Pattern 27 of jellyfish(216, 6, 1) perm(1), k = 4: after the first level fixes 209 flows, the second LP's
+    optimum moves ~5e7 times any perturbation of their bounds and HiGHS needs looser tolerances (lp.py)."""
+    from fastnet.build import build_network
+    from fastnet.throughput.evaluate import hop_limit, resolve, sample_instance
+
+    cfg = resolve({"topology": {"kind": "jellyfish", "switches": 216, "radix": 6, "p": 1, "seed": 1},
+                   "throughput": {"pattern": "perm", "k": 4, "seed": 1}})
+    net = build_network(cfg)
+    inst = sample_instance(net, cfg, 27, hop_limit(net, cfg["throughput"]))
+    r = mmf(inst)
+    assert_feasible(inst, r.path_rate, r.rate)
+    assert r.levels[0] == pytest.approx(r.rate.min(), abs=1e-9)
+    assert (np.diff(r.levels) >= -1e-9).all()  # levels never fall
+    assert leximin_leq(inst.flow_rate(jm(inst)), r.rate)

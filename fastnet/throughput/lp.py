@@ -4,12 +4,14 @@ One LP is built once and modified in place between iterations, so HiGHS re-solve
 
     maximise α
     Σ_{p ∋ l} v_p            <= C_l          every link l crossed by some path       (1)
-    Σ_{p ∈ d} v_p             = γ_d           flows d fixed in earlier iterations      (2)
+    Σ_{p ∈ d} v_p            >= γ_d           flows d fixed in earlier iterations      (2)
     Σ_{p ∈ d} v_p - w_d α    >= 0             flows not fixed yet                      (3)
     v_p >= 0                                                                           (4)
 
-Constraint (3) is written as an inequality (the paper's equality with slack): at the optimum it changes nothing,
-and its dual multipliers λ_d >= 0 (with Σ λ_d w_d = 1) are how saturated flows are identified.
+Constraints (2) and (3) are inequalities where the paper has equalities: a solution in which a flow carries
+more can always be scaled back on its own paths (loads only fall), so α* is the same; the inequalities keep the
+simplex away from needless degeneracy, and the dual multipliers λ_d >= 0 of (3) (Σ λ_d w_d = 1) are how
+saturated flows are identified.
 
 Saturation rule. Weak duality gives, for every allocation that keeps the fixed flows at γ and respects the
 capacities, Σ_d λ_d γ_d <= α* (the optimum). If every unfixed flow keeps at least w_d α*, the left side is at
@@ -38,6 +40,7 @@ import scipy.sparse as sp
 from .instance import Instance
 
 FEAS_TOL = 1e-10  # HiGHS primal/dual feasibility tolerance (the judged capacity check is 1e-9)
+RETRY_TOLERANCES = (FEAS_TOL, 1e-9, 1e-8, 1e-7, 1e-6)  # HiGHS's default is 1e-7
 DUAL_REL = 1e-6  # λ_d counts as positive above this fraction of the largest λ of the iteration
 
 
@@ -47,6 +50,8 @@ class LPResult:
     path_rate: np.ndarray  # float64[n_paths] a split of the rates over the paths that respects capacities
     levels: np.ndarray  # float64[iterations] α* of each iteration (normalised by weight)
     iterations: int
+    retries: int = 0  # re-solves with looser tolerances (see _MMFProblem.solve)
+    repaired: float = 0.0  # largest relative link overload of the LP split that _repair scaled away
 
 
 class _MMFProblem:
@@ -90,26 +95,31 @@ class _MMFProblem:
         h.setOptionValue("threads", 1)
         h.passModel(lp)
         self.h, self.inst, self.m_links, self.NP = h, inst, m_links, NP
+        self.retries = 0
 
     def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
         """α*, the path rates and the flow-row duals of the current LP."""
         h = self.h
         h.run()
-        # With tolerances this tight the warm-started simplex occasionally stops with status "unknown" and
-        # infeasibilities of ~1e-9; running on from its basis, then from scratch, then with the default
-        # tolerances, has always recovered.
-        for retry in range(3):
+        # MMF LPs after the first are often badly conditioned: flows fixed at exactly the level that saturated
+        # them leave a feasible set without interior, and α can move by 5e7 times a perturbation of those bounds
+        # (measured on a jellyfish(216, 6, 1) perm(1) k = 4 pattern). There the simplex may stop with status
+        # "unknown" and residuals of ~2e-7. Solving on with looser tolerances always recovered; mmf() repairs
+        # the final split so that capacities hold to 1e-12.
+        for tol in RETRY_TOLERANCES:
             if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
                 break
-            if retry == 1:
-                h.clearSolver()
-            if retry == 2:
-                h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-                h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+            self.retries += 1
+            h.clearSolver()
+            h.setOptionValue("primal_feasibility_tolerance", tol)
+            h.setOptionValue("dual_feasibility_tolerance", tol)
             h.run()
         status = h.getModelStatus()
+        h.setOptionValue("primal_feasibility_tolerance", FEAS_TOL)
+        h.setOptionValue("dual_feasibility_tolerance", FEAS_TOL)
         if status != highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(f"HiGHS did not solve the MMF LP: {h.modelStatusToString(status)}")
+            raise RuntimeError(f"HiGHS did not solve the MMF LP (status {h.modelStatusToString(status)}) even "
+                               f"with tolerance {RETRY_TOLERANCES[-1]:g}")
         sol = h.getSolution()
         x = np.asarray(sol.col_value)
         duals = np.abs(np.asarray(sol.row_dual)[self.m_links:])
@@ -120,7 +130,7 @@ class _MMFProblem:
         for d in flows:
             self.h.changeCoeff(int(self.m_links + d), self.NP, 0.0)
         rows = (self.m_links + flows).astype(np.int32)
-        self.h.changeRowsBounds(len(rows), rows, values, values)
+        self.h.changeRowsBounds(len(rows), rows, values, np.full(len(rows), highspy.kHighsInf))
 
 
 _BANNER_SHOWN = False
@@ -149,12 +159,26 @@ def _new_highs() -> highspy.Highs:
 
 
 def _clean_paths(inst: Instance, path_rate: np.ndarray, rate: np.ndarray) -> np.ndarray:
-    """Clip tiny negative path rates and scale each flow's paths to sum exactly to its rate (never upwards by
-    more than rounding, so capacities stay met)."""
+    """Clip tiny negative path rates and scale each flow's paths to sum to its rate (fixed flows may carry more
+    than γ in the LP: rows (2) are lower bounds)."""
     v = np.maximum(path_rate, 0.0)
     got = inst.flow_rate(v)
     scale = np.divide(rate, got, out=np.zeros_like(rate), where=got > 0)
     return v * scale[inst.path_flow]
+
+
+def _repair(inst: Instance, v: np.ndarray) -> tuple[np.ndarray, float]:
+    """Scale down every path that crosses an overloaded link by that link's capacity / load (the smallest such
+    factor on the path). Loads only fall, so one pass leaves every link within capacity up to rounding.
+    Returns the split and the largest relative overload found (0 when nothing changed)."""
+    load = inst.link_load(v)
+    over = load > inst.capacity
+    if not over.any():
+        return v, 0.0
+    factor = np.where(over, inst.capacity / np.where(over, load, 1.0), 1.0)
+    path_factor = np.minimum.reduceat(factor[inst.links], inst.link_ptr[:-1])
+    worst = float(np.max((load[over] - inst.capacity[over]) / np.maximum(inst.capacity[over], 1e-300)))
+    return v * path_factor, worst
 
 
 def common_links(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
@@ -209,7 +233,10 @@ def mmf(inst: Instance, max_iterations: int | None = None) -> LPResult:
     if max_iterations is not None and not fixed.all():
         open_ = np.flatnonzero(~fixed)
         rate[open_] = inst.weight[open_] * levels[-1]
-    return LPResult(rate, _clean_paths(inst, path_rate, rate), np.asarray(levels), len(levels))
+    v, worst = _repair(inst, _clean_paths(inst, path_rate, rate))
+    if worst > 0:  # report what the repaired split carries; changes rates by about `worst` (< 1e-6)
+        rate = np.minimum(rate, inst.flow_rate(v))
+    return LPResult(rate, v, np.asarray(levels), len(levels), prob.retries, worst)
 
 
 def mcf(inst: Instance) -> LPResult:
