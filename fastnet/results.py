@@ -123,7 +123,8 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
     coords: dict[str, Any] = {
         "port": np.arange(net.n_ports),
         "port_router": ("port", net.port_router.copy()),
-        "port_class": ("port", np.array(["injection", "local", "global"])[net.port_class]),
+        "port_class": xr.Variable("port", net.port_class.astype(np.int8),  # CF flags, not strings (zarr v3)
+                                  attrs={"flag_values": [0, 1, 2], "flag_meanings": "injection local global"}),
         "latency_bin": np.arange(len(st.lat_hist)),
         "latency_bin_lower": ("latency_bin", bin_edges(len(st.lat_hist))[:-1]),
     }
