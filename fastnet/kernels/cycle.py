@@ -31,7 +31,7 @@ from .pool import free_packet, pop_source, pop_vc, push_vc, release_event, sched
 from .routing import route_head
 from .state import (
     C_CREATED, C_DELIVERED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
-    C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, EV_AMOUNT, EV_KIND,
+    C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, EV_AMOUNT, EV_KIND,
     EV_NEXT, EV_TARGET, HIST_SUB, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
     PK_INJECT, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_VC,
@@ -253,6 +253,7 @@ def traverse(topo, prm, st, t, n_grants):
         r = port[p, P_ROUTER]
         pt[p, PT_RR_VC] = (v - p * V + 1) % V
         pt[o, PT_RR_IN] = (p - ps[r] + 1) % (ps[r + 1] - ps[r])
+        ctr[C_PHIT_HOPS] += size
         if prm.w0 <= t < prm.w1:
             pt[o, PT_PHITS] += size
     if n_grants > 0:
