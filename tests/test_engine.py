@@ -7,13 +7,15 @@ import pytest
 import xarray as xr
 
 import fastnet
+from fastnet.build.network import LOCAL
 from fastnet.build.routing import is_table
+from fastnet.build.vcs import VCP_NONE
 from fastnet.errors import DeadlockError
 from fastnet.kernels.cycle import run_chunk
 from fastnet.kernels.pool import new_packet
 from fastnet.kernels.routing import distance
 from fastnet.kernels.state import (
-    C_DELIVERED, ND_NEXT_ARRIVAL, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_LAT_SUM, S_NET_SUM, VCP_NONE,
+    C_DELIVERED, ND_NEXT_ARRIVAL, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_LAT_SUM, S_NET_SUM,
 )
 from fastnet.sim import prepare, simulate
 
@@ -148,7 +150,9 @@ def test_deadlock_is_detected_not_hung():
     """With VCs shared by all hops (no distance classes) the ring deadlocks at once: the watchdog reports the
     cycle and blocked VCs instead of spinning. With distance classes the same load runs to the end."""
     s = prepare(ring_config(3))
-    s.params = s.params._replace(vc_policy=VCP_NONE, vcs_per_class=3)  # break the deadlock-freedom scheme
+    # break the deadlock-freedom scheme: every hop may use all three VCs
+    s.params = s.params._replace(vc_policy=VCP_NONE)
+    s.routes.vcr[LOCAL, 0] = (0, 3)
     with pytest.raises(DeadlockError) as e:
         simulate(s)
     assert e.value.blocked and e.value.cycle < 1000
