@@ -36,7 +36,7 @@ from .state import (
     PK_INJECT, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_VC,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
-    S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_FREE, VC_HEAD,
+    S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD,
 )
 
 OK, GROW, DEADLOCK, DRAINED = 0, 1, 2, 3
@@ -102,12 +102,13 @@ def fire_events(prm, st, t):
 
 
 @jit_inline
-def roomiest_vc(vc, first, count, size):
-    """The VC among first..first+count-1 with the most free phits, if the whole packet fits (VCT); else -1."""
+def roomiest_vc(vc, first, count, size, t):
+    """The VC among first..first+count-1 with the most free phits, if the whole packet fits (VCT) and the VC may
+    be allocated at cycle t; else -1."""
     best = -1
     room = size - 1
     for v in range(first, first + count):
-        if vc[v, VC_FREE] > room:
+        if vc[v, VC_FREE] > room and vc[v, VC_ALLOC] <= t:
             best = v
             room = vc[v, VC_FREE]
     return best
@@ -126,7 +127,7 @@ def inject(topo, rt, prm, st, t):
         h = nd[n, ND_HEAD]
         size = pk[h, PK_SIZE]
         port = topo.node[n, N_PORT]
-        v = roomiest_vc(vc, port * prm.vcs, rt.vcr[NODE, 0, 1], size)
+        v = roomiest_vc(vc, port * prm.vcs, rt.vcr[NODE, 0, 1], size, t)
         if v < 0:
             continue
         if nd[n, ND_HEAD] == nd[n, ND_TAIL]:
@@ -170,7 +171,8 @@ def request_round(topo, rt, prm, st, t, stamp):
         dvc = -1
         if port[o, P_CLASS] != NODE:
             oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
-            dvc = roomiest_vc(vc, port[o, P_PEER_PORT] * V + rt.vcr[oc, cls, 0], rt.vcr[oc, cls, 1], pk[h, PK_SIZE])
+            dvc = roomiest_vc(vc, port[o, P_PEER_PORT] * V + rt.vcr[oc, cls, 0], rt.vcr[oc, cls, 1], pk[h, PK_SIZE],
+                              t)
             if dvc < 0:
                 continue
         key = (v - p * V - pt[p, PT_RR_VC]) % V
@@ -229,6 +231,9 @@ def traverse(topo, prm, st, t, n_grants):
         p = st.grants[j]
         v = pt[p, PT_IN_PICK]
         h = pop_vc(pk, vc, st.act, ctr, v)
+        nxt = vc[v, VC_HEAD]
+        if nxt >= 0:  # the next packet of this VC is routed and allocated only now that it is the head
+            pk[nxt, PK_READY] = max(pk[nxt, PK_READY], t + prm.head_delay)
         o = pk[h, PK_OUT]
         size = pk[h, PK_SIZE]
         done = max(t + np.int64(np.ceil(size / prm.speedup)), pk[h, PK_ARRIVE] + size)
@@ -243,6 +248,7 @@ def traverse(topo, prm, st, t, n_grants):
         else:
             dvc = pt[p, PT_IN_DVC]
             vc_reserve(vc, st.vc_area, st.vc_since, prm, dvc, size, t)
+            vc[dvc, VC_ALLOC] = t + size - 1 + prm.vc_realloc
             pk[h, PK_ARRIVE] = start + port[o, P_LATENCY]
             pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay
             took_hop(port, prm, pk, h, o, pk[h, PK_CLS])

@@ -33,7 +33,9 @@ N_PK = 17
 
 # vc[port*V + v, ...]: input VC records (int32)
 VC_HEAD, VC_TAIL, VC_FREE, VC_POS, VC_CAP = 0, 1, 2, 3, 4  # FIFO ends, credits seen upstream, place in the
-N_VC = 5  # active list, capacity in phits (0: a VC this port does not have)
+# active list, capacity in phits (0: a VC this port does not have)
+VC_ALLOC = 5  # earliest cycle at which another packet may be allocated this VC (Params.vc_realloc)
+N_VC = 6
 
 # pt[port, ...]: port records (int64)
 PT_IN_BUSY, PT_OUT_BUSY, PT_LINK_BUSY = 0, 1, 2  # crossbar input / crossbar output / link busy until
@@ -69,6 +71,9 @@ HIST_BINS = 2 * HIST_SUB + 34 * HIST_SUB
 class Params(NamedTuple):
     vcs: int  # V: VC slots per input port (the most any port class has; build/vcs.py)
     delay: int  # router delay D: head arrival -> earliest switch grant
+    head_delay: int  # a packet reaching the head of its VC -> earliest switch grant (routing and VC allocation
+    # are done one packet at a time per VC, as in BookSim2's input-queued router)
+    vc_realloc: int  # cycles after a packet's tail is granted before its downstream VC can be allocated again
     speedup: float  # crossbar speedup S
     iters: int  # allocator iterations
     credit_delay: int
@@ -137,6 +142,7 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     vc = np.empty((PV, N_VC), dtype=np.int32)
     vc[:, [VC_HEAD, VC_TAIL, VC_POS]] = -1
     vc[:, VC_CAP] = vc_cap.reshape(-1)
+    vc[:, VC_ALLOC] = 0
     vc[:, VC_FREE] = vc[:, VC_CAP]
     pt = np.zeros((n_ports, N_PT), dtype=np.int64)
     pt[:, [PT_IN_STAMP, PT_IN_MATCH, PT_OUT_STAMP, PT_OUT_MATCH]] = -1
