@@ -34,7 +34,7 @@ from .state import (
     C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, EV_AMOUNT, EV_KIND,
     EV_NEXT, EV_TARGET, HIST_SUB, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
     PK_DVC, PK_INJECT, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
-    PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_VC,
+    PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
     S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER,
 )
@@ -177,8 +177,12 @@ def request_round(topo, rt, prm, st, t, stamp):
         dvc = pk[h, PK_DVC]
         if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
             if pk[h, PK_OUT] < 0 or prm.reroute:
-                route(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, prm, pk, st.rng_router, st.buf,
+                before = pk[h, PK_OUT]
+                route(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, pt, prm, pk, st.rng_router, st.buf,
                       st.buf2, port[p, P_ROUTER], h)
+                if before >= 0:
+                    pt[before, PT_WAIT] -= pk[h, PK_SIZE]
+                pt[pk[h, PK_OUT], PT_WAIT] += pk[h, PK_SIZE]
             o = pk[h, PK_OUT]
             if port[o, P_CLASS] != NODE:
                 oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
@@ -274,6 +278,7 @@ def traverse(topo, prm, st, t, n_grants):
             took_hop(port, prm, pk, h, o, pk[h, PK_CLS])
             pk[h, PK_HOPS] += 1
             push_vc(pk, vc, st.act, ctr, dvc, h)
+        pt[o, PT_WAIT] -= size
         pk[h, PK_OUT] = -1
         r = port[p, P_ROUTER]
         pt[p, PT_RR_VC] = (v - p * V + 1) % V

@@ -45,7 +45,8 @@ PT_RR_VC, PT_RR_IN = 3, 4  # round-robin pointers of the input arbiter (VC) and 
 PT_IN_STAMP, PT_IN_PICK, PT_IN_KEY, PT_IN_DVC, PT_IN_MATCH = 5, 6, 7, 8, 9  # input arbiter's choice
 PT_OUT_STAMP, PT_OUT_PICK, PT_OUT_KEY, PT_OUT_MATCH = 10, 11, 12, 13  # output arbiter's choice
 PT_PHITS = 14  # phits sent in the measurement window
-N_PT = 15
+PT_WAIT = 15  # phits of the head packets at this router routed to this output and not yet granted
+N_PT = 16
 
 # nd[node, ...]: node records (int64)
 ND_HEAD, ND_TAIL, ND_BUSY, ND_POS, ND_NEXT_ARRIVAL = 0, 1, 2, 3, 4
