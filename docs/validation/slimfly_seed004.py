@@ -11,6 +11,7 @@ candidates and c_SF = 1 (seed 004 §3.3). Loads are seed 004's x-axis, percent o
 
 from common import markdown_table, run_points, write_csv, write_section
 
+SPEEDUP = 2.0
 PERCENTS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
 EXPECTED = {  # seed 004 Figs 5-7 as its text states them
     ("min", "uniform"): "= offered to ~95 %, ~98 % at 100 %",
@@ -25,7 +26,7 @@ EXPECTED = {  # seed 004 Figs 5-7 as its text states them
 def config(routing: str, pattern: str, percent: int) -> dict:
     vcs = 2 if routing == "min" else 4
     return {"topology": {"kind": "slimfly", "q": 13, "p": 9}, "links": {"latency": 20},
-            "router": {"vcs": vcs, "buffer_phits": 3200 // vcs, "delay": 39, "speedup": 1.0},
+            "router": {"vcs": vcs, "buffer_phits": 3200 // vcs, "delay": 39, "speedup": SPEEDUP},
             "routing": {"algorithm": routing, "indirect_candidates": 3, "penalty": 1.0},
             "traffic": {"pattern": pattern, "load": 0.71 * percent / 100, "packet_phits": 8},
             "sim": {"warmup": 7800, "measure": 20000, "drain": 10000}}
