@@ -1,4 +1,4 @@
-"""The `fastnet` command: run, info, sweep (and the commands other modules register on `app`).
+"""The `fastnet` command: run, info, sweep, plot (and the commands other modules register on `app`).
 
 Errors a user can fix (FastnetError: bad config, deadlock) print one line and exit with code 2; nothing is
 written to --out unless the run finished.
@@ -146,6 +146,26 @@ def sweep(
         err.print("interrupted: finished points are saved; rerun with --resume to run the rest")
         raise typer.Exit(130) from None
     raise typer.Exit(min(failed, 125))
+
+
+@app.command()
+def plot(
+    result: Path = typer.Argument(..., help="a sweep's zarr store"),
+    output: Path = typer.Option(..., "-o", "--output", help="figure file: .png, .svg or .pdf"),
+    x: Optional[str] = typer.Option(None, "--x", help="axis for the x axis [default: traffic.load if swept]"),
+    y: list[str] = typer.Option([], "--y", help="variable to draw (repeatable) [default: latency and throughput]"),
+    hue: Optional[str] = typer.Option(None, "--hue", help="one curve per value of this axis [default: the next]"),
+    sel: list[str] = typer.Option([], "--sel", help="fix another axis: AXIS=VALUE (repeatable)"),
+) -> None:
+    """Plot a sweep: curves over an axis, or router x port heatmaps for per-port variables."""
+    from .plot import open_sweep, plot as draw
+
+    try:
+        draw(open_sweep(result), output, x=x, y=y, hue=hue, sel=sel)
+    except FastnetError as e:
+        fail(str(e))
+        return
+    out.print(f"wrote {output}")
 
 
 def main() -> None:
