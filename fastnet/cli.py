@@ -125,9 +125,9 @@ def info(
 
 @app.command()
 def sweep(
-    spec: Path = typer.Argument(..., help="TOML sweep spec: [base] run config and [sweep] axes (docs/sweep.md)"),
+    spec: Path = typer.Argument(..., help="TOML sweep spec: a base run config and the axes to sweep (docs/sweep.md)"),
     out_path: Path = typer.Option(..., "--out", help="zarr store of the results (one dataset, one dim per axis)"),
-    workers: Optional[int] = typer.Option(None, "--workers", help="local Dask worker processes [default: cores]"),
+    workers: Optional[int] = typer.Option(None, "--workers", help="local Dask worker processes (default: one per core)"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler",
                                             help="run on this dask.distributed scheduler (tcp://host:port)"),
     resume: bool = typer.Option(False, "--resume", help="continue the sweep in --out, skipping finished points"),
@@ -152,9 +152,9 @@ def sweep(
 def plot(
     result: Path = typer.Argument(..., help="a sweep's zarr store"),
     output: Path = typer.Option(..., "-o", "--output", help="figure file: .png, .svg or .pdf"),
-    x: Optional[str] = typer.Option(None, "--x", help="axis for the x axis [default: traffic.load if swept]"),
-    y: list[str] = typer.Option([], "--y", help="variable to draw (repeatable) [default: latency and throughput]"),
-    hue: Optional[str] = typer.Option(None, "--hue", help="one curve per value of this axis [default: the next]"),
+    x: Optional[str] = typer.Option(None, "--x", help="axis along x (default: traffic.load if swept)"),
+    y: list[str] = typer.Option([], "--y", help="variable to draw, repeatable (default: latency and throughput)"),
+    hue: Optional[str] = typer.Option(None, "--hue", help="one curve per value of this axis (default: the next varying one)"),
     sel: list[str] = typer.Option([], "--sel", help="fix another axis: AXIS=VALUE (repeatable)"),
 ) -> None:
     """Plot a sweep: curves over an axis, or router x port heatmaps for per-port variables."""

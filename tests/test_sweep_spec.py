@@ -1,5 +1,7 @@
 """Sweep specs: axes, ranges, zips, repeats, and the errors a researcher gets for a bad spec (no simulation)."""
 
+from pathlib import Path
+
 import pytest
 
 from fastnet.errors import ConfigError
@@ -34,13 +36,13 @@ def test_step_range_stops_before_an_off_grid_stop():
 def test_zip_is_one_axis_named_by_its_first_key_and_repeats_add_seeds_last():
     s = spec({
         "repeats": 3,
-        "zip": [{"topology": {"dims": [[4, 4], [6, 6]]}, "sim.warmup": [100, 200]}],
+        "zip": [{"topology": {"dims": [[4, 4], [6, 6]]}, "sim.warmup": [100, 100]}],  # followers may repeat
         "traffic.load": [0.1, 0.2],
     }, base={**TORUS, "sim": {"seed": 7}})
     assert [a.keys for a in s.axes] == [("topology.dims", "sim.warmup"), ("traffic.load",), ("sim.seed",)]
     assert s.axes[-1].values[0] == (7, 8, 9)
     cfg = s.config((1, 0, 2))
-    assert cfg["topology"]["dims"] == [6, 6] and cfg["sim"]["warmup"] == 200 and cfg["sim"]["seed"] == 9
+    assert cfg["topology"]["dims"] == [6, 6] and cfg["sim"]["warmup"] == 100 and cfg["sim"]["seed"] == 9
     assert cfg["traffic"]["load"] == 0.1
 
 
@@ -77,6 +79,7 @@ def test_no_base_means_the_embedded_default_run():
     ({"traffic.load": {"start": 0.1, "stop": 0.5, "by": 0.1}}, "sweep.traffic.load.by", "unknown range key"),
     ({"traffic.load": {"start": 0, "stop": 1, "num": 3, "log": True}}, "sweep.traffic.load", "start > 0"),
     ({"zip": [{"traffic.load": [0.1, 0.2], "sim.seed": [1]}]}, "sweep.zip[0]", "equal lengths"),
+    ({"zip": [{"traffic.load": [0.1, 0.1], "sim.seed": [1, 2]}]}, "sweep.traffic.load", "distinct"),
     ({"repeats": 0}, "sweep.repeats", "integer >= 1"),
     ({"repeats": 2, "sim.seed": [1, 2]}, "sweep.sim.seed", "repeats already sweeps"),
     ({"traffic.load": [0.1], "zip": [{"traffic.load": [0.2]}]}, "sweep.traffic.load", "more than one axis"),
@@ -99,3 +102,10 @@ def test_unknown_tables_in_a_spec_are_refused():
     with pytest.raises(ConfigError) as e:
         load_spec({"base": TORUS, "sweep": {"traffic.load": [0.1]}, "swep": {}})
     assert e.value.field == "swep"
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.toml")),
+                         ids=lambda p: p.name)
+def test_example_specs_resolve_every_point(path):
+    s = load_spec(path)
+    assert len(s.configs()) == s.size > 1

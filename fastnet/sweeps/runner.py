@@ -26,12 +26,13 @@ from typing import Any, Callable, Iterator
 import xarray as xr
 
 from .. import __version__
+from .. import config as _config
 from ..errors import ConfigError, FastnetError
 from . import store
 from .spec import Spec, load_spec
 
 PROBE_CYCLES = {"warmup": 50, "measure": 50, "drain": 100}  # a probe only needs the kernels and the schema
-PROBE_TRIES = 3
+PROBE_TRIES = 3  # points of a kind tried before the kind is left to fail in the sweep itself
 
 
 @dataclass
@@ -69,16 +70,20 @@ def _run(spec: Spec, configs: list[dict[str, Any]], path: Path, workers: int | N
          resume: bool, retry_failed: bool, progress: Callable[[Progress], None] | None) -> xr.Dataset:
     if workers is not None and workers < 1:
         raise ConfigError("--workers", f"must be >= 1 (got {workers})")
-    if path.exists() and not resume:
+    exists = path.exists()
+    if exists and not resume:
         raise ConfigError("--out", f"{path} exists; pass --resume to finish that sweep, or choose another path")
     if not path.parent.is_dir():
         raise ConfigError("--out", f"directory {path.parent} does not exist")
+    attrs = _same_spec(path, spec) if exists else {}
     probes, probe_configs = probe(spec, configs)
     lay = store.layout_from_probes(spec, configs, probes)
-    if path.exists():
-        _check_same_sweep(path, spec, lay)
+    if exists:
+        if attrs.get("sweep_layout") != lay.to_json():
+            raise ConfigError("--resume", f"{path} was written by fastnet {attrs.get('fastnet_version')} with other "
+                              f"variables than fastnet {__version__} produces; use another --out")
     else:
-        store.create(path, spec, lay, configs[0])
+        store.create(path, spec, lay, _config.resolve(spec.base))
     done = store.markers(path)
     if retry_failed:
         for i, m in list(done.items()):
@@ -90,7 +95,7 @@ def _run(spec: Spec, configs: list[dict[str, Any]], path: Path, workers: int | N
     if progress:
         progress(state)
     if todo:
-        with _client(workers, scheduler, probe_configs) as client:
+        with _client(workers, scheduler, probe_configs, len(todo)) as client:
             _submit_all(client, str(path), lay, todo, configs, state, progress)
     return xr.open_zarr(path, chunks=None)  # lazy arrays without a dask graph of one task per point
 
@@ -117,12 +122,13 @@ def probe(spec: Spec, configs: list[dict[str, Any]]) -> tuple[list[xr.Dataset], 
     done, used, first_error = [], [], None
     for kind in probe_kinds(configs):
         for i in kind[:PROBE_TRIES]:
+            cfg = short(configs[i])
             try:
-                done.append(run(short(configs[i])))
+                done.append(run(cfg))
             except FastnetError as e:
                 first_error = first_error or (i, e)
                 continue
-            used.append(short(configs[i]))
+            used.append(cfg)
             break
     if not done:
         i, e = first_error
@@ -130,18 +136,20 @@ def probe(spec: Spec, configs: list[dict[str, Any]]) -> tuple[list[xr.Dataset], 
     return done, used
 
 
-def _check_same_sweep(path: Path, spec: Spec, lay: store.Layout) -> None:
+def _same_spec(path: Path, spec: Spec) -> dict[str, Any]:
+    """The store's attrs, if it holds this very sweep (checked before any probe runs)."""
     attrs = store.read_attrs(path)
-    if attrs.get("sweep_spec") != spec.to_json():
+    if "sweep_spec" not in attrs:
+        raise ConfigError("--out", f"{path} is not a fastnet sweep store; choose another path")
+    if attrs["sweep_spec"] != spec.to_json():
         raise ConfigError("--resume", f"{path} holds a different sweep (its spec differs from this one); "
                           "use another --out")
-    if attrs.get("sweep_layout") != lay.to_json():
-        raise ConfigError("--resume", f"{path} was written by fastnet {attrs.get('fastnet_version')} with other "
-                          f"variables than fastnet {__version__} produces; use another --out")
+    return attrs
 
 
 @contextlib.contextmanager
-def _client(workers: int | None, scheduler: str | None, probes: list[dict[str, Any]]) -> Iterator[Any]:
+def _client(workers: int | None, scheduler: str | None, probes: list[dict[str, Any]], points: int
+            ) -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
     if scheduler:
@@ -156,8 +164,9 @@ def _client(workers: int | None, scheduler: str | None, probes: list[dict[str, A
             yield client
         return
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    n = workers or cores
-    # One thread per worker process: points are independent, numba kernels release no work to other threads.
+    n = min(workers or cores, points)  # a resume with one point left needs one worker
+    # One single-threaded process per core: points are independent and each is one sequential kernel loop;
+    # numba's parallel routing-table build gets the cores a worker would otherwise oversubscribe.
     env = {"NUMBA_NUM_THREADS": str(max(1, cores // n))}
     with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=logging.ERROR, env=env) as cluster, Client(cluster) as client:

@@ -163,6 +163,7 @@ def _axes(table: dict[str, Any], base_seed: int) -> list[Axis]:
         axes.append(Axis(("sim.seed",), (tuple(base_seed + i for i in range(n)),)))
     seen: set[str] = set()
     for a in axes:
+        _distinct(f"sweep.{a.dim}", a.values[0])
         for k in a.keys:
             if k in seen:
                 why = "; repeats already sweeps sim.seed" if k == "sim.seed" and "repeats" in table else ""
@@ -201,10 +202,14 @@ def _values(field: str, value: Any) -> tuple[Any, ...]:
     else:
         raise ConfigError(field, "must be a non-empty list of values or a range {start, stop, step} / "
                           "{start, stop, num[, log]}")
+    return tuple(values)
+
+
+def _distinct(field: str, values: tuple[Any, ...]) -> None:
+    """A dimension's values label its points: they must differ (zipped followers may repeat)."""
     keys = [json.dumps(v, sort_keys=True) for v in values]
     if len(set(keys)) != len(keys):
-        raise ConfigError(field, f"values must be distinct (got {values!r})")
-    return tuple(values)
+        raise ConfigError(field, f"values must be distinct (got {list(values)!r})")
 
 
 def _range(field: str, r: dict[str, Any]) -> list[Any]:

@@ -74,14 +74,14 @@ class Layout:
 
     `fields`: name -> (extra dims, dtype, attrs) for every metric the probes produced plus POINT_VARIABLES;
     `dims`: extra dim -> length (the largest any point needs; shorter values are padded with the fill value);
-    `coords`: 1-D coordinates of the extra dims, shared by every point.
+    `coords`: 1-D coordinates of the extra dims shared by every point: name -> (dim, values, attrs).
     """
 
     axes: list[str]
     shape: list[int]
     fields: dict[str, tuple[tuple[str, ...], str, dict[str, str]]] = field(default_factory=dict)
     dims: dict[str, int] = field(default_factory=dict)
-    coords: dict[str, tuple[str, np.ndarray]] = field(default_factory=dict)
+    coords: dict[str, tuple[str, np.ndarray, dict[str, Any]]] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps({"axes": self.axes, "shape": self.shape, "fields": self.fields, "dims": self.dims},
@@ -116,19 +116,20 @@ def layout_from_probes(spec: Spec, configs: list[dict[str, Any]], probes: list[x
         (ts,) = intervals
         lay.dims["time"] = max(-(-(c["sim"]["warmup"] + c["sim"]["measure"] + c["sim"]["drain"]) // ts)
                                for c in configs)
-        lay.coords["time"] = ("time", np.arange(lay.dims["time"], dtype=np.int64) * ts)
+        lay.coords["time"] = ("time", np.arange(lay.dims["time"], dtype=np.int64) * ts,
+                              {"units": "cycles", "description": "start of each time-series interval"})
     for name in dict.fromkeys(c for ds in probes for c in ds.coords):
         first = next(ds[name] for ds in probes if name in ds.coords)
         if first.dims == (name,):
             if name != "time":
-                lay.coords[name] = (name, np.arange(lay.dims[name]))  # positions (port, latency_bin)
+                lay.coords[name] = (name, np.arange(lay.dims[name]), dict(first.attrs))  # port, latency_bin
             continue
         same = all(name in ds.coords and ds[name].sizes == first.sizes and np.array_equal(ds[name], first)
                    for ds in probes)
         if same and first.sizes == {d: lay.dims[d] for d in first.dims} and first.ndim == 1:
-            lay.coords[name] = (first.dims[0], first.values)
+            lay.coords[name] = (first.dims[0], first.values, dict(first.attrs))
         else:  # e.g. port_router when the topology is swept: one row per point
-            lay.fields[name] = (tuple(first.dims), dtype_name(first.dtype), {k: str(v) for k, v in first.attrs.items()})
+            lay.fields[name] = (tuple(first.dims), dtype_name(first.dtype), dict(first.attrs))
     for name, (dtype, units, doc) in POINT_VARIABLES.items():
         lay.fields[name] = ((), dtype, {"units": units, "description": doc})
     return lay
@@ -183,10 +184,10 @@ def create(path: Path, spec: Spec, lay: Layout, base_config: dict[str, Any]) -> 
                                      flag_meanings="pending finished failed")
     encoding["status"] = {"chunks": (1,) * len(dims)}  # 0 = pending is a value, not a missing one
     coords = _axis_coords(spec)
-    for name, (dim, values) in lay.coords.items():
+    for name, (dim, values, cattrs) in lay.coords.items():
         if values.dtype.kind == "U":  # variable-length UTF-8: fixed-width unicode has no zarr v3 spec yet
             values = values.astype(np.dtypes.StringDType())
-        coords[name] = xr.Variable((dim,), values, attrs=_coord_attrs(name))
+        coords[name] = xr.Variable((dim,), values, attrs=cattrs)
     attrs = {
         "title": "fastnet sweep",
         "fastnet_version": __version__,
@@ -206,18 +207,14 @@ def create(path: Path, spec: Spec, lay: Layout, base_config: dict[str, Any]) -> 
 
         zarr.open_group(tmp / DONE, mode="w-", zarr_format=3,
                         attributes={"description": "fastnet sweep: one marker file per finished point"})
-        tmp.rename(path)
+        try:
+            tmp.rename(path)
+        except OSError:
+            raise ConfigError("--out", f"{path} appeared while this sweep created it: is another sweep "
+                              "writing there?") from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
-
-
-def _coord_attrs(name: str) -> dict[str, str]:
-    if name == "time":
-        return {"units": "cycles", "description": "start of each time-series interval"}
-    if name == "port":
-        return {"description": "router port index (results.py)"}
-    return {}
 
 
 def read_attrs(path: Path) -> dict[str, Any]:
