@@ -16,7 +16,7 @@ from fastnet import config
 from fastnet.sweeps import store
 
 ROOT = Path(__file__).resolve().parents[1]
-LOADS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+LOADS = [0.1, 0.3, 0.4, 0.5]
 SEEDS = [1, 2]
 SIM = {"warmup": 2000, "measure": 2000, "drain": 4000}  # the 1056-node default dragonfly: ~0.1-0.4 s a point
 
@@ -36,8 +36,8 @@ def sweep_cmd(spec, out, *extra):
 
 
 def fresh_run(load, seed):
-    cfg = config.merge(config.read_toml(config.DEFAULT_CONFIG), {"traffic": {"load": load}, "sim": {**SIM, "seed": seed}})
-    return fastnet.run(cfg)
+    override = {"traffic": {"load": load}, "sim": {**SIM, "seed": seed}}
+    return fastnet.run(config.merge(config.read_toml(config.DEFAULT_CONFIG), override))
 
 
 def wait_for_group_to_exit(pgid, seconds):
@@ -65,7 +65,7 @@ def test_sigkill_mid_sweep_then_resume_runs_each_missing_point_once(tmp_path):
                             start_new_session=True)
     try:
         deadline = time.monotonic() + 240
-        while not (out.exists() and len(store.markers(out)) >= 3):
+        while not (out.exists() and len(store.markers(out)) >= 2):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the sweep finished no point in time"
             time.sleep(0.02)
@@ -77,7 +77,7 @@ def test_sigkill_mid_sweep_then_resume_runs_each_missing_point_once(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     assert not live, f"worker processes outlived the killed sweep: {live}"
     before = store.markers(out)
-    assert 3 <= len(before) < total, "the kill should land mid-sweep"
+    assert 2 <= len(before) < total, "the kill should land mid-sweep"
     pending = sorted(set(range(total)) - set(before))
     # A point killed after writing part of its region but before its marker: leave garbage there.
     torn = pending[0]

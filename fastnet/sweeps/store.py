@@ -103,7 +103,7 @@ def layout_from_probes(spec: Spec, configs: list[dict[str, Any]], probes: list[x
     lay = Layout(axes=[a.dim for a in spec.axes], shape=list(spec.shape))
     for ds in probes:
         for name, var in ds.data_vars.items():
-            dims, units, doc = VARIABLES.get(name, (var.dims, var.attrs.get("units", ""), var.attrs.get("description", "")))
+            _, units, doc = VARIABLES.get(name, ((), var.attrs.get("units", ""), var.attrs.get("description", "")))
             lay.fields.setdefault(name, (tuple(var.dims), dtype_name(var.dtype),
                                          {"units": units, "description": doc}))
         for dim, n in ds.sizes.items():
