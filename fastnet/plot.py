@@ -100,8 +100,8 @@ def _select(ds: xr.Dataset, sel: list[str] | tuple[str, ...]) -> xr.Dataset:
     for item in sel:
         key, sep, raw = item.partition("=")
         key = key.strip()
-        if not sep or key not in ds.coords:
-            raise ConfigError("--sel", f"expected AXIS=VALUE with an axis of the sweep, got {item!r}")
+        if not sep or key not in ds.coords or ds[key].ndim != 1 or ds[key].dims[0] not in axes_of(ds):
+            raise ConfigError("--sel", f"expected AXIS=VALUE with an axis of the sweep not fixed yet, got {item!r}")
         try:
             value = tomllib.loads(f"v = {raw}")["v"]
         except tomllib.TOMLDecodeError:

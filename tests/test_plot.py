@@ -75,6 +75,8 @@ def test_cli_writes_png_and_svg(result, tmp_path):
     ({"x": "traffic.load", "hue": "sim.seed"}, "--sel", "axis traffic.pattern has 2 values"),
     ({"x": "load"}, "--x", "must be an axis"),
     ({"sel": ["traffic.load=0.2"]}, "--sel", "no value 0.2"),
+    ({"sel": ["traffic.load=0.1", "traffic.load=0.3"]}, "--sel", "not fixed yet"),
+    ({"sel": ["port=1"]}, "--sel", "an axis of the sweep"),
     ({"y": ["port_utilization", "packet_latency_mean"]}, "--y", "plot it alone"),
 ])
 def test_bad_plot_requests_say_what_is_allowed(result, kwargs, field, words):

@@ -204,6 +204,9 @@ def _submit_all(client: Any, path: str, lay: store.Layout, todo: list[int], conf
 
     session = uuid.uuid4().hex[:12]
     lay_f = client.scatter(lay, broadcast=True)
+    # Highest offered load first: points near saturation run longest (drain), and starting the longest first
+    # keeps every worker busy until the end instead of leaving one to finish the slowest point alone.
+    todo = sorted(todo, key=lambda i: -configs[i]["traffic"]["load"])
     futures = {client.submit(run_point, path, lay_f, i, configs[i], session, key=f"fastnet-point-{i}-{session}",
                              pure=False): i for i in todo}
     for fut in as_completed(futures):
