@@ -73,10 +73,15 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         raise ConfigError("sim.max_cycles", f"warmup + measure + drain = {w1 + sim['drain']} exceeds it")
     watchdog = max(sim["watchdog"], 4 * (max_packet + max_lat + router["delay"] + router["credit_delay"]))
     algorithm = rcfg["algorithm"]
+    # per-packet allocation stages: route, VC and switch allocation (at most 3 cycles; a longer `delay` is
+    # pipeline latency, not occupancy)
+    stages = min(router["delay"], 4)
+    head_delay = max(stages - 1, 0) if router["head_delay"] == "auto" else router["head_delay"]
+    vc_realloc = max(stages - 2, 0) if router["vc_realloc"] == "auto" else router["vc_realloc"]
     adaptive_choice = (algorithm == "ksp" and rcfg["path_choice"] == "adaptive") or \
         (algorithm == "updown" and rcfg["up_port"] == "adaptive")
     prm = Params(
-        vcs=V, delay=router["delay"], speedup=float(router["speedup"]), iters=router["alloc_iters"],
+        vcs=V, delay=router["delay"], head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]), iters=router["alloc_iters"],
         credit_delay=router["credit_delay"], routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,
         n_escape=(2 if net.kind == "torus" else 1) if algorithm == "adaptive" else 0, hop_limit=layout.hop_limit,
         paths=rcfg["paths"], adaptive_choice=adaptive_choice,
