@@ -68,7 +68,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--big", action="store_true", help="also HM/JM on jellyfish(10000, 24, 8)")
     args = ap.parse_args()
-    print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, numba threads {__import__('numba').get_num_threads()}")
+    import numba
+
+    print(f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, numba threads {numba.get_num_threads()}")
     print("| case | flows | paths | model alone (median / max) | in-process total | CLI, fresh process | target |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     rows = [("JM, jellyfish(1000, 24, 8), random(1), k = 8", JM_TOPO, "jm", 10, "10 s"),

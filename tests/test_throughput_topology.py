@@ -206,3 +206,37 @@ def test_hop_limit_without_paths_is_reported():
     net = build_network(cfg)
     with pytest.raises(ConfigError, match="throughput.max_hops"):
         sample_instance(net, cfg, 0, 1)
+
+
+def test_port_order_paths_are_the_engines_ksp_paths():
+    """path_order = "port" enumerates exactly the paths the engine's ksp routing uses (kernels/routing.py)."""
+    from fastnet.build.routing import build_routes, with_distance_table
+    from fastnet.kernels._jit import jit
+    from fastnet.kernels.routing import ksp_walk
+
+    @jit
+    def engine_paths(ps, port, dist, s, d, limit, k, hops, out):
+        stack_r = np.empty(limit + 2, dtype=np.int64)
+        stack_p = np.empty(limit + 2, dtype=np.int64)
+        n = ksp_walk(ps, port, dist, s, d, limit, -k, 0, stack_r, stack_p)
+        for j in range(n):
+            for h in range(hops[j] if j < len(hops) else 0):
+                out[j, h] = ksp_walk(ps, port, dist, s, d, limit, j, h, stack_r, stack_p)
+        return n
+
+    for topo in ({"kind": "jellyfish", "switches": 20, "radix": 5, "p": 1, "seed": 4},
+                 {"kind": "torus", "dims": [4, 4], "p": 1}):
+        net = build_network({"topology": topo})
+        routes = with_distance_table(net, build_routes(net))
+        limit = diameter(net) + 1
+        rng = np.random.default_rng(1)
+        s = rng.integers(0, net.n_routers, 8)
+        t = (s + 1 + rng.integers(0, net.n_routers - 1, 8)) % net.n_routers
+        ports, length, count = router_paths(net, s, t, 4, limit, 0, "port")
+        ps = net.topo.router_port_start.astype(np.int64)
+        for i in range(8):
+            out = np.full((4, limit), -1, dtype=np.int64)
+            n = engine_paths(ps, net.topo.port, routes.dist, int(s[i]), int(t[i]), limit, 4, length[i], out)
+            assert n == count[i]
+            for j in range(n):
+                assert out[j, :length[i, j]].tolist() == ports[i, j, :length[i, j]].tolist()

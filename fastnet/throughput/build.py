@@ -67,8 +67,9 @@ def _assemble(flow_src, flow_dst, flow_pair, node_port, n_ports, ports, length, 
 
 
 def build_instance(net: Network, flows: Flows, k: int, max_hops: int, seed: int, link_capacity: float = 1.0,
-                   host_capacity: float = 1.0) -> Instance:
-    """Flows between hosts of `net`, each with up to k shortest router paths of at most max_hops hops."""
+                   host_capacity: float = 1.0, path_order: str = "random") -> Instance:
+    """Flows between hosts of `net`, each with up to k shortest router paths of at most max_hops hops
+    (paths.py: ties in length broken at random or in port order)."""
     src_r = net.node_router[flows.src].astype(np.int64)
     dst_r = net.node_router[flows.dst].astype(np.int64)
     R = net.n_routers
@@ -76,7 +77,7 @@ def build_instance(net: Network, flows: Flows, k: int, max_hops: int, seed: int,
     keys = np.unique(src_r[remote] * R + dst_r[remote])
     flow_pair = np.full(len(flows.src), -1, dtype=np.int64)
     flow_pair[remote] = np.searchsorted(keys, src_r[remote] * R + dst_r[remote])
-    ports, length, count = router_paths(net, keys // R, keys % R, k, max_hops, seed)
+    ports, length, count = router_paths(net, keys // R, keys % R, k, max_hops, seed, path_order)
     if len(count) and count.min() == 0:
         i = int(np.argmin(count))
         raise ConfigError("throughput.max_hops", f"no path of at most {max_hops} hops from router {keys[i] // R} "

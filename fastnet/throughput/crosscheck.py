@@ -29,7 +29,7 @@ from ..build.network import P_PEER_ROUTER, Network
 from ..build.routing import IP_KIND, Routes
 from ..errors import ConfigError
 from ..kernels._jit import jit
-from ..kernels.routing import K_MESH, K_TORUS, min_ports
+from ..kernels.minimal import K_MESH, K_TORUS, min_ports
 from .build import _assemble, links_of
 from .evaluate import MODELS, resolve
 from .instance import Instance
@@ -39,6 +39,7 @@ SINGLE_PATH_ROUTINGS = ("min", "dor")
 # A run is saturated when it accepts clearly less than it is offered (Bernoulli noise over a 10^4-cycle window is
 # about 1 %), or when the engine flags measured packets left undelivered after the drain.
 ACCEPT_RATIO = 0.97
+AUTO_LOAD_FACTORS = (0.9, 1.1)  # default loads: these multiples of the MCF saturation load, and 1.0
 
 
 def saturated_run(ds: xr.Dataset) -> bool:
@@ -48,9 +49,9 @@ def saturated_run(ds: xr.Dataset) -> bool:
 
 @jit
 def _trace(ps, port, dist, ip, alg, pair_s, pair_t, max_len, dor, out_ports, out_len, out_choices):
-    """Follow the engine's minimal next hops from each pair's source to its destination. With dor, take the
-    lowest dimension offered, + before - on a tie (torus of even radix); otherwise record how many next hops
-    were offered where there was a choice (out_choices > 1: not a single path)."""
+    """Follow the engine's minimal next hops from each pair's source to its destination (with dor, the lowest
+    dimension offered) and record the most next hops the routing could choose from at one router
+    (out_choices > 1: not a single path)."""
     buf = np.empty(max(64, port.shape[0] // max(len(ps) - 1, 1) + 8), dtype=np.int64)
     for i in range(len(pair_s)):
         r, t = pair_s[i], pair_t[i]
@@ -60,13 +61,22 @@ def _trace(ps, port, dist, ip, alg, pair_s, pair_t, max_len, dor, out_ports, out
             n = min_ports(ps, port, dist, ip, alg, r, t, buf)
             q = buf[0]
             if n > 1 and dor:
+                # the engine's dor_step: the lowest dimension that differs; both directions of a ring of even
+                # radix at distance k/2 are drawn at random per packet, which is a choice
                 best = 1 << 30
+                ties = 0
                 for c in range(n):
                     local = buf[c] - ps[r]
                     for col in range(alg.shape[1]):
-                        if alg[r, col] == local and col < best:
-                            best = col
-                            q = buf[c]
+                        if alg[r, col] == local:
+                            if col // 2 < best // 2:
+                                best = col
+                                q = buf[c]
+                                ties = 1
+                            elif col // 2 == best // 2:
+                                ties += 1
+                if ties > most:
+                    most = ties
             elif n > most:
                 most = n
             out_ports[i, h] = q
@@ -100,8 +110,9 @@ def engine_routes(net: Network, routes: Routes, algorithm: str, pair_s: np.ndarr
         bad = np.flatnonzero(choices > 1)
         raise ConfigError("routing.algorithm", f"{algorithm} routing is not single-path for this pattern: "
                           f"{len(bad)} of {n} router pairs have several minimal next hops (e.g. router "
-                          f"{pair_s[bad[0]]} -> {pair_t[bad[0]]}); use dor on a torus or mesh, or a pattern/"
-                          "topology with unique minimal paths (e.g. a ring of odd size)")
+                          f"{pair_s[bad[0]]} -> {pair_t[bad[0]]}); use dor on a torus or mesh of odd radices (a "
+                          "ring of even radix k draws the direction at distance k/2), or a pattern/topology with "
+                          "unique minimal paths (e.g. a ring of odd size)")
     return ports[:, None, :], length[:, None], np.ones(n, dtype=np.int64)
 
 
@@ -125,14 +136,14 @@ def engine_instance(net: Network, routes: Routes, cfg: dict[str, Any]) -> Instan
 def crosscheck(cfg: dict[str, Any], loads: list[float] | None = None,
                progress: Callable[[str], None] | None = None) -> xr.Dataset:
     """Models and simulations of `cfg` (see the module docstring) as one Dataset: `model_throughput_per_node`
-    (model), `sim_*` (dimension `traffic.load`, named as sweeps name it), and per-link model loads next to the simulated port utilisation."""
+    (model), `sim_*` (dimension `traffic.load`, named as sweeps name it), and per-link model loads next to the
+    simulated port utilisation. `loads` defaults to 0.9 and 1.1 times the MCF saturation load, and 1.0."""
     from ..sim import prepare, simulate
     from ..results import to_dataset
 
     t_start = time.perf_counter()
     cfg = resolve(cfg)
-    loads = [1.0] if not loads else list(loads)
-    for v in loads:
+    for v in loads or []:
         if not 0.0 < v <= 1.0:
             raise ConfigError("--loads", f"each load must be in (0, 1] phits/node/cycle (got {v})")
     net = build_network(cfg)
@@ -144,8 +155,14 @@ def crosscheck(cfg: dict[str, Any], loads: list[float] | None = None,
         t0 = time.perf_counter()
         rate, path_rate = MODELS[m](inst)
         secs.append(time.perf_counter() - t0)
+        if m == "mcf":
+            mcf_level = (rate / inst.weight).min() if inst.n_flows else 1.0
         per_node.append(rate.sum() / net.n_nodes)
         link_util.append(inst.link_load(path_rate)[: net.n_ports])
+    if not loads:  # just below and above the saturation load MCF predicts, and flat out
+        # MCF's common level is the load each sending host can offer (weights sum to 1 per host)
+        mcf_load = float(mcf_level)
+        loads = sorted({round(min(f * mcf_load, 1.0), 4) for f in AUTO_LOAD_FACTORS} | {1.0})
     sims = []
     for load in loads:
         if progress:

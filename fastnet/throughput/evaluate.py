@@ -78,13 +78,15 @@ def resolve(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def hop_limit(net: Network, tcfg: dict[str, Any]) -> int:
-    return diameter(net) + 2 if tcfg["max_hops"] == "auto" else int(tcfg["max_hops"])
+    """Longest path in router hops: `max_hops`, or the diameter + 1 (the engine's ksp `hop_limit` rule)."""
+    return diameter(net) + 1 if tcfg["max_hops"] == "auto" else int(tcfg["max_hops"])
 
 
 def sample_instance(net: Network, cfg: dict[str, Any], sample: int, max_hops: int) -> Instance:
     t = cfg["throughput"]
     flows = make_flows(net, t["pattern"], t["x"], t["seed"], sample, cfg["traffic"])
-    return build_instance(net, flows, t["k"], max_hops, t["seed"], t["link_capacity"], t["host_capacity"])
+    return build_instance(net, flows, t["k"], max_hops, t["seed"], t["link_capacity"], t["host_capacity"],
+                          t["path_order"])
 
 
 def confidence_halfwidth(values: np.ndarray, confidence: float, axis: int = -1) -> np.ndarray:
@@ -152,7 +154,7 @@ def evaluate(cfg: dict[str, Any], progress: Callable[[int, int], None] | None = 
     attrs = {
         "fastnet_version": __version__, "config": json.dumps(cfg, sort_keys=True), "topology": net.kind,
         "routers": net.n_routers, "nodes": net.n_nodes, "pattern": t["pattern"], "x": t["x"], "k": t["k"],
-        "max_hops": max_hops, "samples": samples, "confidence": t["confidence"],
+        "max_hops": max_hops, "path_order": t["path_order"], "samples": samples, "confidence": t["confidence"],
         "wall_seconds": time.perf_counter() - t_start,
     }
     coords = {"model": models, "sample": np.arange(samples), "flow": np.arange(rate.shape[2])}

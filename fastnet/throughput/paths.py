@@ -1,14 +1,18 @@
 """k shortest paths within a hop limit between router pairs, as sequences of output ports (seed 001 §III).
 
 For each (source router, destination router) pair the paths are found level by level: every simple path of
-length d (the distance), then d + 1, ... up to `max_hops`, until k are collected; within the level that
-completes the set, the paths kept are drawn uniformly at random (reservoir sampling) so no port order is
-favoured. The draw is keyed by (seed, source, destination) alone: a pair gets the same paths in every pattern.
+length d (the distance), then d + 1, ... up to `max_hops`, until k are collected. Two ways to pick among the
+paths of the level that completes the set:
+
+- `ORDER_RANDOM` (default): uniformly at random (reservoir sampling), so no port numbering is favoured; the
+  draw is keyed by (seed, source, destination) alone, so a pair gets the same paths in every pattern.
+- `ORDER_PORT`: the first ones in port order, exactly the engine's `ksp` routing (kernels/routing.py
+  ksp_walk), so a model can run on the paths a simulation of `routing.algorithm = "ksp"` uses.
 
 Enumeration is a depth-first search that only steps to routers still within reach (BFS distance to the
-destination <= hops left), visiting a router's ports from a random offset. A level that needs more than
-`ENUM_CAP` search steps keeps what it found so far (a large cap: it only binds on paths far longer than the
-shortest in big, dense graphs).
+destination <= hops left). In random order it visits a router's ports from a random offset, and a level that
+needs more than `ENUM_CAP` search steps keeps what it found so far (a large cap: it only binds on paths far
+longer than the shortest in big, dense graphs).
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from ..build.network import Network
 from ..kernels._jit import jit, jit_inline, jit_parallel
 
 ENUM_CAP = 200_000
+ORDER_RANDOM, ORDER_PORT = 0, 1
+ORDERS = {"random": ORDER_RANDOM, "port": ORDER_PORT}
 
 
 @jit_inline
@@ -63,7 +69,7 @@ def bfs_to(nbr_start, nbr, t, dist, queue):
 
 
 @jit
-def _ksp_range(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k, max_hops, seed, cap,
+def _ksp_range(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k, max_hops, seed, cap, order,
                out_ports, out_len, out_count, lo, hi):
     """Paths for pairs lo..hi-1 (sorted by destination, so each destination's BFS runs once per range)."""
     R = len(net_start)
@@ -97,9 +103,9 @@ def _ksp_range(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k
             stamp[s] = cur
             tried[0] = 0
             deg = port_end[s] - net_start[s]
-            off[0] = _below(state, deg) if deg > 0 else 0
+            off[0] = _below(state, deg) if deg > 0 and order == ORDER_RANDOM else 0
             steps = 0
-            while depth >= 0 and steps < cap:
+            while depth >= 0 and (steps < cap or order == ORDER_PORT):
                 u = node[depth]
                 deg = port_end[u] - net_start[u]
                 if tried[depth] == deg:
@@ -116,7 +122,12 @@ def _ksp_range(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k
                     if left == 0:
                         ports[depth] = q
                         seen += 1
-                        slot = seen - 1 if seen <= need else _below(state, seen)
+                        if seen <= need:
+                            slot = seen - 1
+                        elif order == ORDER_PORT:
+                            break  # the first `need` in port order are kept
+                        else:
+                            slot = _below(state, seen)
                         if slot < need:
                             for h in range(L):
                                 res[slot, h] = ports[h]
@@ -130,7 +141,7 @@ def _ksp_range(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k
                 stamp[v] = cur
                 tried[depth] = 0
                 dv = port_end[v] - net_start[v]
-                off[depth] = _below(state, dv) if dv > 0 else 0
+                off[depth] = _below(state, dv) if dv > 0 and order == ORDER_RANDOM else 0
             got = min(seen, need)
             for j in range(got):
                 for h in range(L):
@@ -143,14 +154,14 @@ def _ksp_range(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k
 
 
 @jit_parallel
-def ksp_kernel(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k, max_hops, seed, cap,
+def ksp_kernel(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k, max_hops, seed, cap, order,
                out_ports, out_len, out_count, bounds):
     """Paths for each pair (pairs sorted by destination), chunk c = pairs bounds[c]..bounds[c+1]-1 on its own
     thread. out_ports[i, j, :out_len[i, j]] are the output ports of pair i's j-th path; out_count[i] <= k paths
     were found within max_hops. Each pair's random draws depend on (seed, s, t) only, so any thread count gives
     the same paths."""
     for c in prange(len(bounds) - 1):
-        _ksp_range(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k, max_hops, seed, cap,
+        _ksp_range(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k, max_hops, seed, cap, order,
                    out_ports, out_len, out_count, bounds[c], bounds[c + 1])
 
 
@@ -189,13 +200,13 @@ def diameter(net: Network) -> int:
 
 
 def router_paths(net: Network, pair_s: np.ndarray, pair_t: np.ndarray, k: int, max_hops: int,
-                 seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 seed: int, order: str = "random") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """k shortest paths (as output-port sequences) for router pairs s != t.
 
     Returns (ports int64[n, k, max_hops], length int64[n, k], count int64[n]) in the order of the given pairs."""
     pair_s = np.asarray(pair_s, dtype=np.int64)
     pair_t = np.asarray(pair_t, dtype=np.int64)
-    order = np.lexsort((pair_s, pair_t))
+    path_order, order = order, np.lexsort((pair_s, pair_t))
     n = len(pair_s)
     ports = np.zeros((n, k, max(max_hops, 1)), dtype=np.int64)
     length = np.zeros((n, k), dtype=np.int64)
@@ -205,9 +216,9 @@ def router_paths(net: Network, pair_s: np.ndarray, pair_t: np.ndarray, k: int, m
     g = net.graph
     if n:
         bounds = _chunks(pair_t[order], 4 * numba.get_num_threads())
+        ports_sorted, len_sorted, cnt_sorted = np.zeros_like(ports), np.zeros_like(length), np.zeros_like(count)
         ksp_kernel(ps[:-1] + nodes, ps[1:], net.port_peer_router.astype(np.int64), g.nbr_start,
                    g.nbr.astype(np.int64), pair_s[order], pair_t[order], k, max_hops, seed, ENUM_CAP,
-                   ports_sorted := np.zeros_like(ports), len_sorted := np.zeros_like(length),
-                   cnt_sorted := np.zeros_like(count), bounds)
+                   ORDERS[path_order], ports_sorted, len_sorted, cnt_sorted, bounds)
         ports[order], length[order], count[order] = ports_sorted, len_sorted, cnt_sorted
     return ports, length, count

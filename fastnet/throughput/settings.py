@@ -6,7 +6,8 @@
     k = 1                     # paths per flow: k shortest within max_hops
     samples = 10              # random patterns averaged (seed 001 uses 36)
     models = ["mmf", "mcf", "hm", "jm"]   # also "waterfill" (single-path MMF, needs k = 1)
-    max_hops = "auto"         # longest router path allowed; auto = diameter + 2
+    max_hops = "auto"         # longest router path allowed; auto = diameter + 1 (as routing.hop_limit)
+    path_order = "random"     # which paths win ties in length: random, or port (= the engine's ksp routing)
     link_capacity = 1.0       # router-router links, each direction
     host_capacity = 1.0       # host-router links, each direction
     seed = 1                  # patterns of sample i use (seed, i); path tie-breaks use seed
@@ -41,6 +42,7 @@ SECTION: dict[str, tuple[Any, Any]] = {
     "samples": (10, _config._int(1, 10_000)),
     "models": (list(DEFAULT_MODELS), _models),
     "max_hops": ("auto", _config._int_or_auto(1)),
+    "path_order": ("random", _config._choice("random", "port")),
     "link_capacity": (1.0, _config._real(0.0, 1e12, lo_open=True)),
     "host_capacity": (1.0, _config._real(0.0, 1e12, lo_open=True)),
     "seed": (1, _config._int(0, 2**63 - 1)),
