@@ -26,12 +26,13 @@ from ..errors import ConfigError
 from . import settings as _settings
 
 GAP_NOTE = (
-    "Why the simulation differs from the models: the models treat flows as fluid and share each link exactly "
-    "(MMF: max-min fair; MCF: one common rate). The routers share a link round-robin among input ports and VCs, "
-    "not among flows, in whole packets, through finite buffers: flows that merge late get more than fair, and a "
-    "flow can stall behind packets of a flow bottlenecked further on (head-of-line blocking), so links MMF fills "
-    "run below capacity. MCF is the load at which the network saturates (stable below it, unstable above); "
-    "the models are fluid upper bounds on what fair routers can deliver. See docs/throughput.md."
+    "Why the simulation differs from the models: MCF is the load at which the network saturates (stable just "
+    "below it, saturated just above). Past saturation the models assume fluid flows sharing each link by a rule "
+    "(MMF: max-min fair), while the routers share a link round-robin among input ports and VCs, in whole "
+    "packets, through finite buffers. Per-port round-robin is not per-flow fairness: a flow that meets a bundle "
+    "of flows at one input gets more than its fair share, so the simulation can deliver more in total than MMF "
+    "(which maximises the smallest rate, not the sum) but never more than the max-total bound; head-of-line "
+    "blocking and packet granularity pull it down. See docs/throughput.md."
 )
 
 
@@ -167,7 +168,8 @@ def run_crosscheck(cfg: dict[str, Any], loads: Optional[str], as_json: bool, out
     bottleneck = {"links": int(sat.sum()), "model_load": 1.0,
                   "sim_utilization_mean": float(util[sat].mean()) if sat.any() else None}
     if as_json:
-        print(json.dumps({"models": models, "simulation": {str(k): v for k, v in sim.items()},
+        print(json.dumps({"models": models, "max_total": float(ds.max_total_per_node),
+                          "simulation": {str(k): v for k, v in sim.items()},
                           "mmf_bottleneck_links": bottleneck,
                           "attrs": {k: ds.attrs[k] for k in ("topology", "routers", "nodes", "flows", "pattern",
                                                              "routing")}}))
@@ -186,6 +188,9 @@ def run_crosscheck(cfg: dict[str, Any], loads: Optional[str], as_json: bool, out
     names = {"mmf": "MMF", "mcf": "MCF (saturation load)", "hm": "HM", "jm": "JM", "waterfill": "water-filling"}
     for m, v in models.items():
         table.add_row(names.get(m, m), f"{v:.4f}", f"{accepted / v:.3f}" if v > 0 else "—")
+    bound = float(ds.max_total_per_node)
+    table.add_row("max total, no fairness (bound)", f"{bound:.4f}", f"{accepted / bound:.3f}" if bound > 0 else "—",
+                  style="dim")
     out.print(table)
     if sat.any():
         out.print(f"The {int(sat.sum())} links MMF fills carry {bottleneck['sim_utilization_mean']:.3f} "

@@ -242,3 +242,22 @@ def mmf(inst: Instance, max_iterations: int | None = None) -> LPResult:
 def mcf(inst: Instance) -> LPResult:
     """Maximum concurrent flow: the largest α such that every flow d can carry w_d α at once."""
     return mmf(inst, max_iterations=1)
+
+
+def max_total(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """(flow rates, path rates) that maximise the total rate Σ_d γ_d under the capacities, with no fairness at
+    all: the most any router could deliver on these paths, which bounds a simulation from above (MMF does
+    not: it maximises the smallest rate first, not the sum)."""
+    from scipy.optimize import linprog
+
+    NP = inst.n_paths
+    if NP == 0:
+        return np.zeros(inst.n_flows), np.zeros(0)
+    path_of_entry = np.repeat(np.arange(NP, dtype=np.int64), np.diff(inst.link_ptr))
+    A = sp.coo_matrix((np.ones(len(inst.links)), (inst.links, path_of_entry)), shape=(inst.n_links, NP)).tocsr()
+    res = linprog(-np.ones(NP), A_ub=A, b_ub=inst.capacity, bounds=(0, None), method="highs",
+                  options={"primal_feasibility_tolerance": FEAS_TOL, "dual_feasibility_tolerance": FEAS_TOL})
+    if res.status != 0:
+        raise RuntimeError(f"HiGHS did not solve the max-total LP: {res.message}")
+    v, _ = _repair(inst, np.maximum(res.x, 0.0))
+    return inst.flow_rate(v), v
