@@ -66,7 +66,6 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     V = max(layout.vcs.values())
     max_packet = traffic["packet_phits"]
     max_lat = int(net.port_latency.max())
-    horizon = 2 * max_packet + max_lat + router["credit_delay"] + 4  # farthest event ahead of now
     w0 = sim["warmup"]
     w1 = w0 + sim["measure"]
     if w1 + sim["drain"] > sim["max_cycles"]:
@@ -78,6 +77,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     stages = min(router["delay"], 4)
     head_delay = max(stages - 1, 0) if router["head_delay"] == "auto" else router["head_delay"]
     vc_realloc = max(stages - 2, 0) if router["vc_realloc"] == "auto" else router["vc_realloc"]
+    # farthest event ahead of now: a head's ready time (link queue + latency + router delay) or a credit
+    horizon = 2 * max_packet + max_lat + router["credit_delay"] + max(router["delay"], head_delay) + 8
     adaptive_choice = (algorithm == "ksp" and rcfg["path_choice"] == "adaptive") or \
         (algorithm == "updown" and rcfg["up_port"] == "adaptive")
     prm = Params(

@@ -188,7 +188,7 @@ def _ft_scan(ps, ip, r, d, buf):
 
 
 # ---------------------------------------------------------------- dispatch
-@jit
+@jit_inline
 def algebraic_scan(ps, port, ip, alg, r, d, buf):
     kind = ip[IP_KIND]
     if kind == K_DRAGONFLY:
@@ -200,14 +200,22 @@ def algebraic_scan(ps, port, ip, alg, r, d, buf):
     return _ft_scan(ps, ip, r, d, buf)
 
 
-@jit
+@jit_inline
 def min_ports(ps, port, dist, ip, alg, r, d, buf):
     if ip[IP_MODE] == TABLE:
         return table_min_ports(ps, port, dist, r, d, buf)
     return algebraic_scan(ps, port, ip, alg, r, d, buf)[0]
 
 
-@jit
+@jit_inline
+def min_ports_len(ps, port, dist, ip, alg, r, d, buf):
+    """min_ports and the minimal path length in one scan."""
+    if ip[IP_MODE] == TABLE:
+        return table_min_ports(ps, port, dist, r, d, buf), int(dist[r, d])
+    return algebraic_scan(ps, port, ip, alg, r, d, buf)
+
+
+@jit_inline
 def distance(ps, port, dist, ip, alg, r, d, buf):
     if r == d:
         return 0

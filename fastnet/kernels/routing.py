@@ -32,7 +32,7 @@ from ..build.network import GLOBAL, N_PORT, N_ROUTER, NODE, P_CLASS, P_PEER_PORT
 from ..build.routing import IP_A, IP_DIMS, IP_G, IP_H, IP_K, IP_KIND, IP_N, IP_NDIM, IP_P, IP_PALM, IP_STRIDES, IP_WRAP
 from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
 from ._jit import jit, jit_inline
-from .minimal import K_DRAGONFLY, K_FATTREE, K_MESH, K_TORUS, _df_local_port, distance, min_ports
+from .minimal import K_DRAGONFLY, K_FATTREE, K_MESH, K_TORUS, _df_local_port, distance, min_ports, min_ports_len
 from .rng import below
 from .state import (
     PK_CLS, PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_OUT, PK_PHASE, PK_SIZE, PK_SRC, PK_VCC, PT_WAIT, VC_CAP, VC_FREE,
@@ -192,11 +192,12 @@ def ksp_walk(ps, port, dist, s, d, limit, want, hop, stack_r, stack_p):
 # ---------------------------------------------------------------- UGAL
 @jit
 def path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, r, t, global_q):
-    """Occupancy cost toward router t: the first minimal port's (ugal_l) or the sum along a minimal path
-    (ugal_g, following the least occupied minimal port at each router)."""
+    """(congestion, hops) toward router t: the first minimal port's occupancy (ugal_l), or the sum along a
+    minimal path following the least occupied minimal port at each router (ugal_g)."""
     q = 0
+    hops = 0
     while r != t:
-        n = min_ports(ps, port, dist, ip, alg, r, t, buf)
+        n, length = min_ports_len(ps, port, dist, ip, alg, r, t, buf)
         best, best_q = buf[0], 1 << 62
         for j in range(n):
             qj = occupancy(port, vc, pt, V, buf[j])
@@ -204,9 +205,10 @@ def path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, r, t, global_q):
                 best, best_q = buf[j], qj
         q += best_q
         if not global_q:
-            return q
+            return q, length
         r = port[best, P_PEER_ROUTER]
-    return q
+        hops += 1
+    return q, hops
 
 
 @jit
@@ -238,20 +240,11 @@ def random_intermediate(ip, rng, n_routers, r, d):
     return x
 
 
-@jit
+@jit_inline
 def reached(ip, r, inter):
     if ip[IP_KIND] == K_DRAGONFLY:
         return r // ip[IP_A] == inter
     return r == inter
-
-
-@jit
-def valiant_hops(ps, port, dist, ip, alg, buf, rng, r, inter, d):
-    """Path length via the intermediate (dragonfly: to the group, then from where the packet lands)."""
-    if ip[IP_KIND] == K_DRAGONFLY:
-        _, to_group, land = df_to_group(ps, port, ip, rng, r, inter)
-        return to_group + distance(ps, port, dist, ip, alg, land, d, buf)
-    return distance(ps, port, dist, ip, alg, r, inter, buf) + distance(ps, port, dist, ip, alg, inter, d, buf)
 
 
 @jit_inline
@@ -267,28 +260,29 @@ def ugal_decide(ps, port, dist, ip, alg, vc, pt, prm, pk, rng, buf, n_routers, r
     global_q = prm.routing == R_UGAL_G
     V = prm.vcs
     size = pk[h, PK_SIZE]
-    q_min = path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, r, d, global_q)
-    cost_min = ugal_cost(q_min, distance(ps, port, dist, ip, alg, r, d, buf), size, global_q)
+    q_min, h_min = path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, r, d, global_q)
+    cost_min = ugal_cost(q_min, h_min, size, global_q)
     best, best_cost = -1, 0.0
     for _ in range(prm.indirect):
         inter = random_intermediate(ip, rng, n_routers, r, d)
         if reached(ip, r, inter):
             continue
-        if ip[IP_KIND] == K_DRAGONFLY:
-            first, _, land = df_to_group(ps, port, ip, rng, r, inter)
+        if ip[IP_KIND] == K_DRAGONFLY:  # to the intermediate group, then minimal from where the packet lands
+            first, hops, land = df_to_group(ps, port, ip, rng, r, inter)
             q = occupancy(port, vc, pt, V, first)
-            if global_q:  # the rest of the way to the intermediate group, then minimal from where it lands
-                gateway = port[first, P_PEER_ROUTER]
-                if gateway != land:
-                    gport, _, _ = df_to_group(ps, port, ip, rng, gateway, inter)
-                    q += occupancy(port, vc, pt, V, gport)
-                q += path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, land, d, True)
+            gateway = port[first, P_PEER_ROUTER]
+            if global_q and gateway != land:
+                q += occupancy(port, vc, pt, V, df_to_group(ps, port, ip, rng, gateway, inter)[0])
+            start = land
         else:
-            q = path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, r, inter, global_q)
-            if global_q:
-                q += path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, inter, d, True)
-        hops = valiant_hops(ps, port, dist, ip, alg, buf, rng, r, inter, d)
-        cost = prm.penalty * ugal_cost(q, hops, size, global_q) + prm.threshold
+            q, hops = path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, r, inter, global_q)
+            start = inter
+        if global_q:
+            q2, h2 = path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, start, d, True)
+            q += q2
+        else:
+            h2 = distance(ps, port, dist, ip, alg, start, d, buf)
+        cost = prm.penalty * ugal_cost(q, hops + h2, size, global_q) + prm.threshold
         if best < 0 or cost < best_cost:
             best, best_cost = inter, cost
     if best >= 0 and cost_min > best_cost:
@@ -315,7 +309,7 @@ def vc_class(ip, prm, pk, h, part):
     return 0
 
 
-@jit
+@jit_inline
 def route(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r, h):
     """Set PK_OUT and PK_CLS of head packet h at router r."""
     dn = pk[h, PK_DST]
