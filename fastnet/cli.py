@@ -168,6 +168,37 @@ def plot(
     out.print(f"wrote {output}")
 
 
+@app.command()
+def throughput(
+    config: Optional[Path] = typer.Argument(None, help="TOML config whose topology the models run on"),
+    instance: Optional[Path] = typer.Option(None, "--instance", help="JSON instance: links, flows, paths"),
+    pattern: Optional[str] = typer.Option(None, "--pattern", help="random, perm, or an engine pattern"),
+    x: Optional[int] = typer.Option(None, "--x", help="X of random(X) / perm(X)"),
+    k: Optional[int] = typer.Option(None, "--k", help="paths per flow (k shortest within max_hops)"),
+    samples: Optional[int] = typer.Option(None, "--samples", help="random patterns to average"),
+    max_hops: Optional[int] = typer.Option(None, "--max-hops", help="longest path in router hops"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="seed of patterns and path tie-breaks"),
+    models: Optional[str] = typer.Option(None, "--models", help="comma list of mmf,mcf,hm,jm,waterfill"),
+    set_: list[str] = typer.Option([], "--set", help="override section.key=value (e.g. throughput.k=4)"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    out_path: Optional[Path] = typer.Option(None, "--out", help="write the results dataset to this .zarr"),
+    write_instance: Optional[Path] = typer.Option(None, "--write-instance", help="save the instance(s) as JSON"),
+    simulate: bool = typer.Option(False, "--simulate", help="cross-check: models vs the cycle engine on the "
+                                  "config's pattern and single-path routing"),
+    loads: Optional[str] = typer.Option(None, "--loads", help="with --simulate: comma list of offered loads"),
+    quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
+) -> None:
+    """Analytic throughput: MMF, MCF, Hoefler's and Jain's methods (docs/throughput.md)."""
+    from .throughput.command import main as throughput_main
+
+    options = {"pattern": pattern, "x": x, "k": k, "samples": samples, "max_hops": max_hops, "seed": seed}
+    try:
+        throughput_main(config, instance, set_, options, models, as_json, out_path, write_instance, simulate, loads,
+                        quiet, out, err)
+    except FastnetError as e:
+        fail(str(e))
+
+
 def main() -> None:
     try:
         app()
