@@ -2,8 +2,10 @@
 
 One cycle, in pipeline order (`step`):
 
-1. `fire_events`  credits that have travelled back upstream, and packet tails reaching their node
-2. generate       traffic sources add packets to their node's (unbounded) source queue
+1. `fire_events`  credits that have travelled back upstream, and packet tails reaching their node (a closed-loop
+                  workload's message layer counts them: fastnet/workloads/messages.py)
+2. generate       open-loop sources, or the closed-loop workload's stage machines (fastnet/workloads/), add
+                  packets to their node's (unbounded) source queue
 3. `inject`       each node whose injection link is free sends its oldest packet into a router VC with room
 4. `allocate`     route newly ready heads; separable input-first round-robin switch allocation
 5. `traverse`     move the granted packets: reserve the downstream VC (credits), occupy crossbar and link,
@@ -26,6 +28,11 @@ import numpy as np
 
 from ..build.network import N_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_ROUTER, GLOBAL
 from ..traffic.openloop import generate_open_loop
+from ..workloads.kernel import (
+    WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_low, workload_status,
+)
+from ..workloads.messages import packet_arrived
+from ..workloads.state import W_OPEN_LOOP
 from ._jit import jit, jit_inline
 from .pool import free_packet, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve
 from .routing import route_head
@@ -39,7 +46,7 @@ from .state import (
     S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_FREE, VC_HEAD,
 )
 
-OK, GROW, DEADLOCK, DRAINED = 0, 1, 2, 3
+OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
 
 
 @jit_inline
@@ -83,7 +90,7 @@ def record_delivery(pk, sc, lat_hist, net_hist, ts, ctr, prm, h, t):
 
 
 @jit
-def fire_events(prm, st, t):
+def fire_events(prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
     ev, ctr, vc, pk = st.ev, st.ctr, st.vc, st.pk
     slot = t & prm.wheel_mask
     e = st.wheel[slot]
@@ -95,6 +102,8 @@ def fire_events(prm, st, t):
         else:
             h = ev[e, EV_TARGET]
             record_delivery(pk, st.sc, st.lat_hist, st.net_hist, st.ts, ctr, prm, h, t)
+            if wl_kind != W_OPEN_LOOP:
+                packet_arrived(wl_msg, wl_wc, wl_inbox, pk, h)
             free_packet(pk, ctr, h)
             ctr[C_LAST_PROGRESS] = t
         release_event(ev, ctr, e)
@@ -267,11 +276,19 @@ def record_timeseries(prm, st, t):
 
 
 @jit
-def step(topo, rt, prm, tr, st, t):
-    fire_events(prm, st, t)
-    generate_open_loop(tr, prm, st, t)
-    inject(topo, prm, st, t)
-    traverse(topo, prm, st, t, allocate(topo, rt, prm, st, t))
+def step(topo, rt, prm, tr, wl, st, t):
+    if st.wheel[t & prm.wheel_mask] >= 0:
+        fire_events(prm, st, wl.kind, wl.msg, wl.wc, wl.inbox, t)
+    if wl.kind == W_OPEN_LOOP:
+        generate_open_loop(tr, prm, st, t)
+    elif workload_due(wl.wc, st.ctr, t):
+        advance_workload(wl, prm, st, t)
+    if st.ctr[C_N_ACTIVE_NODES] > 0:
+        inject(topo, prm, st, t)
+    if st.ctr[C_N_ACTIVE] > 0:
+        n = allocate(topo, rt, prm, st, t)
+        if n > 0:
+            traverse(topo, prm, st, t, n)
 
 
 @jit
@@ -289,18 +306,24 @@ def pools_low(st):
 
 
 @jit
-def run_chunk(topo, rt, prm, tr, st, t0, t1, stop_when_drained):
-    """Advance cycles t0..t1-1. Returns (status, next cycle). Stops early to grow pools, on a deadlock, or once
-    the window has ended and every measured packet is delivered (when stop_when_drained)."""
+def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained):
+    """Advance cycles t0..t1-1. Returns (status, next cycle). Stops early to grow pools, on a deadlock, once the
+    window has ended and every measured packet is delivered (when stop_when_drained), or when the closed-loop
+    workload `wl` has finished or failed."""
     ctr = st.ctr
+    closed = wl.kind != W_OPEN_LOOP
     for t in range(t0, t1):
-        if pools_low(st) != 0:
+        if pools_low(st) != 0 or (closed and workload_low(wl, ctr) != 0):
             return GROW, t
-        step(topo, rt, prm, tr, st, t)
+        step(topo, rt, prm, tr, wl, st, t)
         if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
             record_timeseries(prm, st, t)
         if ctr[C_CREATED] > ctr[C_DELIVERED] and t - ctr[C_LAST_PROGRESS] > prm.watchdog:
             return DEADLOCK, t + 1
         if stop_when_drained and t + 1 >= prm.w1 and ctr[C_MEAS_CREATED] == ctr[C_MEAS_DELIVERED]:
             return DRAINED, t + 1
+        if closed:
+            w = workload_status(wl, ctr, prm.watchdog, t)
+            if w != WS_RUNNING:
+                return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1
     return OK, t1
