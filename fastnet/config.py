@@ -96,12 +96,17 @@ PATTERNS = (
     "uniform", "permutation", "bitcomp", "transpose", "tornado", "shift", "hotspot",
     "group_adversarial", "slimfly_worst",
 )
-ROUTINGS = ("min",)
+ROUTINGS = ("min", "val", "ugal_l", "ugal_g", "dor", "adaptive", "updown", "ksp")
 
 SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
     "router": {
-        "vcs": ("auto", _int_or_auto(1)),  # auto: the fewest the routing needs to be deadlock-free
-        "buffer_phits": (256, _int(1)),  # per VC
+        "vcs": ("auto", _int_or_auto(1)),  # per local (and torus, tree, graph) input port; auto: the fewest the
+        # routing needs to be deadlock-free
+        "vcs_global": ("auto", _int_or_auto(1)),  # per global input port (dragonfly, Slim Fly); auto: the fewest
+        "vcs_injection": ("auto", _int_or_auto(1)),  # per injection input port; auto: 1
+        "buffer_phits": (256, _int(1)),  # per VC of local ports
+        "buffer_phits_global": ("auto", _int_or_auto(1)),  # per VC of global ports; auto: buffer_phits
+        "buffer_phits_injection": ("auto", _int_or_auto(1)),  # per VC of injection ports; auto: buffer_phits
         "delay": (3, _int(0)),  # cycles from head arrival to the earliest switch grant
         "speedup": (2.0, _real(1.0, 64.0)),  # crossbar bandwidth / link bandwidth
         "alloc_iters": (1, _int(1, 16)),
@@ -113,7 +118,16 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "latency_global": ("auto", _int_or_auto(1)),
         "latency_injection": ("auto", _int_or_auto(1)),
     },
-    "routing": {"algorithm": ("min", _choice(*ROUTINGS))},
+    "routing": {
+        "algorithm": ("min", _choice(*ROUTINGS)),
+        "indirect_candidates": (1, _int(1, 64)),  # UGAL: Valiant paths compared with the minimal one (n_I)
+        "penalty": (1.0, _real(0.0, 1e6)),  # UGAL: weight of the non-minimal cost (seed 004's c_SF)
+        "threshold": (0.0, _real(-1e9, 1e9)),  # UGAL: phits added to the non-minimal cost (bias to minimal)
+        "up_port": ("mlid", _choice("mlid", "random", "adaptive")),  # updown: how a packet picks its up port
+        "paths": (4, _int(1, 64)),  # ksp: k, the paths per router pair
+        "hop_limit": ("auto", _int_or_auto(1)),  # ksp: longest path allowed; auto: diameter + 1
+        "path_choice": ("random", _choice("random", "adaptive")),  # ksp: per packet, random or least-occupied
+    },
     "traffic": {
         "pattern": ("uniform", _choice(*PATTERNS)),
         "load": (0.3, _real(0.0, 1.0, lo_open=True)),  # phits/node/cycle offered
@@ -236,6 +250,10 @@ def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     for key in ("latency_local", "latency_global", "latency_injection"):
         if links[key] == "auto":
             links[key] = links["latency"]
+    router = out["router"]
+    for key in ("buffer_phits_global", "buffer_phits_injection"):
+        if router[key] == "auto":
+            router[key] = router["buffer_phits"]
     return out
 
 

@@ -7,7 +7,9 @@ from typing import Any
 import numpy as np
 
 from .build import build_network, build_routes
+from .build.network import GLOBAL, LOCAL, NODE
 from .build.routing import diameter, is_table
+from .build.vcs import vc_layout
 
 
 def memory_estimate(n_routers: int, n_ports: int, n_nodes: int, vcs: int, table: bool) -> int:
@@ -23,13 +25,11 @@ def memory_estimate(n_routers: int, n_ports: int, n_nodes: int, vcs: int, table:
 
 
 def describe(cfg: dict[str, Any]) -> dict[str, Any]:
-    from .sim import vc_scheme
-
     net = build_network(cfg)
     routes = build_routes(net)
     links = net.link_counts()
-    _, classes = vc_scheme(net, routes, cfg["routing"]["algorithm"])
-    vcs = classes if cfg["router"]["vcs"] == "auto" else cfg["router"]["vcs"]
+    vcs = vc_layout(net, routes, cfg["router"], cfg["routing"]).vcs
+    V = max(vcs.values())
     deg = np.diff(net.topo.router_port_start)
     return {
         "topology": net.kind,
@@ -45,7 +45,9 @@ def describe(cfg: dict[str, Any]) -> dict[str, Any]:
         "links_local": links["local"],
         "links_global": links["global"],
         "routing_mode": "table" if is_table(routes) else "algebraic",
-        "vcs": vcs,
-        "memory_estimate_mb": round(memory_estimate(net.n_routers, net.n_ports, net.n_nodes, vcs,
+        "vcs_local": vcs[LOCAL],
+        "vcs_global": vcs[GLOBAL],
+        "vcs_injection": vcs[NODE],
+        "memory_estimate_mb": round(memory_estimate(net.n_routers, net.n_ports, net.n_nodes, V,
                                                     is_table(routes)) / 2**20, 1),
     }

@@ -42,6 +42,7 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "packets_queued": ((), "packets", "waiting in source queues at the end"),
     "packets_measured": ((), "packets", "created in the window and delivered"),
     "cycles": ((), "cycles", "simulated cycles"),
+    "phit_hops": ((), "phits", "phits times switch traversals over the whole run (BookSim's flit-hops)"),
     "unstable": ((), "1", "1 if measured packets were left undelivered after the drain (saturated)"),
     "port_utilization": (("port",), "phits/cycle", "phits sent on each output port per window cycle"),
     "packet_latency_histogram": (("latency_bin",), "packets", "measured packets per latency bin"),
@@ -150,6 +151,7 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "packets_queued": int(ctr[K.C_QUEUED]),
         "packets_measured": count,
         "cycles": int(s.cycle),
+        "phit_hops": int(ctr[K.C_PHIT_HOPS]),
         "unstable": int(ctr[K.C_MEAS_CREATED] != ctr[K.C_MEAS_DELIVERED]),
         "port_utilization": st.pt[:, K.PT_PHITS] / window,
         "packet_latency_histogram": st.lat_hist.copy(),
@@ -158,7 +160,8 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
     coords: dict[str, Any] = {
         "port": np.arange(net.n_ports),
         "port_router": ("port", net.port_router.copy()),
-        "port_class": ("port", np.array(["injection", "local", "global"])[net.port_class]),
+        "port_class": xr.Variable("port", net.port_class.astype(np.int8),  # CF flags, not strings (zarr v3)
+                                  attrs={"flag_values": [0, 1, 2], "flag_meanings": "injection local global"}),
         "latency_bin": np.arange(len(st.lat_hist)),
         "latency_bin_lower": ("latency_bin", bin_edges(len(st.lat_hist))[:-1]),
     }

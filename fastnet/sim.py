@@ -15,9 +15,13 @@ from typing import Any, Callable
 
 
 from . import config as _config
+import numpy as np
+
 from .build import build_network, build_routes
 from .build.network import Network
-from .build.routing import Routes, diameter
+from .build.network import GLOBAL, LOCAL, NODE
+from .build.routing import Routes, with_distance_table
+from .build.vcs import ROUTING_CODES, vc_layout
 from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
 from .traffic.patterns import Traffic, compile_traffic
 
@@ -40,17 +44,6 @@ class Simulation:
         return self.workload.kind != 0
 
 
-def vc_scheme(net: Network, routes: Routes, routing: str) -> tuple[int, int]:
-    """(vc policy, VC classes needed for deadlock freedom) of a routing on a topology."""
-    from .kernels.state import VCP_DRAGONFLY, VCP_HOP, VCP_NONE
-
-    if net.kind == "dragonfly":
-        return VCP_DRAGONFLY, 2  # local -> global -> local, class 1 from the global hop (BookSim2)
-    if net.kind == "fattree":
-        return VCP_NONE, 1  # minimal paths are up*/down*, which cannot form a cycle
-    return VCP_HOP, max(diameter(routes), 1)  # distance classes: VC = hop index
-
-
 def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int | None = None) -> Simulation:
     """Resolve and check a config, compile network, routing, traffic and the initial state."""
     from .kernels.state import Params, new_state
@@ -62,18 +55,21 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     if isinstance(cfg, (str, Path)):
         cfg = _config.read_toml(cfg)
     cfg = _config.resolve(cfg)
-    router, traffic, sim = cfg["router"], cfg["traffic"], cfg["sim"]
-    if router["buffer_phits"] < traffic["packet_phits"]:
-        raise ConfigError("router.buffer_phits", f"must hold a whole packet for virtual cut-through "
-                          f"(>= traffic.packet_phits = {traffic['packet_phits']}, got {router['buffer_phits']})")
+    router, traffic, sim, rcfg = cfg["router"], cfg["traffic"], cfg["sim"], cfg["routing"]
+    buffers = {NODE: router["buffer_phits_injection"], LOCAL: router["buffer_phits"],
+               GLOBAL: router["buffer_phits_global"]}
+    for cls, key in ((LOCAL, "buffer_phits"), (GLOBAL, "buffer_phits_global"), (NODE, "buffer_phits_injection")):
+        if buffers[cls] < traffic["packet_phits"]:
+            raise ConfigError(f"router.{key}", f"must hold a whole packet for virtual cut-through "
+                              f"(>= traffic.packet_phits = {traffic['packet_phits']}, got {buffers[cls]})")
     net = build_network(cfg)
     routes = build_routes(net) if table_budget is None else build_routes(net, table_budget)
-    policy, classes = vc_scheme(net, routes, cfg["routing"]["algorithm"])
-    vcs = classes if router["vcs"] == "auto" else router["vcs"]
-    if vcs < classes:
-        raise ConfigError("router.vcs", f"{cfg['routing']['algorithm']} routing on this {net.kind} needs at least "
-                          f"{classes} VCs to be deadlock-free (got {vcs})")
-    cfg["router"]["vcs"] = vcs
+    if rcfg["algorithm"] == "ksp":
+        routes = with_distance_table(net, routes)
+    layout = vc_layout(net, routes, router, rcfg)
+    routes = routes._replace(vcr=layout.ranges)
+    cfg["router"].update(vcs=layout.vcs[LOCAL], vcs_global=layout.vcs[GLOBAL], vcs_injection=layout.vcs[NODE])
+    V = max(layout.vcs.values())
     max_packet = traffic["packet_phits"]
     max_lat = int(net.port_latency.max())
     horizon = 2 * max_packet + max_lat + router["credit_delay"] + 4  # farthest event ahead of now
@@ -89,18 +85,29 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         if w1 + sim["drain"] > sim["max_cycles"]:
             raise ConfigError("sim.max_cycles", f"warmup + measure + drain = {w1 + sim['drain']} exceeds it")
     watchdog = max(sim["watchdog"], 4 * (max_packet + max_lat + router["delay"] + router["credit_delay"]))
+    algorithm = rcfg["algorithm"]
+    adaptive_choice = (algorithm == "ksp" and rcfg["path_choice"] == "adaptive") or \
+        (algorithm == "updown" and rcfg["up_port"] == "adaptive")
     prm = Params(
-        vcs=vcs, buffer=router["buffer_phits"], delay=router["delay"], speedup=float(router["speedup"]),
-        iters=router["alloc_iters"], credit_delay=router["credit_delay"], vc_policy=policy,
-        vcs_per_class=vcs // classes, max_packet=max_packet, watchdog=watchdog, w0=w0, w1=w1,
-        ts_interval=sim["timeseries"], occupancy=False, wheel_mask=(1 << max(4, math.ceil(math.log2(horizon)))) - 1,
+        vcs=V, delay=router["delay"], speedup=float(router["speedup"]), iters=router["alloc_iters"],
+        credit_delay=router["credit_delay"], routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,
+        n_escape=(2 if net.kind == "torus" else 1) if algorithm == "adaptive" else 0, hop_limit=layout.hop_limit,
+        paths=rcfg["paths"], adaptive_choice=adaptive_choice,
+        mlid=algorithm == "updown" and rcfg["up_port"] == "mlid",
+        indirect=rcfg["indirect_candidates"], penalty=float(rcfg["penalty"]), threshold=float(rcfg["threshold"]),
+        reroute=algorithm == "adaptive" or (algorithm == "updown" and rcfg["up_port"] == "adaptive"),
+        max_packet=max_packet, watchdog=watchdog, w0=w0, w1=w1, ts_interval=sim["timeseries"], occupancy=False,
+        wheel_mask=(1 << max(4, math.ceil(math.log2(horizon)))) - 1,
     )
+    vc_cap = np.zeros((net.n_ports, V), dtype=np.int32)
+    for cls, n in layout.vcs.items():
+        vc_cap[net.port_class == cls, :n] = buffers[cls]
     tr = compile_traffic(net, traffic, sim["seed"])
     wl = compile_workload(cfg, net, sim["seed"])
     end = sim["max_cycles"] if closed else w1 + sim["drain"]
     n_ts = math.ceil(end / sim["timeseries"]) if sim["timeseries"] else 0
     st = new_state(net.n_routers, net.n_ports, net.n_nodes, net.radix, prm, sim["seed"], n_ts,
-                   packets=2 * net.n_nodes + 1024, events=2 * net.n_nodes + 1024)
+                   packets=2 * net.n_nodes + 1024, events=2 * net.n_nodes + 1024, vc_cap=vc_cap)
     if not closed:
         start_open_loop(tr, st)
     return Simulation(cfg=cfg, net=net, routes=routes, params=prm, traffic=tr, state=st, workload=wl)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
+import warnings
 from pathlib import Path
 
 import xarray as xr
@@ -20,7 +21,9 @@ def write_dataset(ds: xr.Dataset, path: str | Path) -> Path:
         raise ConfigError("--out", f"directory {path.parent} does not exist")
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        ds.to_zarr(tmp, mode="w", zarr_format=3, consolidated=False)
+        with warnings.catch_warnings():  # consolidated metadata is a zarr-python extension of format 3
+            warnings.filterwarnings("ignore", message="Consolidated metadata", category=UserWarning)
+            ds.to_zarr(tmp, mode="w", zarr_format=3, consolidated=True)
         if path.exists():
             old = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.old")
             path.rename(old)

@@ -111,7 +111,7 @@ def to_networkx(net: Network) -> nx.MultiGraph | nx.Graph:
     G: nx.Graph = nx.MultiGraph() if multi else nx.Graph()
     counts = np.bincount(t.node_router, minlength=net.n_routers)
     for r in range(net.n_routers):
-        G.add_node(r, p=int(counts[r]), group=int(t.router_group[r]))
+        G.add_node(r, p=int(counts[r]), group=int(t.topo.router_group[r]))
     names = ("injection", "local", "global")
     for port in fwd:
         G.add_edge(int(t.port_router[port]), int(t.port_peer_router[port]),

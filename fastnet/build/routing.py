@@ -39,9 +39,10 @@ SF_NEG, SF_INV, SF_XI, SF_XPI, SF_X, SF_XP = 0, 1, 2, 3, 4, 5  # offsets after t
 
 
 class Routes(NamedTuple):
-    dist: np.ndarray  # uint8[R, R] router distances (TABLE mode), else uint8[1, 1]
+    dist: np.ndarray  # uint8[R, R] router distances (TABLE mode, or for ksp), else uint8[1, 1]
     ip: np.ndarray  # int64[IP_SIZE] mode, kind, diameter and the topology's integer parameters
     alg: np.ndarray  # int32 lookup table of the algebra: Slim Fly GF(q) tables and X sets, torus dir_port
+    vcr: np.ndarray  # int32[3, classes, 2]: (first VC, count) per input-port class and VC class (build/vcs.py)
 
 
 @jit_parallel
@@ -121,7 +122,18 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES) -> Routes:
         dist = np.zeros((1, 1), dtype=np.uint8)
         diameter = int(P["diameter"])
     ip[[IP_MODE, IP_KIND, IP_DIAMETER]] = (TABLE if use_table else ALGEBRAIC, KIND_CODES[kind], diameter)
-    return Routes(dist=dist, ip=ip, alg=np.ascontiguousarray(alg, dtype=np.int32))
+    return Routes(dist=dist, ip=ip, alg=np.ascontiguousarray(alg, dtype=np.int32),
+                  vcr=np.zeros((3, 1, 2), dtype=np.int32))
+
+
+def with_distance_table(net: Network, routes: Routes, budget: int = TABLE_BUDGET_BYTES) -> Routes:
+    """Routes that also carry the full distance table (k-shortest paths need it whatever the routing mode)."""
+    if routes.dist.shape[0] == net.n_routers:
+        return routes
+    if table_bytes(net.n_routers) > budget:
+        raise ConfigError("routing.algorithm", f"ksp needs a {table_bytes(net.n_routers) / 2**30:.1f} GiB distance "
+                          f"table for {net.n_routers} routers; it is limited to {budget / 2**20:.0f} MiB")
+    return routes._replace(dist=distance_table(net))
 
 
 def diameter(routes: Routes) -> int:

@@ -1,242 +1,384 @@
-"""Minimal next-port candidates and router distances, from the table or from each topology's algebra.
+"""Routing algorithms: the route stage decides each head packet's output port and VC class at each router.
 
-`min_ports(ps, port, dist, ip, alg, r, d, buf)` writes into `buf` the global ids of the ports of router r that
-start a minimal path to router d (r != d) and returns how many; `distance(...)` is the hop count. `ps` is
-Topology.router_port_start, `port` Topology.port, and `dist, ip, alg` are the fields of build/routing.py's
-Routes. Dispatch is on integer codes in `ip`, so the cached kernels stay cached. Port layouts are documented in
-each builder module under fastnet/build/.
+`route(...)` dispatches on `prm.routing` (build/vcs.py ROUTING_CODES):
+
+- min       a uniformly random port among the minimal ones (minimal.py).
+- val       Valiant: a random intermediate (dragonfly: a group, as in the dragonfly literature and FOGSim; fat tree:
+            a top switch; else a router other than source and destination), minimal to it, then minimal to the
+            destination (dimension order in each phase on a torus or mesh).
+- ugal_l    at the source router, minimal unless q_min*H_min > penalty * q_val*H_val + threshold for the best of
+            `indirect` random Valiant candidates; q is the occupancy of the first output port (phits reserved in
+            the VCs behind it), H the path length. With indirect = n_I and penalty = c_SF this is seed 004's
+            Slim Fly UGAL (§2.2.3).
+- ugal_g    the same decision with q summed over every output port along each path (global knowledge).
+- dor       dimension order on a torus (dateline VCs) or mesh.
+- adaptive  minimal adaptive on torus/mesh: any minimal direction on the adaptive VCs, the one with most room;
+            when none has room, the dimension-order escape channel with dateline VCs (Duato). A packet that
+            took an escape VC stays on the escape network.
+- updown    fat tree: down when the destination is below, else up by `up_port` (mlid: the destination's digit,
+            random, or adaptive: least occupied).
+- ksp       source routing over the k shortest simple paths within `hop_limit` (seed 001), enumerated in
+            (length, port order); each packet picks one at random or by least-occupied first hop.
+
+The VC class of each hop follows `prm.vc_policy` (build/vcs.py documents the schemes). Route state travels in
+the packet: PK_PHASE (0: to the intermediate / undecided, 1: to the destination, 2: on the escape network),
+PK_INTER (intermediate router, dragonfly group, fat-tree top switch, or ksp path index), PK_VCC (torus DOR state).
 """
 
 from __future__ import annotations
 
-from ..build.network import GLOBAL, N_PORT, N_ROUTER, P_CLASS, P_PEER_ROUTER
-from ..build.routing import (
-    IP_A, IP_DIMS, IP_G, IP_H, IP_K, IP_KIND, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P, IP_PALM, IP_Q, IP_STRIDES,
-    IP_WRAP, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
-)
+from ..build.network import GLOBAL, N_PORT, N_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER
+from ..build.routing import IP_A, IP_DIMS, IP_G, IP_H, IP_K, IP_KIND, IP_N, IP_NDIM, IP_P, IP_PALM, IP_STRIDES, IP_WRAP
+from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
 from ._jit import jit_inline
+from .minimal import K_DRAGONFLY, K_FATTREE, K_MESH, K_TORUS, _df_local_port, distance, min_ports
 from .rng import below
-from .state import PK_CLS, PK_DST, PK_GHOPS, PK_HOPS, PK_OUT, VCP_DRAGONFLY, VCP_HOP
+from .state import (
+    PK_CLS, PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_OUT, PK_PHASE, PK_SIZE, PK_SRC, PK_VCC, VC_CAP, VC_FREE,
+)
 
-K_DRAGONFLY, K_SLIMFLY, K_TORUS, K_MESH, K_FATTREE = 1, 2, 3, 4, 6
-
-
-@jit_inline
-def table_min_ports(ps, port, dist, r, d, buf):
-    dd = dist[r, d]
-    n = 0
-    for p in range(ps[r], ps[r + 1]):
-        q = port[p, P_PEER_ROUTER]
-        if q >= 0 and dist[q, d] + 1 == dd:
-            buf[n] = p
-            n += 1
-    return n
-
-
-# ---------------------------------------------------------------- dragonfly (fastnet/build/dragonfly.py)
-@jit_inline
-def _df_local_port(base, p, i_from, i_to):
-    return base + p + (i_to if i_to < i_from else i_to - 1)
+R_MIN, R_VAL, R_UGAL_L, R_UGAL_G, R_DOR, R_ADAPTIVE, R_UPDOWN, R_KSP = 0, 1, 2, 3, 4, 5, 6, 7
+TO_INTER, TO_DEST, ESCAPED = 0, 1, 2  # PK_PHASE values
 
 
 @jit_inline
-def _df_scan(ps, port, ip, r, d, buf):
-    """Hierarchical minimal paths (at most one global hop) over every global link G -> Gd.
-    Returns (candidates, length)."""
+def occupancy(port, vc, V, o):
+    """Phits reserved in the VCs behind output o (credits in use): the congestion UGAL and adaptive read."""
+    if port[o, P_CLASS] == NODE:
+        return 0
+    base = port[o, P_PEER_PORT] * V
+    q = 0
+    for v in range(base, base + V):
+        q += vc[v, VC_CAP] - vc[v, VC_FREE]
+    return q
+
+
+@jit_inline
+def room(port, vc, vcr, V, o, cls):
+    """Most free phits among the VCs of class `cls` behind output o."""
+    first, n = vcr[port[o, P_CLASS], cls, 0], vcr[port[o, P_CLASS], cls, 1]
+    base = port[o, P_PEER_PORT] * V + first
+    best = 0
+    for v in range(base, base + n):
+        best = max(best, vc[v, VC_FREE])
+    return best
+
+
+# ---------------------------------------------------------------- dragonfly groups (build/dragonfly.py)
+@jit_inline
+def df_to_group(ps, port, ip, rng, r, Gt):
+    """Toward group Gt (!= r's group) over one of the global links that reach it; prefers links of router r.
+    Returns (first port, hops to reach the group, router where the packet lands)."""
     p, a, h, g = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_G]
-    base = ps[r]
     G, i = r // a, r % a
-    Gd, j = d // a, d % a
-    if G == Gd:
-        buf[0] = _df_local_port(base, p, i, j)
-        return 1, 1
-    off = (G - Gd - 1) % g if ip[IP_PALM] else (Gd if Gd < G else Gd - 1)  # index of G's first link to Gd
-    best = 99
-    n = 0
-    for k in range(off, a * h, g - 1):
+    off = (G - Gt - 1) % g if ip[IP_PALM] else (Gt if Gt < G else Gt - 1)
+    n_links = (a * h - off + g - 2) // (g - 1)
+    best_len, first, land, seen = 99, -1, -1, 0
+    for m in range(n_links):
+        k = off + m * (g - 1)
         ri, c = k // h, k % h
-        land = port[ps[G * a + ri] + p + a - 1 + c, P_PEER_ROUTER] % a
-        length = (0 if ri == i else 1) + 1 + (0 if land == j else 1)
-        first = base + p + a - 1 + c if ri == i else _df_local_port(base, p, i, ri)
-        if length < best:
-            best = length
-            n = 0
-        if length == best:
-            dup = False
-            for m in range(n):
-                dup |= buf[m] == first
-            if not dup:
-                buf[n] = first
-                n += 1
-    return n, best
+        gport = ps[G * a + ri] + p + a - 1 + c
+        length = 1 if ri == i else 2
+        if length < best_len:
+            best_len, seen = length, 0
+        if length == best_len:  # reservoir sample among the shortest
+            seen += 1
+            if below(rng, r, seen) == 0:
+                first = gport if ri == i else _df_local_port(ps[r], p, i, ri)
+                land = port[gport, P_PEER_ROUTER]
+    return first, best_len, land
 
 
-# ---------------------------------------------------------------- Slim Fly (fastnet/build/slimfly.py)
+# ---------------------------------------------------------------- torus / mesh dimension order
 @jit_inline
-def _sf_sub(alg, q, a, b):
-    return alg[a, alg[b, 2 * q + SF_NEG]]
-
-
-@jit_inline
-def _sf_port_to(alg, q, nx, s, a, b, s2, a2, b2):
-    """Local port index (after the node ports) from router (s,a,b) to an adjacent (s2,a2,b2); -1 if not adjacent."""
-    if s == s2:
-        if a != a2:
-            return -1
-        return alg[_sf_sub(alg, q, b, b2), 2 * q + (SF_XI if s == 0 else SF_XPI)]
-    if s == 0:  # (0, x=a, y=b) ~ (1, m=a2, c=b2) iff y = m x + c
-        return nx + a2 if b == alg[alg[a2, q + a], b2] else -1
-    return nx + a2 if b2 == alg[alg[a, q + a2], b] else -1
-
-
-@jit_inline
-def _sf_scan(ps, ip, alg, r, d, buf):
-    q, nx = ip[IP_Q], ip[IP_NX]
-    qq = q * q
-    base = ps[r] + ip[IP_P]
-    s, a, b = r // qq, (r % qq) // q, r % q
-    s2, a2, b2 = d // qq, (d % qq) // q, d % q
-    direct = _sf_port_to(alg, q, nx, s, a, b, s2, a2, b2)
-    if direct >= 0:
-        buf[0] = base + direct
-        return 1, 1
-    n = 0
-    if s == s2:
-        if a == a2:  # same group, not adjacent: the common neighbours are inside the group
-            col = 2 * q + (SF_X if s == 0 else SF_XP)
-            for jj in range(nx):
-                mid = _sf_sub(alg, q, b, alg[jj, col])
-                if _sf_port_to(alg, q, nx, s, a, mid, s2, a2, b2) >= 0:
-                    buf[n] = base + jj
-                    n += 1
-        else:  # one common neighbour in the other subgraph:
-            # s = 0: (1, m, c) with m = (y - y')/(x - x'); s = 1: (0, x, y) with x = (c' - c)/(m - m')
-            num = _sf_sub(alg, q, b, b2) if s == 0 else _sf_sub(alg, q, b2, b)
-            buf[0] = base + nx + alg[num, q + alg[_sf_sub(alg, q, a, a2), 2 * q + SF_INV]]
-            n = 1
-    elif s == 0:  # r = (0, x, y), d = (1, m, c)
-        mid = alg[alg[a2, q + a], b2]  # (0, x, m x + c) is adjacent to d
-        j = alg[_sf_sub(alg, q, b, mid), 2 * q + SF_XI]
-        if j >= 0:
-            buf[n] = base + j
-            n += 1
-        c_mid = _sf_sub(alg, q, b, alg[a2, q + a])  # (1, m, y - m x) is adjacent to r
-        if alg[_sf_sub(alg, q, c_mid, b2), 2 * q + SF_XPI] >= 0:
-            buf[n] = base + nx + a2
-            n += 1
-    else:  # r = (1, m, c), d = (0, x, y)
-        c_mid = _sf_sub(alg, q, b2, alg[a, q + a2])  # (1, m, y - m x) is adjacent to d
-        j = alg[_sf_sub(alg, q, b, c_mid), 2 * q + SF_XPI]
-        if j >= 0:
-            buf[n] = base + j
-            n += 1
-        y_mid = alg[alg[a, q + a2], b]  # (0, x, m x + c) is adjacent to r
-        if alg[_sf_sub(alg, q, y_mid, b2), 2 * q + SF_XI] >= 0:
-            buf[n] = base + nx + a2
-            n += 1
-    return n, 2
-
-
-# ---------------------------------------------------------------- torus / mesh (fastnet/build/torus.py)
-@jit_inline
-def _torus_scan(ps, ip, dir_port, r, d, buf):
+def dor_step(ps, ip, dir_port, pk, rng, r, t, h):
+    """Dimension-order step from r toward router t. Returns (port, dateline partition); PK_VCC keeps the
+    direction and partition chosen on entering a dimension (a packet crossing the wrap-around link of a ring
+    uses partition 1 for the whole dimension, which breaks the ring's cycle)."""
     wrap = ip[IP_WRAP] == 1
-    base = ps[r]
-    n = 0
-    length = 0
     for dim in range(ip[IP_NDIM]):
-        k = ip[IP_DIMS + dim]
-        cr = (r // ip[IP_STRIDES + dim]) % k
-        cd = (d // ip[IP_STRIDES + dim]) % k
-        if cr == cd:
+        k, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
+        cr, ct = (r // stride) % k, (t // stride) % k
+        if cr == ct:
             continue
-        if wrap:
-            plus = (cd - cr) % k
-            minus = k - plus
-            length += min(plus, minus)
-            if plus <= minus:
-                buf[n] = base + dir_port[r, 2 * dim]
-                n += 1
-            if minus <= plus:
-                buf[n] = base + dir_port[r, 2 * dim + 1]
-                n += 1
+        state = pk[h, PK_VCC]
+        if state >= 0 and state // 4 == dim:
+            d, part = (state // 2) % 2, state % 2
         else:
-            length += abs(cd - cr)
-            buf[n] = base + dir_port[r, 2 * dim + (0 if cd > cr else 1)]
-            n += 1
-    return n, length
+            if wrap:
+                plus = (ct - cr) % k
+                d = 0 if 2 * plus < k else (1 if 2 * plus > k else below(rng, r, 2))
+                part = 1 if (d == 0 and ct < cr) or (d == 1 and ct > cr) else 0
+            else:
+                d, part = (0 if ct > cr else 1), 0
+            pk[h, PK_VCC] = dim * 4 + d * 2 + part
+        return ps[r] + dir_port[r, 2 * dim + d], part
+    return -1, 0
 
 
-# ---------------------------------------------------------------- fat tree (fastnet/build/fattree.py)
+# ---------------------------------------------------------------- fat tree (build/fattree.py)
 @jit_inline
-def _ft_scan(ps, ip, r, d, buf):
-    k, levels = ip[IP_K], ip[IP_N]
-    S = k ** (levels - 1)
+def ft_up_or_down(ps, ip, r, leaf):
+    """(-1, -1) if `leaf` is not below r, else (down port, level)."""
+    k, S = ip[IP_K], ip[IP_K] ** (ip[IP_N] - 1)
     level, w = r // S, r % S
-    wd = d % S  # d is a leaf (level 0)
-    base = ps[r]
     span = k**level
-    if w // span == wd // span:  # d is below: go down along digit level-1
-        buf[0] = base + (wd // (span // k)) % k
-        return 1, level
-    top = level + 1
-    while w // k**top != wd // k**top:
-        top += 1
-    for j in range(k):
-        buf[j] = base + k + j
-    return k, (top - level) + top
+    if w // span != leaf // span:
+        return -1, level
+    return ps[r] + (leaf // (span // k)) % k, level
 
 
-# ---------------------------------------------------------------- dispatch
 @jit_inline
-def algebraic_scan(ps, port, ip, alg, r, d, buf):
+def ft_up_port(ps, port, vc, ip, prm, rng, r, level, dst_node):
+    k = ip[IP_K]
+    first = ps[r] + k
+    if prm.mlid:  # destination-based: the destination's digit at this level (d-mod-k, seed 003 MLID)
+        return first + (dst_node // k**level) % k
+    if prm.adaptive_choice:
+        best, best_q = first, 1 << 62
+        for j in range(k):
+            q = occupancy(port, vc, prm.vcs, first + j)
+            if q < best_q:
+                best, best_q = first + j, q
+        return best
+    return first + below(rng, r, k)
+
+
+# ---------------------------------------------------------------- k shortest paths (seed 001)
+@jit_inline
+def ksp_walk(ps, port, dist, s, d, limit, want, hop, stack_r, stack_p):
+    """Enumerate simple paths s -> d of length dist[s, d] .. limit in (length, port order). Returns the port at
+    position `hop` of path number `want`, or, with want < 0, the number of paths found (at most -want); path
+    first hops go to stack_p[...] as they are found only for the caller's use via `hop` = 0."""
+    count = 0
+    for L in range(dist[s, d], limit + 1):
+        depth = 0
+        stack_r[0] = s
+        stack_p[0] = ps[s]
+        while depth >= 0:
+            u = stack_r[depth]
+            if depth == L:
+                if u == d:
+                    if count == want:
+                        return stack_p[hop] - 1
+                    count += 1
+                    if want < 0 and count == -want:
+                        return count
+                depth -= 1
+                continue
+            found = -1
+            for p in range(stack_p[depth], ps[u + 1]):
+                v = port[p, P_PEER_ROUTER]
+                if v < 0 or dist[v, d] > L - depth - 1 or (v == d and depth + 1 < L):
+                    continue
+                on_path = False
+                for j in range(depth + 1):
+                    on_path |= stack_r[j] == v
+                if not on_path:
+                    found = p
+                    break
+            if found < 0:
+                depth -= 1
+                continue
+            stack_p[depth] = found + 1
+            depth += 1
+            stack_r[depth] = port[found, P_PEER_ROUTER]
+            stack_p[depth] = ps[stack_r[depth]]
+    return count if want < 0 else -1
+
+
+# ---------------------------------------------------------------- UGAL
+@jit_inline
+def path_cost(ps, port, dist, ip, alg, vc, V, buf, r, t, global_q):
+    """Occupancy cost toward router t: the first minimal port's (ugal_l) or the sum along a minimal path
+    (ugal_g, following the least occupied minimal port at each router)."""
+    q = 0
+    while r != t:
+        n = min_ports(ps, port, dist, ip, alg, r, t, buf)
+        best, best_q = buf[0], 1 << 62
+        for j in range(n):
+            qj = occupancy(port, vc, V, buf[j])
+            if qj < best_q:
+                best, best_q = buf[j], qj
+        q += best_q
+        if not global_q:
+            return q
+        r = port[best, P_PEER_ROUTER]
+    return q
+
+
+@jit_inline
+def random_intermediate(ip, rng, n_routers, r, d):
+    """A Valiant intermediate: a dragonfly group other than the source's and destination's, a fat-tree top
+    switch, or a router other than source and destination."""
     kind = ip[IP_KIND]
     if kind == K_DRAGONFLY:
-        return _df_scan(ps, port, ip, r, d, buf)
-    if kind == K_SLIMFLY:
-        return _sf_scan(ps, ip, alg, r, d, buf)
-    if kind == K_TORUS or kind == K_MESH:
-        return _torus_scan(ps, ip, alg, r, d, buf)
-    return _ft_scan(ps, ip, r, d, buf)
+        a, n_groups = ip[IP_A], ip[IP_G]
+        G, Gd = r // a, d // a
+        if n_groups < 3:
+            return Gd
+        x = below(rng, r, n_groups - 2 if G != Gd else n_groups - 1)
+        lo, hi = min(G, Gd), max(G, Gd)
+        x += x >= lo
+        if G != Gd:
+            x += x >= hi
+        return x
+    if kind == K_FATTREE:
+        S = ip[IP_K] ** (ip[IP_N] - 1)
+        return (ip[IP_N] - 1) * S + below(rng, r, S)
+    if n_routers < 3:
+        return d
+    x = below(rng, r, n_routers - 2 if r != d else n_routers - 1)
+    lo, hi = min(r, d), max(r, d)
+    x += x >= lo
+    if r != d:
+        x += x >= hi
+    return x
 
 
 @jit_inline
-def min_ports(ps, port, dist, ip, alg, r, d, buf):
-    if ip[IP_MODE] == TABLE:
-        return table_min_ports(ps, port, dist, r, d, buf)
-    return algebraic_scan(ps, port, ip, alg, r, d, buf)[0]
+def reached(ip, r, inter):
+    if ip[IP_KIND] == K_DRAGONFLY:
+        return r // ip[IP_A] == inter
+    return r == inter
 
 
 @jit_inline
-def distance(ps, port, dist, ip, alg, r, d, buf):
-    if r == d:
-        return 0
-    if ip[IP_MODE] == TABLE:
-        return int(dist[r, d])
-    return algebraic_scan(ps, port, ip, alg, r, d, buf)[1]
+def valiant_hops(ps, port, dist, ip, alg, buf, rng, r, inter, d):
+    """Path length via the intermediate (dragonfly: to the group, then from where the packet lands)."""
+    if ip[IP_KIND] == K_DRAGONFLY:
+        _, to_group, land = df_to_group(ps, port, ip, rng, r, inter)
+        return to_group + distance(ps, port, dist, ip, alg, land, d, buf)
+    return distance(ps, port, dist, ip, alg, r, inter, buf) + distance(ps, port, dist, ip, alg, inter, d, buf)
 
 
-# ---------------------------------------------------------------- the routing stage
 @jit_inline
-def vc_class(port, policy, pk, h, out):
-    """VC class of the hop about to be taken: distance classes unless the routing brings its own scheme."""
+def ugal_decide(ps, port, dist, ip, alg, vc, prm, pk, rng, buf, n_routers, r, d, h):
+    """At the source router: stay minimal (PK_PHASE = TO_DEST) or go through the best Valiant candidate."""
+    global_q = prm.routing == R_UGAL_G
+    V = prm.vcs
+    cost_min = path_cost(ps, port, dist, ip, alg, vc, V, buf, r, d, global_q)
+    cost_min *= distance(ps, port, dist, ip, alg, r, d, buf)
+    best, best_cost = -1, 0.0
+    for _ in range(prm.indirect):
+        inter = random_intermediate(ip, rng, n_routers, r, d)
+        if reached(ip, r, inter):
+            continue
+        if ip[IP_KIND] == K_DRAGONFLY:
+            first, _, _ = df_to_group(ps, port, ip, rng, r, inter)
+            q = occupancy(port, vc, V, first)
+            if global_q:
+                q += path_cost(ps, port, dist, ip, alg, vc, V, buf, port[first, P_PEER_ROUTER], d, True)
+        else:
+            q = path_cost(ps, port, dist, ip, alg, vc, V, buf, r, inter, global_q)
+            if global_q:
+                q += path_cost(ps, port, dist, ip, alg, vc, V, buf, inter, d, True)
+        cost = prm.penalty * q * valiant_hops(ps, port, dist, ip, alg, buf, rng, r, inter, d) + prm.threshold
+        if best < 0 or cost < best_cost:
+            best, best_cost = inter, cost
+    if best >= 0 and cost_min > best_cost:
+        pk[h, PK_INTER] = best
+        pk[h, PK_PHASE] = TO_INTER
+    else:
+        pk[h, PK_PHASE] = TO_DEST
+
+
+# ---------------------------------------------------------------- the route stage
+@jit_inline
+def vc_class(ip, prm, pk, h, part):
+    """VC class of the hop about to be taken (build/vcs.py)."""
+    policy = prm.vc_policy
     if policy == VCP_HOP:
         return pk[h, PK_HOPS]
-    if policy == VCP_DRAGONFLY:  # BookSim2's min_dragonflynew: class 1 from the global hop on
-        return 1 if (pk[h, PK_GHOPS] > 0 or port[out, P_CLASS] == GLOBAL) else 0
+    if policy == VCP_DRAGONFLY:  # global hops already taken (seed 000 Table IV: 2/1 VCs for MIN, 3/2 for VAL)
+        return pk[h, PK_GHOPS]
+    if policy == VCP_DATELINE:  # dateline partition; Valiant phases use separate partitions
+        phase = 0 if prm.routing == R_DOR else pk[h, PK_PHASE]
+        return phase * (2 if ip[IP_WRAP] == 1 else 1) + part
+    if policy == VCP_ESCAPE:
+        return part
     return 0
 
 
 @jit_inline
-def route_head(ps, port, node, dist, ip, alg, policy, pk, rng_router, buf, r, h):
-    """MIN routing: a uniformly random port among those on a minimal path; ejection at the last router."""
+def route(ps, port, node, dist, ip, alg, vcr, vc, prm, pk, rng, buf, buf2, r, h):
+    """Set PK_OUT and PK_CLS of head packet h at router r."""
     dn = pk[h, PK_DST]
     d = node[dn, N_ROUTER]
-    if r == d:
+    n_routers = len(ps) - 1
+    routing = prm.routing
+    kind = ip[IP_KIND]
+    valiant = routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G
+    if valiant:
+        if pk[h, PK_PHASE] == TO_INTER and pk[h, PK_INTER] < 0:  # at the source: choose the route
+            if r == d:
+                pk[h, PK_PHASE] = TO_DEST
+            elif routing == R_VAL:
+                pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
+            else:
+                ugal_decide(ps, port, dist, ip, alg, vc, prm, pk, rng, buf, n_routers, r, d, h)
+        if pk[h, PK_PHASE] == TO_INTER and reached(ip, r, pk[h, PK_INTER]):
+            pk[h, PK_PHASE] = TO_DEST
+            pk[h, PK_VCC] = -1  # a new dimension-order pass starts here
+    to_inter = valiant and pk[h, PK_PHASE] == TO_INTER
+    target = pk[h, PK_INTER] if to_inter else d
+    if r == d and not to_inter:
         pk[h, PK_OUT] = node[dn, N_PORT]
         pk[h, PK_CLS] = 0
         return
-    n = min_ports(ps, port, dist, ip, alg, r, d, buf)
-    out = buf[0] if n == 1 else buf[below(rng_router, r, n)]
+    part = 0
+    out = -1
+    if routing == R_KSP:
+        s = node[pk[h, PK_SRC], N_ROUTER]
+        if pk[h, PK_INTER] < 0:  # choose the packet's path at its source
+            n = ksp_walk(ps, port, dist, s, d, prm.hop_limit, -prm.paths, 0, buf, buf2)
+            choice = 0
+            if prm.adaptive_choice:
+                best_q = 1 << 62
+                for j in range(n):
+                    first = ksp_walk(ps, port, dist, s, d, prm.hop_limit, j, 0, buf, buf2)
+                    q = occupancy(port, vc, prm.vcs, first)
+                    if q < best_q:
+                        choice, best_q = j, q
+            elif n > 1:
+                choice = below(rng, r, n)
+            pk[h, PK_INTER] = choice
+        out = ksp_walk(ps, port, dist, s, d, prm.hop_limit, pk[h, PK_INTER], pk[h, PK_HOPS], buf, buf2)
+    elif kind == K_FATTREE and (routing == R_UPDOWN or valiant):
+        if to_inter:  # up along the unique path to the chosen top switch
+            k, S = ip[IP_K], ip[IP_K] ** (ip[IP_N] - 1)
+            out = ps[r] + k + ((target % S) // k ** (r // S)) % k
+        else:
+            out, level = ft_up_or_down(ps, ip, r, d)
+            if out < 0:
+                out = ft_up_port(ps, port, vc, ip, prm, rng, r, level, dn)
+    elif (kind == K_TORUS or kind == K_MESH) and routing != R_MIN:
+        if routing == R_ADAPTIVE and pk[h, PK_PHASE] != ESCAPED:
+            n = min_ports(ps, port, dist, ip, alg, r, d, buf)
+            best_room = pk[h, PK_SIZE] - 1  # virtual cut-through: the whole packet must fit
+            for j in range(n):
+                fits = room(port, vc, vcr, prm.vcs, buf[j], prm.n_escape)
+                if fits > best_room:
+                    out, best_room = buf[j], fits
+            if out >= 0:
+                pk[h, PK_OUT] = out
+                pk[h, PK_CLS] = prm.n_escape  # the adaptive class
+                return
+        out, part = dor_step(ps, ip, alg, pk, rng, r, target, h)
+    elif kind == K_DRAGONFLY and to_inter:
+        out, _, _ = df_to_group(ps, port, ip, rng, r, target)
+    else:
+        n = min_ports(ps, port, dist, ip, alg, r, target, buf)
+        out = buf[0] if n == 1 else buf[below(rng, r, n)]
     pk[h, PK_OUT] = out
-    pk[h, PK_CLS] = vc_class(port, policy, pk, h, out)
+    pk[h, PK_CLS] = vc_class(ip, prm, pk, h, part)
+
+
+@jit_inline
+def took_hop(port, prm, pk, h, out, cls):
+    """Route state after the hop was granted: global hop count, and the escape network for adaptive."""
+    if port[out, P_CLASS] == GLOBAL:
+        pk[h, PK_GHOPS] += 1
+    if prm.routing == R_ADAPTIVE and cls < prm.n_escape:
+        pk[h, PK_PHASE] = ESCAPED
+

@@ -21,18 +21,19 @@ from .rng import seed_streams
 C_FREE_HEAD, C_FREE_COUNT, C_EV_FREE_HEAD, C_EV_FREE_COUNT = 0, 1, 2, 3
 C_N_ACTIVE, C_N_ACTIVE_NODES, C_CREATED, C_DELIVERED = 4, 5, 6, 7
 C_QUEUED, C_LAST_PROGRESS, C_MEAS_CREATED, C_MEAS_DELIVERED = 8, 9, 10, 11
-C_INJECTED, C_STAMP = 12, 13
+C_INJECTED, C_STAMP, C_PHIT_HOPS = 12, 13, 14  # phit-hops: phits x switch traversals, whole run
 N_CTR = 16
 
 # pk[h, ...]: packet records (int64)
 PK_SRC, PK_DST, PK_SIZE, PK_BIRTH, PK_INJECT, PK_ARRIVE, PK_READY = 0, 1, 2, 3, 4, 5, 6
 PK_HOPS, PK_GHOPS, PK_PHASE, PK_INTER, PK_OUT, PK_CLS, PK_NEXT = 7, 8, 9, 10, 11, 12, 13
 PK_MSG, PK_TAG = 14, 15  # free for workloads (message id, application tag)
-N_PK = 16
+PK_VCC = 16  # routing's VC state: torus dimension*4 + direction*2 + dateline partition, -1 if none
+N_PK = 17
 
 # vc[port*V + v, ...]: input VC records (int32)
-VC_HEAD, VC_TAIL, VC_FREE, VC_POS = 0, 1, 2, 3  # FIFO ends, credits seen upstream, place in the active list
-N_VC = 4
+VC_HEAD, VC_TAIL, VC_FREE, VC_POS, VC_CAP = 0, 1, 2, 3, 4  # FIFO ends, credits seen upstream, place in the
+N_VC = 5  # active list, capacity in phits (0: a VC this port does not have)
 
 # pt[port, ...]: port records (int64)
 PT_IN_BUSY, PT_OUT_BUSY, PT_LINK_BUSY = 0, 1, 2  # crossbar input / crossbar output / link busy until
@@ -63,19 +64,25 @@ N_TS = 6
 HIST_SUB = 64  # sub-buckets per octave of the log-linear latency histogram (<= 1.6 % bin width)
 HIST_BINS = 2 * HIST_SUB + 34 * HIST_SUB
 
-# VC policies: how a packet's VC class follows from its route state
-VCP_HOP, VCP_DRAGONFLY, VCP_NONE = 0, 1, 2
 
 
 class Params(NamedTuple):
-    vcs: int  # V virtual channels per input port
-    buffer: int  # phits per VC
+    vcs: int  # V: VC slots per input port (the most any port class has; build/vcs.py)
     delay: int  # router delay D: head arrival -> earliest switch grant
     speedup: float  # crossbar speedup S
     iters: int  # allocator iterations
     credit_delay: int
-    vc_policy: int  # VCP_*
-    vcs_per_class: int  # VCs of each class; class c uses [c*k, (c+1)*k)
+    routing: int  # build/vcs.py ROUTING_CODES
+    vc_policy: int  # build/vcs.py VCP_*: how a hop's VC class follows from the route state
+    n_escape: int  # adaptive: escape VC classes (Duato); 0 otherwise
+    hop_limit: int  # ksp: longest path
+    paths: int  # ksp: k
+    adaptive_choice: bool  # ksp path / updown up port chosen by occupancy (else random or destination-based)
+    mlid: bool  # updown: up port from the destination's digits (seed 003's MLID)
+    indirect: int  # UGAL: Valiant candidates n_I
+    penalty: float  # UGAL: weight of the Valiant cost
+    threshold: float  # UGAL: added to the Valiant cost
+    reroute: bool  # route a waiting head again every cycle (adaptive choices follow the credits)
     max_packet: int  # largest packet in phits (output-queue allowance)
     watchdog: int
     w0: int  # measurement window [w0, w1)
@@ -101,6 +108,7 @@ class State(NamedTuple):
     rng_router: np.ndarray  # uint64[R]
     rng_node: np.ndarray  # uint64[N]
     buf: np.ndarray  # int64[radix] scratch for candidate ports
+    buf2: np.ndarray  # int64[radix] second scratch (UGAL candidates, ksp paths)
     sc: np.ndarray  # int64[N_SC]
     lat_hist: np.ndarray  # int64[HIST_BINS] packet latency (creation -> tail delivered)
     net_hist: np.ndarray  # int64[HIST_BINS] network latency (head injected -> tail delivered)
@@ -117,16 +125,19 @@ def _free_rows(n: int, start: int = 0) -> np.ndarray:
 
 
 def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: Params, seed: int,
-              n_timeseries: int, packets: int, events: int) -> State:
+              n_timeseries: int, packets: int, events: int, vc_cap: np.ndarray) -> State:
+    """vc_cap: int32[P, V] capacity of each VC in phits (0 for VC slots a port does not have)."""
     PV = n_ports * prm.vcs
     ctr = np.zeros(N_CTR, dtype=np.int64)
     ctr[C_FREE_COUNT] = packets
     ctr[C_EV_FREE_COUNT] = events
     pk = np.zeros((packets, N_PK), dtype=np.int64)
     pk[:, PK_NEXT] = _free_rows(packets)
+    pk[:, PK_VCC] = -1
     vc = np.empty((PV, N_VC), dtype=np.int32)
     vc[:, [VC_HEAD, VC_TAIL, VC_POS]] = -1
-    vc[:, VC_FREE] = prm.buffer
+    vc[:, VC_CAP] = vc_cap.reshape(-1)
+    vc[:, VC_FREE] = vc[:, VC_CAP]
     pt = np.zeros((n_ports, N_PT), dtype=np.int64)
     pt[:, [PT_IN_STAMP, PT_IN_MATCH, PT_OUT_STAMP, PT_OUT_MATCH]] = -1
     nd = np.full((n_nodes, N_ND), -1, dtype=np.int64)
@@ -139,7 +150,8 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
         touched_in=np.zeros(n_ports, np.int32), touched_out=np.zeros(n_ports, np.int32),
         grants=np.zeros(n_ports, np.int32), ev=ev, wheel=np.full(prm.wheel_mask + 1, -1, dtype=np.int64),
         rng_router=seed_streams(seed, n_routers, 1), rng_node=seed_streams(seed, n_nodes, 2),
-        buf=np.zeros(max(max_radix, 1), np.int64), sc=np.zeros(N_SC, np.int64),
+        buf=np.zeros(max(max_radix, 64), np.int64), buf2=np.zeros(max(max_radix, 64), np.int64),
+        sc=np.zeros(N_SC, np.int64),
         lat_hist=np.zeros(HIST_BINS, np.int64), net_hist=np.zeros(HIST_BINS, np.int64),
         ts=np.zeros((max(n_timeseries, 1), N_TS), np.int64),
         vc_area=np.zeros(occ, np.int64), vc_since=np.zeros(occ, np.int64),
@@ -153,6 +165,7 @@ def grow(st: State, packets: bool, events: bool) -> State:
         n = len(st.pk)
         extra = np.zeros((n, N_PK), dtype=np.int64)
         extra[:, PK_NEXT] = _free_rows(n, n)
+        extra[:, PK_VCC] = -1
         extra[-1, PK_NEXT] = st.ctr[C_FREE_HEAD]
         changes["pk"] = np.concatenate([st.pk, extra])
         st.ctr[C_FREE_HEAD] = n

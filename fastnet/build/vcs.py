@@ -1,0 +1,108 @@
+"""Virtual-channel layout: which VCs each hop of each routing may use, so that no routing can deadlock.
+
+A routing assigns every hop a VC *class* (kernels/routing.py computes it from the packet's route state); this
+module decides, per input-port class (injection, local, global), how many classes exist and which VC range
+each class owns. Schemes, with the classes they need:
+
+| topology | routing | class of a hop | classes (local / global) |
+|---|---|---|---|
+| dragonfly | min | global hops already taken (Kim et al.; seed 000 Table IV) | 2 / 1 |
+| dragonfly | val, ugal_l, ugal_g | global hops already taken | 3 / 2 |
+| torus | dor | dateline partition of the current dimension | 2 |
+| torus | val, ugal | 2 x phase + dateline partition (DOR in each phase) | 4 |
+| torus | adaptive | escape DOR with dateline (2 VCs), adaptive on the rest (Duato) | 2 + >= 1 |
+| mesh | dor / val, ugal / adaptive | 0 / phase / escape VC 0 + adaptive rest | 1 / 2 / 1 + >= 1 |
+| fat tree | any | 0: up*/down* paths cannot form a cycle | 1 |
+| any other | min / val, ugal / ksp | hop index (distance classes) | D / 2D / hop limit |
+
+Each class gets `vcs // classes` VCs (the adaptive class takes what the escape classes leave). A port class with
+fewer VCs than its routing needs is refused at build time with a one-line error saying how many it needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from .network import GLOBAL, LOCAL, NODE, Network
+from .routing import Routes, diameter
+
+# VC-class rules the kernel applies (kernels/routing.py: vc_class)
+VCP_HOP, VCP_DRAGONFLY, VCP_NONE, VCP_DATELINE, VCP_ESCAPE = 0, 1, 2, 3, 4
+
+ROUTING_CODES = {"min": 0, "val": 1, "ugal_l": 2, "ugal_g": 3, "dor": 4, "adaptive": 5, "updown": 6, "ksp": 7}
+VALIANT = ("val", "ugal_l", "ugal_g")
+GRID = ("torus", "mesh")
+
+
+@dataclass
+class VcLayout:
+    policy: int  # VCP_*
+    vcs: dict[int, int]  # VCs per input-port class (NODE / LOCAL / GLOBAL)
+    ranges: np.ndarray  # int32[3, classes, 2]: (first VC, VC count) per port class and VC class
+    hop_limit: int  # longest route in hops (ksp), else 0
+
+
+def check_routing(net: Network, routing: str) -> None:
+    kind = net.kind
+    if routing in ("dor", "adaptive") and kind not in GRID:
+        raise ConfigError("routing.algorithm", f"{routing} needs a torus or mesh (topology is {kind})")
+    if routing == "updown" and kind != "fattree":
+        raise ConfigError("routing.algorithm", f"updown needs a fat tree (topology is {kind})")
+
+
+def _needs(net: Network, routes: Routes, rcfg: dict[str, Any]) -> tuple[int, int, int, int, int]:
+    """(policy, local classes, global classes, escape classes, hop limit)."""
+    routing, kind = rcfg["algorithm"], net.kind
+    D = max(diameter(routes), 1)
+    if routing == "ksp":
+        limit = D + 1 if rcfg["hop_limit"] == "auto" else rcfg["hop_limit"]
+        return VCP_HOP, limit, limit, 0, limit
+    if kind == "fattree":
+        return VCP_NONE, 1, 1, 0, 0
+    if kind == "dragonfly" and routing in ("min", *VALIANT):
+        return (VCP_DRAGONFLY, 2, 1, 0, 0) if routing == "min" else (VCP_DRAGONFLY, 3, 2, 0, 0)
+    if kind in GRID and routing != "min":
+        wrap = 2 if kind == "torus" else 1  # dateline partitions per dimension
+        if routing == "adaptive":
+            return VCP_ESCAPE, wrap + 1, wrap + 1, wrap, 0
+        phases = 2 if routing in VALIANT else 1
+        return VCP_DATELINE, wrap * phases, wrap * phases, 0, 0
+    classes = 2 * D if routing in VALIANT else D
+    return VCP_HOP, classes, classes, 0, 0
+
+
+def vc_layout(net: Network, routes: Routes, router: dict[str, Any], rcfg: dict[str, Any]) -> VcLayout:
+    check_routing(net, rcfg["algorithm"])
+    policy, c_local, c_global, escape, limit = _needs(net, routes, rcfg)
+    has_global = bool((net.port_class == GLOBAL).any())
+    need = {NODE: 1, LOCAL: c_local, GLOBAL: c_global}
+    # auto: vcs_global and vcs_injection follow an explicit `vcs`; otherwise each is the fewest its ports need
+    vcs = {LOCAL: need[LOCAL] if router["vcs"] == "auto" else router["vcs"]}
+    for cls, key in ((GLOBAL, "vcs_global"), (NODE, "vcs_injection")):
+        given = router[key]
+        if given == "auto":
+            given = router["vcs"] if router["vcs"] != "auto" else (need[cls] if cls == GLOBAL else vcs[LOCAL])
+        vcs[cls] = given if (cls != GLOBAL or has_global) else vcs[LOCAL]
+    for cls, key in ((LOCAL, "vcs"), (GLOBAL, "vcs_global")):
+        if vcs[cls] < need[cls]:
+            where = f" on {'global' if cls == GLOBAL else 'local'} ports" if has_global else ""
+            raise ConfigError(f"router.{key}", f"{rcfg['algorithm']} routing on this {net.kind} needs at least "
+                              f"{need[cls]} VCs{where} to be deadlock-free (got {vcs[cls]})")
+    n_classes = max(c_local, c_global, 1)
+    ranges = np.zeros((3, n_classes, 2), dtype=np.int32)
+    ranges[NODE, 0] = (0, vcs[NODE])
+    for cls, c in ((LOCAL, c_local), (GLOBAL, c_global)):
+        V = vcs[cls]
+        if escape:  # one VC per escape class, the adaptive class takes the rest
+            for e in range(escape):
+                ranges[cls, e] = (e, 1)
+            ranges[cls, escape] = (escape, V - escape)
+        else:
+            per = V // c
+            for k in range(c):
+                ranges[cls, k] = (k * per, per)
+    return VcLayout(policy=policy, vcs=vcs, ranges=ranges, hop_limit=limit)

@@ -1,0 +1,216 @@
+"""Minimal next-port candidates and router distances, from the table or from each topology's algebra.
+
+The routing algorithms themselves (min, val, ugal, dor, ...) are in routing.py and build on these.
+
+`min_ports(ps, port, dist, ip, alg, r, d, buf)` writes into `buf` the global ids of the ports of router r that
+start a minimal path to router d (r != d) and returns how many; `distance(...)` is the hop count. `ps` is
+Topology.router_port_start, `port` Topology.port, and `dist, ip, alg` are the fields of build/routing.py's
+Routes. Dispatch is on integer codes in `ip`, so the cached kernels stay cached. Port layouts are documented in
+each builder module under fastnet/build/.
+"""
+
+from __future__ import annotations
+
+from ..build.network import P_PEER_ROUTER
+from ..build.routing import (
+    IP_A, IP_DIMS, IP_G, IP_H, IP_K, IP_KIND, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P, IP_PALM, IP_Q, IP_STRIDES,
+    IP_WRAP, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
+)
+from ._jit import jit_inline
+
+K_DRAGONFLY, K_SLIMFLY, K_TORUS, K_MESH, K_FATTREE = 1, 2, 3, 4, 6
+
+
+@jit_inline
+def table_min_ports(ps, port, dist, r, d, buf):
+    dd = dist[r, d]
+    n = 0
+    for p in range(ps[r], ps[r + 1]):
+        q = port[p, P_PEER_ROUTER]
+        if q >= 0 and dist[q, d] + 1 == dd:
+            buf[n] = p
+            n += 1
+    return n
+
+
+# ---------------------------------------------------------------- dragonfly (fastnet/build/dragonfly.py)
+@jit_inline
+def _df_local_port(base, p, i_from, i_to):
+    return base + p + (i_to if i_to < i_from else i_to - 1)
+
+
+@jit_inline
+def _df_scan(ps, port, ip, r, d, buf):
+    """Hierarchical minimal paths (at most one global hop) over every global link G -> Gd.
+    Returns (candidates, length)."""
+    p, a, h, g = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_G]
+    base = ps[r]
+    G, i = r // a, r % a
+    Gd, j = d // a, d % a
+    if G == Gd:
+        buf[0] = _df_local_port(base, p, i, j)
+        return 1, 1
+    off = (G - Gd - 1) % g if ip[IP_PALM] else (Gd if Gd < G else Gd - 1)  # index of G's first link to Gd
+    best = 99
+    n = 0
+    for k in range(off, a * h, g - 1):
+        ri, c = k // h, k % h
+        land = port[ps[G * a + ri] + p + a - 1 + c, P_PEER_ROUTER] % a
+        length = (0 if ri == i else 1) + 1 + (0 if land == j else 1)
+        first = base + p + a - 1 + c if ri == i else _df_local_port(base, p, i, ri)
+        if length < best:
+            best = length
+            n = 0
+        if length == best:
+            dup = False
+            for m in range(n):
+                dup |= buf[m] == first
+            if not dup:
+                buf[n] = first
+                n += 1
+    return n, best
+
+
+# ---------------------------------------------------------------- Slim Fly (fastnet/build/slimfly.py)
+@jit_inline
+def _sf_sub(alg, q, a, b):
+    return alg[a, alg[b, 2 * q + SF_NEG]]
+
+
+@jit_inline
+def _sf_port_to(alg, q, nx, s, a, b, s2, a2, b2):
+    """Local port index (after the node ports) from router (s,a,b) to an adjacent (s2,a2,b2); -1 if not adjacent."""
+    if s == s2:
+        if a != a2:
+            return -1
+        return alg[_sf_sub(alg, q, b, b2), 2 * q + (SF_XI if s == 0 else SF_XPI)]
+    if s == 0:  # (0, x=a, y=b) ~ (1, m=a2, c=b2) iff y = m x + c
+        return nx + a2 if b == alg[alg[a2, q + a], b2] else -1
+    return nx + a2 if b2 == alg[alg[a, q + a2], b] else -1
+
+
+@jit_inline
+def _sf_scan(ps, ip, alg, r, d, buf):
+    q, nx = ip[IP_Q], ip[IP_NX]
+    qq = q * q
+    base = ps[r] + ip[IP_P]
+    s, a, b = r // qq, (r % qq) // q, r % q
+    s2, a2, b2 = d // qq, (d % qq) // q, d % q
+    direct = _sf_port_to(alg, q, nx, s, a, b, s2, a2, b2)
+    if direct >= 0:
+        buf[0] = base + direct
+        return 1, 1
+    n = 0
+    if s == s2:
+        if a == a2:  # same group, not adjacent: the common neighbours are inside the group
+            col = 2 * q + (SF_X if s == 0 else SF_XP)
+            for jj in range(nx):
+                mid = _sf_sub(alg, q, b, alg[jj, col])
+                if _sf_port_to(alg, q, nx, s, a, mid, s2, a2, b2) >= 0:
+                    buf[n] = base + jj
+                    n += 1
+        else:  # one common neighbour in the other subgraph:
+            # s = 0: (1, m, c) with m = (y - y')/(x - x'); s = 1: (0, x, y) with x = (c' - c)/(m - m')
+            num = _sf_sub(alg, q, b, b2) if s == 0 else _sf_sub(alg, q, b2, b)
+            buf[0] = base + nx + alg[num, q + alg[_sf_sub(alg, q, a, a2), 2 * q + SF_INV]]
+            n = 1
+    elif s == 0:  # r = (0, x, y), d = (1, m, c)
+        mid = alg[alg[a2, q + a], b2]  # (0, x, m x + c) is adjacent to d
+        j = alg[_sf_sub(alg, q, b, mid), 2 * q + SF_XI]
+        if j >= 0:
+            buf[n] = base + j
+            n += 1
+        c_mid = _sf_sub(alg, q, b, alg[a2, q + a])  # (1, m, y - m x) is adjacent to r
+        if alg[_sf_sub(alg, q, c_mid, b2), 2 * q + SF_XPI] >= 0:
+            buf[n] = base + nx + a2
+            n += 1
+    else:  # r = (1, m, c), d = (0, x, y)
+        c_mid = _sf_sub(alg, q, b2, alg[a, q + a2])  # (1, m, y - m x) is adjacent to d
+        j = alg[_sf_sub(alg, q, b, c_mid), 2 * q + SF_XPI]
+        if j >= 0:
+            buf[n] = base + j
+            n += 1
+        y_mid = alg[alg[a, q + a2], b]  # (0, x, m x + c) is adjacent to r
+        if alg[_sf_sub(alg, q, y_mid, b2), 2 * q + SF_XI] >= 0:
+            buf[n] = base + nx + a2
+            n += 1
+    return n, 2
+
+
+# ---------------------------------------------------------------- torus / mesh (fastnet/build/torus.py)
+@jit_inline
+def _torus_scan(ps, ip, dir_port, r, d, buf):
+    wrap = ip[IP_WRAP] == 1
+    base = ps[r]
+    n = 0
+    length = 0
+    for dim in range(ip[IP_NDIM]):
+        k = ip[IP_DIMS + dim]
+        cr = (r // ip[IP_STRIDES + dim]) % k
+        cd = (d // ip[IP_STRIDES + dim]) % k
+        if cr == cd:
+            continue
+        if wrap:
+            plus = (cd - cr) % k
+            minus = k - plus
+            length += min(plus, minus)
+            if plus <= minus:
+                buf[n] = base + dir_port[r, 2 * dim]
+                n += 1
+            if minus <= plus:
+                buf[n] = base + dir_port[r, 2 * dim + 1]
+                n += 1
+        else:
+            length += abs(cd - cr)
+            buf[n] = base + dir_port[r, 2 * dim + (0 if cd > cr else 1)]
+            n += 1
+    return n, length
+
+
+# ---------------------------------------------------------------- fat tree (fastnet/build/fattree.py)
+@jit_inline
+def _ft_scan(ps, ip, r, d, buf):
+    k, levels = ip[IP_K], ip[IP_N]
+    S = k ** (levels - 1)
+    level, w = r // S, r % S
+    wd = d % S  # d is a leaf (level 0)
+    base = ps[r]
+    span = k**level
+    if w // span == wd // span:  # d is below: go down along digit level-1
+        buf[0] = base + (wd // (span // k)) % k
+        return 1, level
+    top = level + 1
+    while w // k**top != wd // k**top:
+        top += 1
+    for j in range(k):
+        buf[j] = base + k + j
+    return k, (top - level) + top
+
+
+# ---------------------------------------------------------------- dispatch
+@jit_inline
+def algebraic_scan(ps, port, ip, alg, r, d, buf):
+    kind = ip[IP_KIND]
+    if kind == K_DRAGONFLY:
+        return _df_scan(ps, port, ip, r, d, buf)
+    if kind == K_SLIMFLY:
+        return _sf_scan(ps, ip, alg, r, d, buf)
+    if kind == K_TORUS or kind == K_MESH:
+        return _torus_scan(ps, ip, alg, r, d, buf)
+    return _ft_scan(ps, ip, r, d, buf)
+
+
+@jit_inline
+def min_ports(ps, port, dist, ip, alg, r, d, buf):
+    if ip[IP_MODE] == TABLE:
+        return table_min_ports(ps, port, dist, r, d, buf)
+    return algebraic_scan(ps, port, ip, alg, r, d, buf)[0]
+
+
+@jit_inline
+def distance(ps, port, dist, ip, alg, r, d, buf):
+    if r == d:
+        return 0
+    if ip[IP_MODE] == TABLE:
+        return int(dist[r, d])
+    return algebraic_scan(ps, port, ip, alg, r, d, buf)[1]

@@ -1,0 +1,111 @@
+"""The `fastnet` command: bad input is one line and exit code 2; run/info outputs; --out zarr."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import xarray as xr
+from typer.testing import CliRunner
+
+from fastnet.cli import app
+
+SMALL_TOML = """
+[topology]
+kind = "torus"
+dims = [4, 4]
+
+[sim]
+warmup = 100
+measure = 500
+drain = 500
+"""
+
+
+@pytest.fixture
+def small(tmp_path):
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL_TOML)
+    return str(path)
+
+
+def invoke(*args):
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.mark.parametrize("args,field", [
+    (["--set", "router.colour=3"], "router.colour"),
+    (["--set", 'topology.kind="hypercube"'], "topology.kind"),
+    (["--set", 'topology.kind="slimfly"', "--set", "topology.q=6"], "topology.q"),
+    (["--set", "traffic.load=0"], "traffic.load"),
+    (["--set", "traffic.load=1.5"], "traffic.load"),
+    (["--set", 'topology.kind="jellyfish"', "--set", "topology.radix=1"], "topology.radix"),
+    (["--set", 'topology.kind="torus"', "--set", "topology.dims=[1,8]"], "topology.dims"),
+    (["--set", "traffic.pattern=zigzag"], "traffic.pattern"),
+    (["--set", "sim.warmup=-5"], "sim.warmup"),
+    (["--set", "router.vcs=1"], "router.vcs"),
+    (["--set", "traffic.pattern=bitcomp"], "traffic.pattern"),  # 1056 nodes is not a power of two
+    (["--set", "router.buffer_phits=4"], "router.buffer_phits"),  # smaller than a 10-phit packet
+    (["--set", "oops"], "--set"),
+])
+def test_bad_config_is_one_line_exit_2(args, field):
+    result = invoke("run", *args)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: " + field), result.output
+    assert "Traceback" not in result.output
+
+
+def test_bad_files(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[topology\nkind = 3")
+    result = invoke("run", str(bad))
+    assert result.exit_code == 2 and "is not valid TOML" in result.output
+    result = invoke("info", str(tmp_path / "missing.toml"))
+    assert result.exit_code == 2 and "no such file" in result.output
+    unknown = tmp_path / "unknown.toml"
+    unknown.write_text("[network]\nx = 1\n")
+    result = invoke("run", str(unknown))
+    assert result.exit_code == 2 and "network: unknown section" in result.output
+
+
+def test_real_process_exit_code_and_stderr():
+    proc = subprocess.run([sys.executable, "-m", "fastnet", "run", "--set", "traffic.load=2"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "traffic.load" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_run_json_and_out(tmp_path, small):
+    out = tmp_path / "r.zarr"
+    result = invoke("run", small, "--json", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output.strip().splitlines()[-1])
+    for key in ("accepted_phits_per_node_cycle", "offered_phits_per_node_cycle", "packet_latency_mean",
+                "packet_latency_p99", "network_latency_mean", "hops_mean", "packets_injected",
+                "packets_delivered", "cycles", "wall_seconds"):
+        assert key in summary
+    ds = xr.open_zarr(out)
+    assert ds.packets_delivered.item() == summary["packets_delivered"]
+    assert ds.attrs["fastnet_version"] and json.loads(ds.attrs["config"])["topology"]["dims"] == [4, 4]
+    assert ds.port_utilization.dims == ("port",) and "port_class" in ds.coords
+
+
+def test_failed_run_keeps_existing_output(tmp_path, small):
+    out = tmp_path / "r.zarr"
+    assert invoke("run", small, "--out", str(out)).exit_code == 0
+    before = xr.open_zarr(out).packets_delivered.item()
+    assert invoke("run", small, "--set", "traffic.load=7", "--out", str(out)).exit_code == 2
+    assert xr.open_zarr(out).packets_delivered.item() == before
+
+
+def test_table_output_and_info(small):
+    result = invoke("run", small)
+    assert result.exit_code == 0 and "packet_latency_mean" in result.output and "cycles" in result.output
+    result = invoke("info", "--set", 'topology.kind="slimfly"', "--set", "topology.q=13", "--set", "topology.p=9",
+                    "--json")
+    facts = json.loads(result.output)
+    assert facts["routers"] == 338 and facts["nodes"] == 3042 and facts["radix"] == 28 and facts["diameter"] == 2
+    assert facts["memory_estimate_mb"] > 0

@@ -1,0 +1,166 @@
+"""The cycle kernel: exact zero-load latency, conservation past saturation, determinism, deadlock watchdog."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import fastnet
+from fastnet.build.network import LOCAL
+from fastnet.build.routing import is_table
+from fastnet.build.vcs import VCP_NONE
+from fastnet.errors import DeadlockError
+from fastnet.kernels.cycle import run_chunk
+from fastnet.kernels.pool import new_packet
+from fastnet.kernels.routing import distance
+from fastnet.kernels.state import (
+    C_DELIVERED, ND_NEXT_ARRIVAL, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_LAT_SUM, S_NET_SUM,
+)
+from fastnet.sim import prepare, simulate
+
+LAT = {"latency": 2, "latency_local": 3, "latency_global": 5, "latency_injection": 2}
+
+TOPOLOGIES = {
+    "dragonfly": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2},
+    "dragonfly_palmtree_few_groups": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2, "g": 5, "arrangement": "palmtree"},
+    "slimfly": {"kind": "slimfly", "q": 5, "p": 2},
+    "torus": {"kind": "torus", "dims": [4, 3], "p": 2},
+    "mesh": {"kind": "mesh", "dims": [3, 3]},
+    "twisted_torus": {"kind": "twisted_torus", "dims": [4, 2], "twist": 2},
+    "fattree": {"kind": "fattree", "k": 2, "n": 3},
+    "jellyfish": {"kind": "jellyfish", "switches": 12, "radix": 5, "p": 2, "seed": 3},
+    "graph": {"kind": "graph", "edges": [[0, 1], [1, 2], [2, 3], [3, 4], [4, 0], [0, 2]], "p": 2},
+}
+
+
+def single_packets(cfg: dict, pairs: list[tuple[int, int]], size: int):
+    """Send one packet at a time through an otherwise silent network; per packet: latency, hops, class hops."""
+    cfg = fastnet.config.merge(cfg, {"sim": {"warmup": 0, "measure": 10**6, "drain": 0}})
+    s = prepare(cfg)
+    st, prm = s.state, s.params
+    st.nd[:, ND_NEXT_ARRIVAL] = -1  # no open-loop traffic
+    t, out = 0, []
+    for src, dst in pairs:
+        before = st.sc.copy()
+        new_packet(st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm, src, dst, size, t)
+        delivered = st.ctr[C_DELIVERED]
+        while st.ctr[C_DELIVERED] == delivered:
+            _, t = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, st, t, t + 50, False)
+        d = st.sc - before
+        out.append((d[S_LAT_SUM], d[S_NET_SUM], d[S_HOPS_SUM], d[S_HOPS_LOCAL], d[S_HOPS_GLOBAL]))
+    return s, np.array(out)
+
+
+@pytest.mark.parametrize("name", sorted(TOPOLOGIES))
+@pytest.mark.parametrize("speedup", [1.0, 2.0])
+def test_zero_load_latency_is_analytic(name, speedup):
+    """latency = 2 * injection latency + sum of link latencies + (hops + 1) * router delay + (L - 1)."""
+    L, D = 4, 2
+    cfg = {"topology": TOPOLOGIES[name], "links": LAT, "router": {"delay": D, "speedup": speedup, "buffer_phits": 8},
+           "traffic": {"packet_phits": L}}
+    rng = np.random.default_rng(0)
+    s0 = prepare(cfg)
+    N = s0.net.n_nodes
+    pairs = [(int(a), int(b)) for a, b in rng.integers(0, N, size=(40, 2))] + [(0, 1), (1, 0)]
+    s, res = single_packets(cfg, pairs, L)
+    lat, net, hops, hl, hg = res.T
+    expected = (2 * LAT["latency_injection"] + LAT["latency_local"] * hl + LAT["latency_global"] * hg
+                + (hops + 1) * D + L - 1)
+    np.testing.assert_array_equal(lat, expected)
+    np.testing.assert_array_equal(net, expected)  # nothing waited at the source
+    topo, rt = s.net.topo, s.routes
+    buf = np.zeros(64, np.int64)
+    dist = [distance(topo.router_port_start, topo.port, rt.dist, rt.ip, rt.alg,
+                     int(s.net.node_router[a]), int(s.net.node_router[b]), buf) for a, b in pairs]
+    np.testing.assert_array_equal(hops, dist)  # minimal paths
+    if name.startswith("dragonfly"):
+        assert hg.max() == 1 and not is_table(rt)
+
+
+def test_zero_load_latency_mean_in_a_run():
+    """Open-loop traffic at tiny load: the mean latency is the analytic one, within contention noise."""
+    ds = fastnet.run({"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"load": 0.002, "packet_phits": 1},
+                      "router": {"delay": 1}, "sim": {"warmup": 200, "measure": 20000, "drain": 1000}})
+    expected = 2 * 1 + ds.hops_mean.item() * (1 + 1) + 1 + 0
+    assert abs(ds.packet_latency_mean.item() - expected) < 0.02
+
+
+@pytest.mark.parametrize("topology,pattern", [
+    ({"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "uniform"),
+    ({"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "group_adversarial"),
+    ({"kind": "slimfly", "q": 5}, "slimfly_worst"),
+    ({"kind": "torus", "dims": [4, 4]}, "bitcomp"),
+    ({"kind": "fattree", "k": 4, "n": 2}, "transpose"),
+])
+def test_conservation_past_saturation(topology, pattern):
+    ds = fastnet.run({"topology": topology, "traffic": {"pattern": pattern, "load": 1.0, "packet_phits": 4},
+                      "router": {"buffer_phits": 8}, "sim": {"warmup": 500, "measure": 2000, "drain": 300}})
+    # simulate() already audited every packet id and every VC's credits; the dataset must agree
+    assert ds.packets_created == ds.packets_delivered + ds.packets_in_flight + ds.packets_queued
+    assert ds.unstable == 1 and ds.packets_queued > 0
+    assert ds.accepted_phits_per_node_cycle < ds.offered_phits_per_node_cycle
+
+
+def test_accepted_equals_offered_below_saturation():
+    ds = fastnet.run({"topology": {"kind": "slimfly", "q": 5}, "traffic": {"load": 0.3, "packet_phits": 4},
+                      "sim": {"warmup": 1000, "measure": 4000, "drain": 2000}})
+    assert ds.unstable == 0
+    assert abs(ds.accepted_phits_per_node_cycle - ds.offered_phits_per_node_cycle) < 0.01
+
+
+def _without_wall_time(ds: xr.Dataset) -> xr.Dataset:
+    return ds.assign_attrs(wall_seconds=0.0)
+
+
+def test_same_seed_same_dataset_and_seed_matters():
+    cfg = {"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "traffic": {"load": 0.6, "packet_phits": 3},
+           "sim": {"warmup": 300, "measure": 1500, "drain": 500, "timeseries": 100}}
+    a, b = fastnet.run(cfg), fastnet.run(cfg)
+    xr.testing.assert_identical(_without_wall_time(a), _without_wall_time(b))
+    c = fastnet.run(fastnet.config.merge(cfg, {"sim": {"seed": 2}}))
+    assert c.packet_latency_mean.item() != a.packet_latency_mean.item()
+    assert a.attrs["seed"] == 1 and '"seed": 1' in a.attrs["config"]
+
+
+def test_timeseries_adds_up():
+    ds = fastnet.run({"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"load": 0.3},
+                      "sim": {"warmup": 100, "measure": 1000, "drain": 500, "timeseries": 50}})
+    assert ds.ts_delivered_phits.sum() == ds.packets_delivered * 10
+    assert ds.time.size == -(-ds.cycles.item() // 50)
+
+
+def test_pools_grow_with_packets_in_flight():
+    s = prepare({"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2},
+                 "traffic": {"load": 1.0, "pattern": "group_adversarial"}, "sim": {"warmup": 100, "measure": 3000,
+                                                                                 "drain": 0}})
+    start = len(s.state.pk)
+    simulate(s)
+    assert len(s.state.pk) > start  # source queues grew past the initial pool
+
+
+def ring_config(vcs):
+    ring = [[i, (i + 1) % 7] for i in range(7)]  # shift 3 on a 7-ring: every packet goes 3 hops clockwise
+    return {"topology": {"kind": "graph", "edges": ring, "p": 1}, "router": {"buffer_phits": 2, "vcs": vcs},
+            "traffic": {"pattern": "shift", "shift": 3, "load": 1.0, "packet_phits": 2},
+            "sim": {"warmup": 100, "measure": 3000, "drain": 0, "watchdog": 200}}
+
+
+def test_deadlock_is_detected_not_hung():
+    """With VCs shared by all hops (no distance classes) the ring deadlocks at once: the watchdog reports the
+    cycle and blocked VCs instead of spinning. With distance classes the same load runs to the end."""
+    s = prepare(ring_config(3))
+    # break the deadlock-freedom scheme: every hop may use all three VCs
+    s.params = s.params._replace(vc_policy=VCP_NONE)
+    s.routes.vcr[LOCAL, 0] = (0, 3)
+    with pytest.raises(DeadlockError) as e:
+        simulate(s)
+    assert e.value.blocked and e.value.cycle < 1000
+    assert "deadlock detected at cycle" in str(e.value) and "router" in str(e.value)
+    ok = simulate(prepare(ring_config("auto")))
+    assert ok.cycle == 3100
+
+
+def test_vcs_below_routing_needs_are_refused():
+    with pytest.raises(fastnet.ConfigError, match="needs at least 5 VCs"):
+        prepare({"topology": {"kind": "torus", "dims": [8, 2]}, "router": {"vcs": 2}})
