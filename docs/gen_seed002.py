@@ -116,19 +116,21 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--fig8-seeds", type=int, default=3)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--skip-fig7", action="store_true")
     ap.add_argument("--skip-fig8", action="store_true")
     ap.add_argument("--vcs", default="12", help='VCs per port on both networks, or "auto"')
     a = ap.parse_args()
     vcs = a.vcs if a.vcs == "auto" else int(a.vcs)
     tag = "auto" if vcs == "auto" else "equal"
-    t0 = time.perf_counter()
-    jobs = [(topo, name, w, seed, vcs) for name, w in WORKLOADS.items() for topo in TOPOLOGIES
-            for seed in range(1, a.seeds + 1)]
-    res = run_all(jobs, a.workers)
-    stamp = f"Generated {time.strftime('%Y-%m-%d')} by `python docs/gen_seed002.py --seeds {a.seeds} --vcs {a.vcs}`"
-    elapsed = time.perf_counter() - t0
-    write_section(f"seed002-fig7-{tag}", fig7_table(res, a.seeds) + f"\n{stamp} ({elapsed:.0f} s).")
-    print(fig7_table(res, a.seeds))
+    if not a.skip_fig7:
+        t0 = time.perf_counter()
+        jobs = [(topo, name, w, seed, vcs) for name, w in WORKLOADS.items() for topo in TOPOLOGIES
+                for seed in range(1, a.seeds + 1)]
+        res = run_all(jobs, a.workers)
+        stamp = f"Generated {time.strftime('%Y-%m-%d')} by `python docs/gen_seed002.py --seeds {a.seeds} --vcs {a.vcs}`"
+        elapsed = time.perf_counter() - t0
+        write_section(f"seed002-fig7-{tag}", fig7_table(res, a.seeds) + f"\n{stamp} ({elapsed:.0f} s).")
+        print(fig7_table(res, a.seeds))
     if not a.skip_fig8:
         t1 = time.perf_counter()
         jobs = [(topo, str(2**k), {"kind": "sr", "message_bytes": 1024, "messages": 16384, "wave": 2**k}, seed, vcs)
