@@ -89,7 +89,9 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     adaptive_choice = (algorithm == "ksp" and rcfg["path_choice"] == "adaptive") or \
         (algorithm == "updown" and rcfg["up_port"] == "adaptive")
     prm = Params(
-        vcs=V, delay=router["delay"], speedup=float(router["speedup"]), iters=router["alloc_iters"],
+        vcs=V, delay=router["delay"], head_delay=max(router["delay"] - 1, 0) if router["head_delay"] == "auto"
+        else router["head_delay"], vc_realloc=max(router["delay"] - 2, 0) if router["vc_realloc"] == "auto"
+        else router["vc_realloc"], speedup=float(router["speedup"]), iters=router["alloc_iters"],
         credit_delay=router["credit_delay"], routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,
         n_escape=(2 if net.kind == "torus" else 1) if algorithm == "adaptive" else 0, hop_limit=layout.hop_limit,
         paths=rcfg["paths"], adaptive_choice=adaptive_choice,

@@ -41,10 +41,10 @@ from .state import (
     C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, EV_AMOUNT,
     EV_KIND,
     EV_NEXT, EV_TARGET, HIST_SUB, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
-    PK_INJECT, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
+    PK_DVC, PK_INJECT, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_VC,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
-    S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_FREE, VC_HEAD,
+    S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER,
 )
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
@@ -123,6 +123,21 @@ def roomiest_vc(vc, first, count, size):
     return best
 
 
+@jit_inline
+def allocate_vc(vc, first, count, h, t):
+    """VC allocation: give head h the free VC (no owner, reallocation delay over) with the most room; -1 if none.
+    The head holds it until its switch grant, as a VC held from VC allocation to tail in BookSim2."""
+    best = -1
+    room = -1
+    for v in range(first, first + count):
+        if vc[v, VC_OWNER] < 0 and vc[v, VC_ALLOC] <= t and vc[v, VC_FREE] > room:
+            best = v
+            room = vc[v, VC_FREE]
+    if best >= 0:
+        vc[best, VC_OWNER] = h
+    return best
+
+
 @jit
 def inject(topo, rt, prm, st, t):
     """Nodes send the head of their source queue into any injection VC with room for the whole packet."""
@@ -166,23 +181,28 @@ def request_round(topo, rt, prm, st, t, stamp):
     for i in range(st.ctr[C_N_ACTIVE]):
         v = act[i]
         p = v // V
-        if pt[p, PT_IN_BUSY] > t or pt[p, PT_IN_MATCH] == t:
-            continue
         h = vc[v, VC_HEAD]
         if pk[h, PK_READY] > t:
             continue
-        if pk[h, PK_OUT] < 0 or prm.reroute:
-            route(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, prm, pk, st.rng_router, st.buf,
-                  st.buf2, port[p, P_ROUTER], h)
+        dvc = pk[h, PK_DVC]
+        if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
+            if pk[h, PK_OUT] < 0 or prm.reroute:
+                route(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, prm, pk, st.rng_router, st.buf,
+                      st.buf2, port[p, P_ROUTER], h)
+            o = pk[h, PK_OUT]
+            if port[o, P_CLASS] != NODE:
+                oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
+                dvc = allocate_vc(vc, port[o, P_PEER_PORT] * V + rt.vcr[oc, cls, 0], rt.vcr[oc, cls, 1], h, t)
+                if dvc < 0:
+                    continue
+                pk[h, PK_DVC] = dvc
+        if pt[p, PT_IN_BUSY] > t or pt[p, PT_IN_MATCH] == t:
+            continue
         o = pk[h, PK_OUT]
         if pt[o, PT_OUT_MATCH] == t or pt[o, PT_OUT_BUSY] > t or pt[o, PT_LINK_BUSY] > t + prm.max_packet:
             continue
-        dvc = -1
-        if port[o, P_CLASS] != NODE:
-            oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
-            dvc = roomiest_vc(vc, port[o, P_PEER_PORT] * V + rt.vcr[oc, cls, 0], rt.vcr[oc, cls, 1], pk[h, PK_SIZE])
-            if dvc < 0:
-                continue
+        if dvc >= 0 and vc[dvc, VC_FREE] < pk[h, PK_SIZE]:  # virtual cut-through: the whole packet must fit
+            continue
         key = (v - p * V - pt[p, PT_RR_VC]) % V
         if pt[p, PT_IN_STAMP] != stamp:
             pt[p, PT_IN_STAMP] = stamp
@@ -239,6 +259,9 @@ def traverse(topo, prm, st, t, n_grants):
         p = st.grants[j]
         v = pt[p, PT_IN_PICK]
         h = pop_vc(pk, vc, st.act, ctr, v)
+        nxt = vc[v, VC_HEAD]
+        if nxt >= 0:  # the next packet of this VC is routed and allocated only now that it is the head
+            pk[nxt, PK_READY] = max(pk[nxt, PK_READY], t + prm.head_delay)
         o = pk[h, PK_OUT]
         size = pk[h, PK_SIZE]
         done = max(t + np.int64(np.ceil(size / prm.speedup)), pk[h, PK_ARRIVE] + size)
@@ -253,6 +276,9 @@ def traverse(topo, prm, st, t, n_grants):
         else:
             dvc = pt[p, PT_IN_DVC]
             vc_reserve(vc, st.vc_area, st.vc_since, prm, dvc, size, t)
+            vc[dvc, VC_OWNER] = -1
+            vc[dvc, VC_ALLOC] = t + size - 1 + prm.vc_realloc
+            pk[h, PK_DVC] = -1
             pk[h, PK_ARRIVE] = start + port[o, P_LATENCY]
             pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay
             took_hop(port, prm, pk, h, o, pk[h, PK_CLS])

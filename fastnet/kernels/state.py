@@ -29,11 +29,15 @@ PK_SRC, PK_DST, PK_SIZE, PK_BIRTH, PK_INJECT, PK_ARRIVE, PK_READY = 0, 1, 2, 3, 
 PK_HOPS, PK_GHOPS, PK_PHASE, PK_INTER, PK_OUT, PK_CLS, PK_NEXT = 7, 8, 9, 10, 11, 12, 13
 PK_MSG, PK_TAG = 14, 15  # free for workloads (message id, application tag)
 PK_VCC = 16  # routing's VC state: torus dimension*4 + direction*2 + dateline partition, -1 if none
-N_PK = 17
+PK_DVC = 17  # the downstream VC this head holds since its VC allocation, -1 if none
+N_PK = 18
 
 # vc[port*V + v, ...]: input VC records (int32)
 VC_HEAD, VC_TAIL, VC_FREE, VC_POS, VC_CAP = 0, 1, 2, 3, 4  # FIFO ends, credits seen upstream, place in the
-N_VC = 5  # active list, capacity in phits (0: a VC this port does not have)
+# active list, capacity in phits (0: a VC this port does not have)
+VC_ALLOC = 5  # earliest cycle at which another packet may be allocated this VC (Params.vc_realloc)
+VC_OWNER = 6  # the upstream head packet this VC is allocated to, -1 if free
+N_VC = 7
 
 # pt[port, ...]: port records (int64)
 PT_IN_BUSY, PT_OUT_BUSY, PT_LINK_BUSY = 0, 1, 2  # crossbar input / crossbar output / link busy until
@@ -69,6 +73,9 @@ HIST_BINS = 2 * HIST_SUB + 34 * HIST_SUB
 class Params(NamedTuple):
     vcs: int  # V: VC slots per input port (the most any port class has; build/vcs.py)
     delay: int  # router delay D: head arrival -> earliest switch grant
+    head_delay: int  # a packet reaching the head of its VC -> earliest switch grant (routing and VC allocation
+    # are done one packet at a time per VC, as in BookSim2's input-queued router)
+    vc_realloc: int  # cycles after a packet's tail is granted before its downstream VC can be allocated again
     speedup: float  # crossbar speedup S
     iters: int  # allocator iterations
     credit_delay: int
@@ -133,10 +140,12 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     ctr[C_EV_FREE_COUNT] = events
     pk = np.zeros((packets, N_PK), dtype=np.int64)
     pk[:, PK_NEXT] = _free_rows(packets)
-    pk[:, PK_VCC] = -1
+    pk[:, [PK_VCC, PK_DVC]] = -1
     vc = np.empty((PV, N_VC), dtype=np.int32)
     vc[:, [VC_HEAD, VC_TAIL, VC_POS]] = -1
     vc[:, VC_CAP] = vc_cap.reshape(-1)
+    vc[:, VC_ALLOC] = 0
+    vc[:, VC_OWNER] = -1
     vc[:, VC_FREE] = vc[:, VC_CAP]
     pt = np.zeros((n_ports, N_PT), dtype=np.int64)
     pt[:, [PT_IN_STAMP, PT_IN_MATCH, PT_OUT_STAMP, PT_OUT_MATCH]] = -1
@@ -165,7 +174,7 @@ def grow(st: State, packets: bool, events: bool) -> State:
         n = len(st.pk)
         extra = np.zeros((n, N_PK), dtype=np.int64)
         extra[:, PK_NEXT] = _free_rows(n, n)
-        extra[:, PK_VCC] = -1
+        extra[:, [PK_VCC, PK_DVC]] = -1
         extra[-1, PK_NEXT] = st.ctr[C_FREE_HEAD]
         changes["pk"] = np.concatenate([st.pk, extra])
         st.ctr[C_FREE_HEAD] = n
