@@ -1,6 +1,7 @@
 """fastnet: a cycle-level interconnection-network simulator with Numba kernels.
 
-Library entry points: `fastnet.run(config) -> xarray.Dataset` and `fastnet.load_config(path)`.
+Library entry points: `fastnet.run(config) -> xarray.Dataset`, `fastnet.sweep(spec, out) -> xarray.Dataset` and
+`fastnet.load_config(path)`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ try:
 except PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0+src"
 
-__all__ = ["run", "load_config", "ConfigError", "DeadlockError", "ConservationError", "FastnetError", "__version__"]
+__all__ = ["run", "sweep", "load_config", "ConfigError", "DeadlockError", "ConservationError", "FastnetError", "__version__"]
 
 
 def run(config=None, **kwargs):
@@ -23,3 +24,12 @@ def run(config=None, **kwargs):
     from .sim import run as _run
 
     return _run(config, **kwargs)
+
+
+def sweep(spec, out=None, **kwargs):
+    """Run a parameter sweep (a TOML spec path or dict, docs/sweep.md) on Dask and return its xarray.Dataset,
+    stored in the zarr `out` (None: kept in memory). Keyword arguments: workers, scheduler, resume, retry_failed,
+    progress (fastnet.sweeps.sweep)."""
+    from .sweeps import sweep as _sweep  # imports dask: only when a sweep is asked for
+
+    return _sweep(spec, out, **kwargs)

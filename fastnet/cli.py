@@ -1,4 +1,4 @@
-"""The `fastnet` command: run, info (and the commands other modules register on `app`).
+"""The `fastnet` command: run, info, sweep, plot (and the commands other modules register on `app`).
 
 Errors a user can fix (FastnetError: bad config, deadlock) print one line and exit with code 2; nothing is
 written to --out unless the run finished.
@@ -124,6 +124,51 @@ def info(
     for k, v in facts.items():
         table.add_row(k, _fmt(v))
     out.print(table)
+
+
+@app.command()
+def sweep(
+    spec: Path = typer.Argument(..., help="TOML sweep spec: a base run config and the axes to sweep (docs/sweep.md)"),
+    out_path: Path = typer.Option(..., "--out", help="zarr store of the results (one dataset, one dim per axis)"),
+    workers: Optional[int] = typer.Option(None, "--workers", help="local Dask worker processes (default: one per core)"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler",
+                                            help="run on this dask.distributed scheduler (tcp://host:port)"),
+    resume: bool = typer.Option(False, "--resume", help="continue the sweep in --out, skipping finished points"),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="with --resume, run failed points again"),
+    quiet: bool = typer.Option(False, "--quiet", help="no progress bar and no summary"),
+) -> None:
+    """Run every point of a parameter sweep on Dask; the exit code is the number of failed points (<= 125)."""
+    from .sweeps import report
+
+    try:
+        failed = report.run(spec, out_path, workers, scheduler, resume, retry_failed, quiet, err)
+    except FastnetError as e:
+        fail(str(e))
+        return
+    except KeyboardInterrupt:
+        err.print("interrupted: finished points are saved; rerun with --resume to run the rest")
+        raise typer.Exit(130) from None
+    raise typer.Exit(min(failed, 125))
+
+
+@app.command()
+def plot(
+    result: Path = typer.Argument(..., help="a sweep's zarr store"),
+    output: Path = typer.Option(..., "-o", "--output", help="figure file: .png, .svg or .pdf"),
+    x: Optional[str] = typer.Option(None, "--x", help="axis along x (default: traffic.load if swept)"),
+    y: list[str] = typer.Option([], "--y", help="variable to draw, repeatable (default: latency and throughput)"),
+    hue: Optional[str] = typer.Option(None, "--hue", help="one curve per value of this axis (default: the next varying one)"),
+    sel: list[str] = typer.Option([], "--sel", help="fix another axis: AXIS=VALUE (repeatable)"),
+) -> None:
+    """Plot a sweep: curves over an axis, or router x port heatmaps for per-port variables."""
+    from .plot import open_sweep, plot as draw
+
+    try:
+        draw(open_sweep(result), output, x=x, y=y, hue=hue, sel=sel)
+    except FastnetError as e:
+        fail(str(e))
+        return
+    out.print(f"wrote {output}")
 
 
 def main() -> None:

@@ -109,10 +109,11 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "buffer_phits_injection": ("auto", _int_or_auto(1)),  # per VC of injection ports; auto: buffer_phits
         "delay": (3, _int(0)),  # cycles from head arrival to the earliest switch grant
         "head_delay": ("auto", _int_or_auto(0)),  # cycles from reaching the head of a VC to the earliest grant;
-        # auto: delay - 1 (route computation, VC and switch allocation restart per packet; traversal overlaps)
+        # auto: min(delay, 4) - 1 (route computation, VC and switch allocation are done per packet at the head
+        # of its VC, as in BookSim2; a longer delay is pipeline latency)
         "vc_realloc": ("auto", _int_or_auto(0)),  # cycles after a packet's tail is granted before its downstream
-        # VC can be allocated to another packet; auto: delay - 2 (BookSim2 frees a VC when the tail wins the
-        # switch, then the next packet needs VC and switch allocation)
+        # VC can be allocated to another packet; auto: min(delay, 4) - 2 (BookSim2 frees a VC when the tail
+        # wins the switch, then the next packet needs VC and switch allocation)
         "speedup": (2.0, _real(1.0, 64.0)),  # crossbar bandwidth / link bandwidth
         "alloc_iters": (1, _int(1, 16)),
         "credit_delay": (2, _int(0)),  # cycles added to the credit's trip back over the link

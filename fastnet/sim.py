@@ -72,7 +72,6 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     V = max(layout.vcs.values())
     max_packet = traffic["packet_phits"]
     max_lat = int(net.port_latency.max())
-    horizon = 2 * max_packet + max_lat + router["credit_delay"] + 4  # farthest event ahead of now
     closed = workload_section(cfg)["kind"] != "open_loop"
     if closed:  # a closed-loop workload runs until it finishes (at most sim.max_cycles); all of it is measured
         w0, w1 = 0, sim["max_cycles"]
@@ -86,12 +85,17 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
             raise ConfigError("sim.max_cycles", f"warmup + measure + drain = {w1 + sim['drain']} exceeds it")
     watchdog = max(sim["watchdog"], 4 * (max_packet + max_lat + router["delay"] + router["credit_delay"]))
     algorithm = rcfg["algorithm"]
+    # per-packet allocation stages: route, VC and switch allocation (at most 3 cycles; a longer `delay` is
+    # pipeline latency, not occupancy)
+    stages = min(router["delay"], 4)
+    head_delay = max(stages - 1, 0) if router["head_delay"] == "auto" else router["head_delay"]
+    vc_realloc = max(stages - 2, 0) if router["vc_realloc"] == "auto" else router["vc_realloc"]
+    # farthest event ahead of now: a head's ready time (link queue + latency + router delay) or a credit
+    horizon = 2 * max_packet + max_lat + router["credit_delay"] + max(router["delay"], head_delay) + 8
     adaptive_choice = (algorithm == "ksp" and rcfg["path_choice"] == "adaptive") or \
         (algorithm == "updown" and rcfg["up_port"] == "adaptive")
     prm = Params(
-        vcs=V, delay=router["delay"], head_delay=max(router["delay"] - 1, 0) if router["head_delay"] == "auto"
-        else router["head_delay"], vc_realloc=max(router["delay"] - 2, 0) if router["vc_realloc"] == "auto"
-        else router["vc_realloc"], speedup=float(router["speedup"]), iters=router["alloc_iters"],
+        vcs=V, delay=router["delay"], head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]), iters=router["alloc_iters"],
         credit_delay=router["credit_delay"], routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,
         n_escape=(2 if net.kind == "torus" else 1) if algorithm == "adaptive" else 0, hop_limit=layout.hop_limit,
         paths=rcfg["paths"], adaptive_choice=adaptive_choice,

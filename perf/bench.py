@@ -83,6 +83,30 @@ def run_case(name: str) -> dict:
     }
 
 
+ROUTING_CASE = {"topology": {"kind": "dragonfly", "p": 4, "a": 8, "h": 4}, "router": {"buffer_phits": 64},
+                "traffic": {"load": 0.3, "packet_phits": 8}, "sim": {"warmup": 2000, "measure": 18000, "drain": 0}}
+
+
+def routing_costs() -> dict:
+    """CPU time per simulated cycle of each routing on the same dragonfly load, as ratios to MIN, measured in one
+    process (interleaved, best of three, so a busy machine affects every routing alike)."""
+    import fastnet
+
+    names = ("min", "ugal_l", "ugal_g", "val")
+    best = {n: float("inf") for n in names}
+    hops = {}
+    for n in names:  # load the kernels first
+        fastnet.run({**ROUTING_CASE, "routing": {"algorithm": n}, "sim": {"warmup": 10, "measure": 10, "drain": 0}})
+    for _ in range(3):
+        for n in names:
+            t0 = time.process_time()
+            ds = fastnet.run({**ROUTING_CASE, "routing": {"algorithm": n}})
+            best[n] = min(best[n], (time.process_time() - t0) / int(ds.cycles))
+            hops[n] = float(ds.hops_mean)
+    return {n: {"us_per_cycle": best[n] * 1e6, "ratio_to_min": best[n] / best["min"], "hops": hops[n]}
+            for n in names}
+
+
 def in_child(name: str) -> dict:
     out = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -118,6 +142,11 @@ def table(results: dict) -> str:
         lines.append(f"| {name} | {r['cycles']} | {r['wall_s']:.2f} | {r['cycles_per_s']:,.0f} | "
                      f"{r['phit_hops_per_s']:,.0f} | {r['peak_rss_mb']:.0f} | {ref_wall if ref_wall else 'n/a'} | "
                      f"{speed} |")
+    lines += ["", "Routing cost on the 1056-node dragonfly at uniform 0.3, 8-phit packets (CPU time per simulated "
+                  "cycle, best of three, one process):", "",
+              "| routing | us/cycle | ratio to min | hops |", "|---|---:|---:|---:|"]
+    for name, r in results["routing"].items():
+        lines.append(f"| {name} | {r['us_per_cycle']:.1f} | {r['ratio_to_min']:.2f} | {r['hops']:.2f} |")
     s = results["start"]
     lines += ["", f"`fastnet run` on a 16-node torus: cold start (empty numba cache) {s['run_cold_s']:.1f} s, "
                   f"warm start {s['run_warm_s']:.2f} s; `fastnet --help` {s['help_s']:.2f} s."]
@@ -155,6 +184,9 @@ def main() -> int:
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--save-baseline", action="store_true")
     args = ap.parse_args()
+    if args.child == "routing":
+        print(json.dumps(routing_costs()))
+        return 0
     if args.child:
         print(json.dumps(run_case(args.child)))
         return 0
@@ -162,6 +194,7 @@ def main() -> int:
         "date": dt.date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "cases": {name: in_child(name) for name in CASES},
+        "routing": in_child("routing"),
         "start": start_times(),
     }
     print(table(results))

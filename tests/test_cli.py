@@ -109,3 +109,15 @@ def test_table_output_and_info(small):
     facts = json.loads(result.output)
     assert facts["routers"] == 338 and facts["nodes"] == 3042 and facts["radix"] == 28 and facts["diameter"] == 2
     assert facts["memory_estimate_mb"] > 0
+
+
+def test_every_config_key_is_documented():
+    from pathlib import Path
+
+    from fastnet import config
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "config.md").read_text()
+    keys = {k for section in config.SECTIONS.values() for k in section}
+    keys |= {k for kind in config.TOPOLOGY_KINDS.values() for k in kind} | set(config.TOPOLOGY_KINDS)
+    missing = sorted(k for k in keys if f"`{k}`" not in doc and f"| {k} |" not in doc)
+    assert not missing, f"docs/config.md lacks {missing}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit, jit_inline
-from .state import C_FREE_HEAD, E_CREDIT, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, VC_CAP, VC_FREE, VC_HEAD
+from .state import C_FREE_HEAD, E_CREDIT, E_DELIVER, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, VC_CAP, VC_FREE, VC_HEAD
 
 # result indices
 A_FREE, A_QUEUED, A_IN_VCS, A_DELIVERING, A_DUPLICATES, A_CREDIT_ERRORS = 0, 1, 2, 3, 4, 5
@@ -47,7 +47,7 @@ def audit(prm, st):
         while e >= 0:
             if ev[e, EV_KIND] == E_CREDIT:
                 held[ev[e, EV_TARGET]] += ev[e, EV_AMOUNT]
-            else:
+            elif ev[e, EV_KIND] == E_DELIVER:
                 _mark(seen, ev[e, EV_TARGET], out)
                 out[A_DELIVERING] += 1
             e = ev[e, EV_NEXT]

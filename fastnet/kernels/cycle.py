@@ -34,17 +34,19 @@ from ..workloads.kernel import (
 from ..workloads.messages import packet_arrived
 from ..workloads.state import W_OPEN_LOOP
 from ._jit import jit, jit_inline
-from .pool import free_packet, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve
+from .pool import (
+    free_packet, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
+)
 from .routing import route, took_hop
 from .state import (
     C_CREATED, C_DELIVERED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
-    C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, EV_AMOUNT,
-    EV_KIND,
+    C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
+    EV_AMOUNT, EV_KIND,
     EV_NEXT, EV_TARGET, HIST_SUB, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
     PK_DVC, PK_INJECT, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
-    PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_VC,
+    PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
-    S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER,
+    S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER, VC_POS,
 )
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
@@ -98,8 +100,11 @@ def fire_events(prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
     st.wheel[slot] = -1
     while e >= 0:
         nxt = ev[e, EV_NEXT]
-        if ev[e, EV_KIND] == E_CREDIT:
+        kind = ev[e, EV_KIND]
+        if kind == E_CREDIT:
             vc_reserve(vc, st.vc_area, st.vc_since, prm, ev[e, EV_TARGET], -ev[e, EV_AMOUNT], t)
+        elif kind == E_READY:
+            list_add(st.act, vc, VC_POS, ctr, C_N_ACTIVE, ev[e, EV_TARGET])
         else:
             h = ev[e, EV_TARGET]
             record_delivery(pk, st.sc, st.lat_hist, st.net_hist, st.ts, ctr, prm, h, t)
@@ -162,7 +167,8 @@ def inject(topo, rt, prm, st, t):
         pk[h, PK_INJECT] = t
         pk[h, PK_ARRIVE] = t + topo.port[port, P_LATENCY]
         pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay
-        push_vc(pk, vc, st.act, ctr, v, h)
+        if push_vc(pk, vc, v, h):
+            schedule(st.ev, st.wheel, ctr, prm.wheel_mask, E_READY, v, 0, pk[h, PK_READY])
         ctr[C_INJECTED] += 1
         ctr[C_LAST_PROGRESS] = t
         if prm.w0 <= t < prm.w1:
@@ -178,17 +184,19 @@ def request_round(topo, rt, prm, st, t, stamp):
     ps, port = topo.router_port_start, topo.port
     V = prm.vcs
     n_in = 0
-    for i in range(st.ctr[C_N_ACTIVE]):
+    for i in range(st.ctr[C_N_ACTIVE]):  # VCs whose head is ready
         v = act[i]
         p = v // V
         h = vc[v, VC_HEAD]
-        if pk[h, PK_READY] > t:
-            continue
         dvc = pk[h, PK_DVC]
         if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
             if pk[h, PK_OUT] < 0 or prm.reroute:
-                route(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, prm, pk, st.rng_router, st.buf,
+                before = pk[h, PK_OUT]
+                route(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, pt, prm, pk, st.rng_router, st.buf,
                       st.buf2, port[p, P_ROUTER], h)
+                if before >= 0:
+                    pt[before, PT_WAIT] -= pk[h, PK_SIZE]
+                pt[pk[h, PK_OUT], PT_WAIT] += pk[h, PK_SIZE]
             o = pk[h, PK_OUT]
             if port[o, P_CLASS] != NODE:
                 oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
@@ -258,10 +266,14 @@ def traverse(topo, prm, st, t, n_grants):
     for j in range(n_grants):
         p = st.grants[j]
         v = pt[p, PT_IN_PICK]
-        h = pop_vc(pk, vc, st.act, ctr, v)
+        h = pop_vc(pk, vc, v)
         nxt = vc[v, VC_HEAD]
         if nxt >= 0:  # the next packet of this VC is routed and allocated only now that it is the head
             pk[nxt, PK_READY] = max(pk[nxt, PK_READY], t + prm.head_delay)
+        if nxt < 0 or pk[nxt, PK_READY] > t:
+            list_remove(st.act, vc, VC_POS, ctr, C_N_ACTIVE, v)
+            if nxt >= 0:
+                schedule(ev, wheel, ctr, prm.wheel_mask, E_READY, v, 0, pk[nxt, PK_READY])
         o = pk[h, PK_OUT]
         size = pk[h, PK_SIZE]
         done = max(t + np.int64(np.ceil(size / prm.speedup)), pk[h, PK_ARRIVE] + size)
@@ -283,7 +295,9 @@ def traverse(topo, prm, st, t, n_grants):
             pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay
             took_hop(port, prm, pk, h, o, pk[h, PK_CLS])
             pk[h, PK_HOPS] += 1
-            push_vc(pk, vc, st.act, ctr, dvc, h)
+            if push_vc(pk, vc, dvc, h):
+                schedule(ev, wheel, ctr, prm.wheel_mask, E_READY, dvc, 0, pk[h, PK_READY])
+        pt[o, PT_WAIT] -= size
         pk[h, PK_OUT] = -1
         r = port[p, P_ROUTER]
         pt[p, PT_RR_VC] = (v - p * V + 1) % V
@@ -320,14 +334,14 @@ def step(topo, rt, prm, tr, wl, st, t):
 
 @jit
 def pools_low(st):
-    """Bit 1: fewer free packets than nodes (each may create one per cycle); bit 2: fewer free events than two
-    per possible grant (a credit and a delivery)."""
+    """Bit 1: fewer free packets than nodes (each may create one per cycle); bit 2: fewer free events than three
+    per possible grant (a credit, a delivery or a new head's ready time) and one per injection."""
     ctr = st.ctr
     live = ctr[C_CREATED] - ctr[C_DELIVERED]
     low = 0
     if ctr[C_FREE_COUNT] < len(st.nd):
         low |= 1
-    if ctr[C_EV_FREE_COUNT] < 2 * min(len(st.pt), live + len(st.nd)) + 16:
+    if ctr[C_EV_FREE_COUNT] < 3 * min(len(st.pt), live + len(st.nd)) + len(st.nd) + 16:
         low |= 2
     return low
 

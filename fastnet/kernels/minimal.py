@@ -16,12 +16,12 @@ from ..build.routing import (
     IP_A, IP_DIMS, IP_G, IP_H, IP_K, IP_KIND, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P, IP_PALM, IP_Q, IP_STRIDES,
     IP_WRAP, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
 )
-from ._jit import jit_inline
+from ._jit import jit, jit_inline
 
 K_DRAGONFLY, K_SLIMFLY, K_TORUS, K_MESH, K_FATTREE = 1, 2, 3, 4, 6
 
 
-@jit_inline
+@jit
 def table_min_ports(ps, port, dist, r, d, buf):
     dd = dist[r, d]
     n = 0
@@ -39,7 +39,7 @@ def _df_local_port(base, p, i_from, i_to):
     return base + p + (i_to if i_to < i_from else i_to - 1)
 
 
-@jit_inline
+@jit
 def _df_scan(ps, port, ip, r, d, buf):
     """Hierarchical minimal paths (at most one global hop) over every global link G -> Gd.
     Returns (candidates, length)."""
@@ -77,7 +77,7 @@ def _sf_sub(alg, q, a, b):
     return alg[a, alg[b, 2 * q + SF_NEG]]
 
 
-@jit_inline
+@jit
 def _sf_port_to(alg, q, nx, s, a, b, s2, a2, b2):
     """Local port index (after the node ports) from router (s,a,b) to an adjacent (s2,a2,b2); -1 if not adjacent."""
     if s == s2:
@@ -89,7 +89,7 @@ def _sf_port_to(alg, q, nx, s, a, b, s2, a2, b2):
     return nx + a2 if b2 == alg[alg[a, q + a2], b] else -1
 
 
-@jit_inline
+@jit
 def _sf_scan(ps, ip, alg, r, d, buf):
     q, nx = ip[IP_Q], ip[IP_NX]
     qq = q * q
@@ -138,7 +138,7 @@ def _sf_scan(ps, ip, alg, r, d, buf):
 
 
 # ---------------------------------------------------------------- torus / mesh (fastnet/build/torus.py)
-@jit_inline
+@jit
 def _torus_scan(ps, ip, dir_port, r, d, buf):
     wrap = ip[IP_WRAP] == 1
     base = ps[r]
@@ -168,7 +168,7 @@ def _torus_scan(ps, ip, dir_port, r, d, buf):
 
 
 # ---------------------------------------------------------------- fat tree (fastnet/build/fattree.py)
-@jit_inline
+@jit
 def _ft_scan(ps, ip, r, d, buf):
     k, levels = ip[IP_K], ip[IP_N]
     S = k ** (levels - 1)
@@ -205,6 +205,14 @@ def min_ports(ps, port, dist, ip, alg, r, d, buf):
     if ip[IP_MODE] == TABLE:
         return table_min_ports(ps, port, dist, r, d, buf)
     return algebraic_scan(ps, port, ip, alg, r, d, buf)[0]
+
+
+@jit_inline
+def min_ports_len(ps, port, dist, ip, alg, r, d, buf):
+    """min_ports and the minimal path length in one scan."""
+    if ip[IP_MODE] == TABLE:
+        return table_min_ports(ps, port, dist, r, d, buf), int(dist[r, d])
+    return algebraic_scan(ps, port, ip, alg, r, d, buf)
 
 
 @jit_inline

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from ._jit import jit_inline
 from .state import (
-    C_CREATED, C_EV_FREE_COUNT, C_EV_FREE_HEAD, C_FREE_COUNT, C_FREE_HEAD, C_MEAS_CREATED, C_N_ACTIVE,
+    C_CREATED, C_EV_FREE_COUNT, C_EV_FREE_HEAD, C_FREE_COUNT, C_FREE_HEAD, C_MEAS_CREATED,
     C_N_ACTIVE_NODES, C_QUEUED, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, ND_POS, ND_TAIL, PK_BIRTH,
     PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_NEXT, PK_OUT, PK_PHASE, PK_DVC, PK_SIZE, PK_SRC, PK_VCC, S_OFFERED_PHITS,
-    TS_CREATED_PHITS, VC_CAP, VC_FREE, VC_HEAD, VC_POS, VC_TAIL,
+    TS_CREATED_PHITS, VC_CAP, VC_FREE, VC_HEAD, VC_TAIL,
 )
 
 
@@ -91,24 +91,25 @@ def pop_source(pk, nd, node_act, ctr, n):
 
 
 @jit_inline
-def push_vc(pk, vc, act, ctr, v, h):
+def push_vc(pk, vc, v, h):
+    """Append packet h to VC v; True if it is now the head (the caller schedules its E_READY)."""
     pk[h, PK_NEXT] = -1
     if vc[v, VC_TAIL] < 0:
         vc[v, VC_HEAD] = h
-        list_add(act, vc, VC_POS, ctr, C_N_ACTIVE, v)
-    else:
-        pk[vc[v, VC_TAIL], PK_NEXT] = h
+        vc[v, VC_TAIL] = h
+        return True
+    pk[vc[v, VC_TAIL], PK_NEXT] = h
     vc[v, VC_TAIL] = h
+    return False
 
 
 @jit_inline
-def pop_vc(pk, vc, act, ctr, v):
+def pop_vc(pk, vc, v):
     h = vc[v, VC_HEAD]
     nxt = pk[h, PK_NEXT]
     vc[v, VC_HEAD] = nxt
     if nxt < 0:
         vc[v, VC_TAIL] = -1
-        list_remove(act, vc, VC_POS, ctr, C_N_ACTIVE, v)
     pk[h, PK_NEXT] = -1
     return h
 

@@ -10,7 +10,8 @@
             `indirect` random Valiant candidates; q is the occupancy of the first output port (phits reserved in
             the VCs behind it), H the path length. With indirect = n_I and penalty = c_SF this is seed 004's
             Slim Fly UGAL (§2.2.3).
-- ugal_g    the same decision with q summed over every output port along each path (global knowledge).
+- ugal_g    the same decision on an estimated delay: q summed over every output port along each path (global
+            knowledge) plus one packet time per hop.
 - dor       dimension order on a torus (dateline VCs) or mesh.
 - adaptive  minimal adaptive on torus/mesh: any minimal direction on the adaptive VCs, the one with most room;
             when none has room, the dimension-order escape channel with dateline VCs (Duato). A packet that
@@ -30,11 +31,11 @@ from __future__ import annotations
 from ..build.network import GLOBAL, N_PORT, N_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER
 from ..build.routing import IP_A, IP_DIMS, IP_G, IP_H, IP_K, IP_KIND, IP_N, IP_NDIM, IP_P, IP_PALM, IP_STRIDES, IP_WRAP
 from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
-from ._jit import jit_inline
-from .minimal import K_DRAGONFLY, K_FATTREE, K_MESH, K_TORUS, _df_local_port, distance, min_ports
+from ._jit import jit, jit_inline
+from .minimal import K_DRAGONFLY, K_FATTREE, K_MESH, K_TORUS, _df_local_port, distance, min_ports, min_ports_len
 from .rng import below
 from .state import (
-    PK_CLS, PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_OUT, PK_PHASE, PK_SIZE, PK_SRC, PK_VCC, VC_CAP, VC_FREE,
+    PK_CLS, PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_OUT, PK_PHASE, PK_SIZE, PK_SRC, PK_VCC, PT_WAIT, VC_CAP, VC_FREE,
 )
 
 R_MIN, R_VAL, R_UGAL_L, R_UGAL_G, R_DOR, R_ADAPTIVE, R_UPDOWN, R_KSP = 0, 1, 2, 3, 4, 5, 6, 7
@@ -42,12 +43,13 @@ TO_INTER, TO_DEST, ESCAPED = 0, 1, 2  # PK_PHASE values
 
 
 @jit_inline
-def occupancy(port, vc, V, o):
-    """Phits reserved in the VCs behind output o (credits in use): the congestion UGAL and adaptive read."""
+def occupancy(port, vc, pt, V, o):
+    """Congestion of output o as UGAL and adaptive choices read it: phits of head packets here waiting for o
+    (the output queue of an output-buffered router) plus phits reserved in the VCs behind o (credits in use)."""
+    q = pt[o, PT_WAIT]
     if port[o, P_CLASS] == NODE:
-        return 0
+        return q
     base = port[o, P_PEER_PORT] * V
-    q = 0
     for v in range(base, base + V):
         q += vc[v, VC_CAP] - vc[v, VC_FREE]
     return q
@@ -65,7 +67,7 @@ def room(port, vc, vcr, V, o, cls):
 
 
 # ---------------------------------------------------------------- dragonfly groups (build/dragonfly.py)
-@jit_inline
+@jit
 def df_to_group(ps, port, ip, rng, r, Gt):
     """Toward group Gt (!= r's group) over one of the global links that reach it; prefers links of router r.
     Returns (first port, hops to reach the group, router where the packet lands)."""
@@ -90,7 +92,7 @@ def df_to_group(ps, port, ip, rng, r, Gt):
 
 
 # ---------------------------------------------------------------- torus / mesh dimension order
-@jit_inline
+@jit
 def dor_step(ps, ip, dir_port, pk, rng, r, t, h):
     """Dimension-order step from r toward router t. Returns (port, dateline partition); PK_VCC keeps the
     direction and partition chosen on entering a dimension (a packet crossing the wrap-around link of a ring
@@ -117,7 +119,7 @@ def dor_step(ps, ip, dir_port, pk, rng, r, t, h):
 
 
 # ---------------------------------------------------------------- fat tree (build/fattree.py)
-@jit_inline
+@jit
 def ft_up_or_down(ps, ip, r, leaf):
     """(-1, -1) if `leaf` is not below r, else (down port, level)."""
     k, S = ip[IP_K], ip[IP_K] ** (ip[IP_N] - 1)
@@ -128,8 +130,8 @@ def ft_up_or_down(ps, ip, r, leaf):
     return ps[r] + (leaf // (span // k)) % k, level
 
 
-@jit_inline
-def ft_up_port(ps, port, vc, ip, prm, rng, r, level, dst_node):
+@jit
+def ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, dst_node):
     k = ip[IP_K]
     first = ps[r] + k
     if prm.mlid:  # destination-based: the destination's digit at this level (d-mod-k, seed 003 MLID)
@@ -137,7 +139,7 @@ def ft_up_port(ps, port, vc, ip, prm, rng, r, level, dst_node):
     if prm.adaptive_choice:
         best, best_q = first, 1 << 62
         for j in range(k):
-            q = occupancy(port, vc, prm.vcs, first + j)
+            q = occupancy(port, vc, pt, prm.vcs, first + j)
             if q < best_q:
                 best, best_q = first + j, q
         return best
@@ -145,7 +147,7 @@ def ft_up_port(ps, port, vc, ip, prm, rng, r, level, dst_node):
 
 
 # ---------------------------------------------------------------- k shortest paths (seed 001)
-@jit_inline
+@jit
 def ksp_walk(ps, port, dist, s, d, limit, want, hop, stack_r, stack_p):
     """Enumerate simple paths s -> d of length dist[s, d] .. limit in (length, port order). Returns the port at
     position `hop` of path number `want`, or, with want < 0, the number of paths found (at most -want); path
@@ -188,26 +190,28 @@ def ksp_walk(ps, port, dist, s, d, limit, want, hop, stack_r, stack_p):
 
 
 # ---------------------------------------------------------------- UGAL
-@jit_inline
-def path_cost(ps, port, dist, ip, alg, vc, V, buf, r, t, global_q):
-    """Occupancy cost toward router t: the first minimal port's (ugal_l) or the sum along a minimal path
-    (ugal_g, following the least occupied minimal port at each router)."""
+@jit
+def path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, r, t, global_q):
+    """(congestion, hops) toward router t: the first minimal port's occupancy (ugal_l), or the sum along a
+    minimal path following the least occupied minimal port at each router (ugal_g)."""
     q = 0
+    hops = 0
     while r != t:
-        n = min_ports(ps, port, dist, ip, alg, r, t, buf)
+        n, length = min_ports_len(ps, port, dist, ip, alg, r, t, buf)
         best, best_q = buf[0], 1 << 62
         for j in range(n):
-            qj = occupancy(port, vc, V, buf[j])
+            qj = occupancy(port, vc, pt, V, buf[j])
             if qj < best_q:
                 best, best_q = buf[j], qj
         q += best_q
         if not global_q:
-            return q
+            return q, length
         r = port[best, P_PEER_ROUTER]
-    return q
+        hops += 1
+    return q, hops
 
 
-@jit_inline
+@jit
 def random_intermediate(ip, rng, n_routers, r, d):
     """A Valiant intermediate: a dragonfly group other than the source's and destination's, a fat-tree top
     switch, or a router other than source and destination."""
@@ -244,36 +248,41 @@ def reached(ip, r, inter):
 
 
 @jit_inline
-def valiant_hops(ps, port, dist, ip, alg, buf, rng, r, inter, d):
-    """Path length via the intermediate (dragonfly: to the group, then from where the packet lands)."""
-    if ip[IP_KIND] == K_DRAGONFLY:
-        _, to_group, land = df_to_group(ps, port, ip, rng, r, inter)
-        return to_group + distance(ps, port, dist, ip, alg, land, d, buf)
-    return distance(ps, port, dist, ip, alg, r, inter, buf) + distance(ps, port, dist, ip, alg, inter, d, buf)
+def ugal_cost(q, hops, size, global_q):
+    """UGAL-L: first-hop occupancy times path length (Kim et al.); UGAL-G: occupancy summed along the path plus
+    the zero-load serialisation of each hop, both in phits (an estimate of the delay)."""
+    return q + hops * size if global_q else q * hops
 
 
-@jit_inline
-def ugal_decide(ps, port, dist, ip, alg, vc, prm, pk, rng, buf, n_routers, r, d, h):
+@jit
+def ugal_decide(ps, port, dist, ip, alg, vc, pt, prm, pk, rng, buf, n_routers, r, d, h):
     """At the source router: stay minimal (PK_PHASE = TO_DEST) or go through the best Valiant candidate."""
     global_q = prm.routing == R_UGAL_G
     V = prm.vcs
-    cost_min = path_cost(ps, port, dist, ip, alg, vc, V, buf, r, d, global_q)
-    cost_min *= distance(ps, port, dist, ip, alg, r, d, buf)
+    size = pk[h, PK_SIZE]
+    q_min, h_min = path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, r, d, global_q)
+    cost_min = ugal_cost(q_min, h_min, size, global_q)
     best, best_cost = -1, 0.0
     for _ in range(prm.indirect):
         inter = random_intermediate(ip, rng, n_routers, r, d)
         if reached(ip, r, inter):
             continue
-        if ip[IP_KIND] == K_DRAGONFLY:
-            first, _, _ = df_to_group(ps, port, ip, rng, r, inter)
-            q = occupancy(port, vc, V, first)
-            if global_q:
-                q += path_cost(ps, port, dist, ip, alg, vc, V, buf, port[first, P_PEER_ROUTER], d, True)
+        if ip[IP_KIND] == K_DRAGONFLY:  # to the intermediate group, then minimal from where the packet lands
+            first, hops, land = df_to_group(ps, port, ip, rng, r, inter)
+            q = occupancy(port, vc, pt, V, first)
+            gateway = port[first, P_PEER_ROUTER]
+            if global_q and gateway != land:
+                q += occupancy(port, vc, pt, V, df_to_group(ps, port, ip, rng, gateway, inter)[0])
+            start = land
         else:
-            q = path_cost(ps, port, dist, ip, alg, vc, V, buf, r, inter, global_q)
-            if global_q:
-                q += path_cost(ps, port, dist, ip, alg, vc, V, buf, inter, d, True)
-        cost = prm.penalty * q * valiant_hops(ps, port, dist, ip, alg, buf, rng, r, inter, d) + prm.threshold
+            q, hops = path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, r, inter, global_q)
+            start = inter
+        if global_q:
+            q2, h2 = path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, start, d, True)
+            q += q2
+        else:
+            h2 = distance(ps, port, dist, ip, alg, start, d, buf)
+        cost = prm.penalty * ugal_cost(q, hops + h2, size, global_q) + prm.threshold
         if best < 0 or cost < best_cost:
             best, best_cost = inter, cost
     if best >= 0 and cost_min > best_cost:
@@ -301,7 +310,7 @@ def vc_class(ip, prm, pk, h, part):
 
 
 @jit_inline
-def route(ps, port, node, dist, ip, alg, vcr, vc, prm, pk, rng, buf, buf2, r, h):
+def route(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r, h):
     """Set PK_OUT and PK_CLS of head packet h at router r."""
     dn = pk[h, PK_DST]
     d = node[dn, N_ROUTER]
@@ -316,7 +325,7 @@ def route(ps, port, node, dist, ip, alg, vcr, vc, prm, pk, rng, buf, buf2, r, h)
             elif routing == R_VAL:
                 pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
             else:
-                ugal_decide(ps, port, dist, ip, alg, vc, prm, pk, rng, buf, n_routers, r, d, h)
+                ugal_decide(ps, port, dist, ip, alg, vc, pt, prm, pk, rng, buf, n_routers, r, d, h)
         if pk[h, PK_PHASE] == TO_INTER and reached(ip, r, pk[h, PK_INTER]):
             pk[h, PK_PHASE] = TO_DEST
             pk[h, PK_VCC] = -1  # a new dimension-order pass starts here
@@ -337,7 +346,7 @@ def route(ps, port, node, dist, ip, alg, vcr, vc, prm, pk, rng, buf, buf2, r, h)
                 best_q = 1 << 62
                 for j in range(n):
                     first = ksp_walk(ps, port, dist, s, d, prm.hop_limit, j, 0, buf, buf2)
-                    q = occupancy(port, vc, prm.vcs, first)
+                    q = occupancy(port, vc, pt, prm.vcs, first)
                     if q < best_q:
                         choice, best_q = j, q
             elif n > 1:
@@ -351,7 +360,7 @@ def route(ps, port, node, dist, ip, alg, vcr, vc, prm, pk, rng, buf, buf2, r, h)
         else:
             out, level = ft_up_or_down(ps, ip, r, d)
             if out < 0:
-                out = ft_up_port(ps, port, vc, ip, prm, rng, r, level, dn)
+                out = ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, dn)
     elif (kind == K_TORUS or kind == K_MESH) and routing != R_MIN:
         if routing == R_ADAPTIVE and pk[h, PK_PHASE] != ESCAPED:
             n = min_ports(ps, port, dist, ip, alg, r, d, buf)

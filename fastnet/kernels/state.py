@@ -34,7 +34,7 @@ N_PK = 18
 
 # vc[port*V + v, ...]: input VC records (int32)
 VC_HEAD, VC_TAIL, VC_FREE, VC_POS, VC_CAP = 0, 1, 2, 3, 4  # FIFO ends, credits seen upstream, place in the
-# active list, capacity in phits (0: a VC this port does not have)
+# list of VCs with a ready head (act), capacity in phits (0: a VC this port does not have)
 VC_ALLOC = 5  # earliest cycle at which another packet may be allocated this VC (Params.vc_realloc)
 VC_OWNER = 6  # the upstream head packet this VC is allocated to, -1 if free
 N_VC = 7
@@ -45,7 +45,8 @@ PT_RR_VC, PT_RR_IN = 3, 4  # round-robin pointers of the input arbiter (VC) and 
 PT_IN_STAMP, PT_IN_PICK, PT_IN_KEY, PT_IN_DVC, PT_IN_MATCH = 5, 6, 7, 8, 9  # input arbiter's choice
 PT_OUT_STAMP, PT_OUT_PICK, PT_OUT_KEY, PT_OUT_MATCH = 10, 11, 12, 13  # output arbiter's choice
 PT_PHITS = 14  # phits sent in the measurement window
-N_PT = 15
+PT_WAIT = 15  # phits of the head packets at this router routed to this output and not yet granted
+N_PT = 16
 
 # nd[node, ...]: node records (int64)
 ND_HEAD, ND_TAIL, ND_BUSY, ND_POS, ND_NEXT_ARRIVAL = 0, 1, 2, 3, 4
@@ -54,7 +55,8 @@ N_ND = 5
 # ev[e, ...]: events on the timing wheel (int64)
 EV_KIND, EV_TARGET, EV_AMOUNT, EV_NEXT = 0, 1, 2, 3
 N_EV = 4
-E_CREDIT, E_DELIVER = 0, 1  # EV_KIND values: credits back to a VC, a packet's tail reaching its node
+E_CREDIT, E_DELIVER, E_READY = 0, 1, 2  # EV_KIND values: credits back to a VC, a packet's tail reaching its
+# node, a VC's head packet becoming ready for allocation
 
 # sc[...]: statistics of the measurement window
 S_COUNT, S_LAT_SUM, S_LAT_MAX, S_NET_SUM, S_NET_MAX, S_HOPS_SUM = 0, 1, 2, 3, 4, 5
@@ -103,7 +105,7 @@ class State(NamedTuple):
     ctr: np.ndarray  # int64[N_CTR]
     pk: np.ndarray  # int64[C, N_PK] packet pool
     vc: np.ndarray  # int32[P*V, N_VC] input VCs
-    act: np.ndarray  # int32[P*V] non-empty VCs (first ctr[C_N_ACTIVE])
+    act: np.ndarray  # int32[P*V] VCs whose head packet is ready for allocation (first ctr[C_N_ACTIVE])
     pt: np.ndarray  # int64[P, N_PT] ports
     nd: np.ndarray  # int64[N, N_ND] nodes
     node_act: np.ndarray  # int32[N] nodes with a non-empty source queue (first ctr[C_N_ACTIVE_NODES])

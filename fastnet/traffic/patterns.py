@@ -15,7 +15,8 @@ source node's random stream. Definitions follow BookSim2 where it has the patter
 - group_adversarial: a random node of group g+1 (dragonfly and Slim Fly groups).
 - slimfly_worst: seed 004 §2.3. Routers are taken four at a time along paths R1-R2-R3-R4 where R1, R3 and R2, R4
   are two hops apart with a single middle router; node i of R1 and R3 send to each other, as do node i of R2 and
-  R4, so the link R2-R3 carries 2p flows each way and minimal routing saturates at 1/(2p).
+  R4, so the link R2-R3 carries 2p flows each way and minimal routing saturates at 1/(2p). The quadruples come
+  from the MMS algebra (`_slimfly_quadruples`); with q odd, 2q routers are left for a greedy search.
 """
 
 from __future__ import annotations
@@ -76,54 +77,65 @@ def _tornado(net: Network) -> np.ndarray:
     return (np.arange(N) + (N + 1) // 2 - 1) % N
 
 
+def _slimfly_quadruples(net: Network) -> list[tuple[int, int, int, int]]:
+    """Quadruples R1-R2-R3-R4 of an MMS graph in which R1, R3 and R2, R4 have a single common neighbour (R2 and
+    R3), built from the algebra: groups x, x' of subgraph 0 are paired with two groups s, s' of subgraph 1;
+    R1 = (0, x, y), R2 = (1, s, y - s*x), R3 = (0, x', y - s*(x - x')), R4 = (1, s', y3 - s'*x'). Each pair of
+    subgraph-0 groups uses up two subgraph-1 groups, so every router is covered when q is even and all but one
+    group of each subgraph when q is odd."""
+    P = net.params
+    F, q = P["field"], P["q"]
+    add, mul, neg = F.add, F.mul, F.neg
+    sub = lambda a, b: int(add[a, neg[b]])  # noqa: E731
+    router = lambda s_, x, y: s_ * q * q + x * q + y  # noqa: E731
+    out = []
+    for k in range(q // 2):
+        x, x2, s1, s2 = 2 * k, 2 * k + 1, 2 * k, 2 * k + 1
+        for y in range(q):
+            c = sub(y, int(mul[s1, x]))
+            y3 = sub(y, int(mul[s1, sub(x, x2)]))
+            c4 = sub(y3, int(mul[s2, x2]))
+            out.append((router(0, x, y), router(1, s1, c), router(0, x2, y3), router(1, s2, c4)))
+    return out
+
+
 def _slimfly_worst(net: Network) -> np.ndarray:
-    """Pair routers along R1-R2-R3-R4 paths (seed 004 Fig. 3) greedily; see the module docstring."""
-    t = net
+    """Seed 004 §2.3 (Fig. 3): node i of R1 and R3 send to each other, as do node i of R2 and R4."""
     R = net.n_routers
     nbrs = [set() for _ in range(R)]
-    for port in np.flatnonzero(t.port_peer_router >= 0):
-        nbrs[int(t.port_router[port])].add(int(t.port_peer_router[port]))
-
-    def single_middle(u: int, v: int, mid: int) -> bool:
-        return v not in nbrs[u] and v != u and len(nbrs[u] & nbrs[v]) == 1 and mid in nbrs[v]
-
+    for p in np.flatnonzero(net.port_peer_router >= 0):
+        nbrs[int(net.port_router[p])].add(int(net.port_peer_router[p]))
     partner = -np.ones(R, dtype=np.int64)
-    for r1 in range(R):
-        if partner[r1] >= 0:
-            continue
-        done = False
+    for r1, r2, r3, r4 in _slimfly_quadruples(net):
+        partner[[r1, r3, r2, r4]] = [r3, r1, r4, r2]
+    # routers the algebra left over (q odd): any quadruple among them, then any pair two hops apart
+    left = [r for r in range(R) if partner[r] < 0]
+    single = lambda u, v, mid: v != u and v not in nbrs[u] and nbrs[u] & nbrs[v] == {mid}  # noqa: E731
+    for r1 in left:
         for r2 in sorted(nbrs[r1]):
-            if partner[r2] >= 0 or done:
-                continue
+            if partner[r1] >= 0:
+                break
             for r3 in sorted(nbrs[r2]):
-                if partner[r3] >= 0 or r3 == r1 or not single_middle(r1, r3, r2):
+                if partner[r2] >= 0 or partner[r3] >= 0 or not single(r1, r3, r2):
                     continue
-                for r4 in sorted(nbrs[r3]):
-                    if partner[r4] >= 0 or r4 in (r1, r2) or not single_middle(r2, r4, r3):
-                        continue
+                r4 = next((r for r in sorted(nbrs[r3]) if partner[r] < 0 and r not in (r1, r2)
+                           and single(r2, r, r3)), None)
+                if r4 is not None:
                     partner[[r1, r3, r2, r4]] = [r3, r1, r4, r2]
-                    done = True
                     break
-                if done:
-                    break
-    # routers left over: pair any two at distance two
     left = [r for r in range(R) if partner[r] < 0]
     while len(left) >= 2:
         u = left.pop(0)
-        for v in left:
-            if v not in nbrs[u]:
-                left.remove(v)
-                partner[u], partner[v] = v, u
-                break
-    counts = np.bincount(t.node_router, minlength=R)
+        v = next((v for v in left if v not in nbrs[u]), left[0])
+        left.remove(v)
+        partner[u], partner[v] = v, u
+    counts = np.bincount(net.node_router, minlength=R)
     first = np.concatenate([[0], np.cumsum(counts)[:-1]])
     dst = -np.ones(net.n_nodes, dtype=np.int64)
     for n in range(net.n_nodes):
-        r = int(t.node_router[n])
-        if partner[r] >= 0:
-            i = n - first[r]
-            if i < counts[partner[r]]:
-                dst[n] = first[partner[r]] + i
+        r = int(net.node_router[n])
+        if partner[r] >= 0 and n - first[r] < counts[partner[r]]:
+            dst[n] = first[partner[r]] + (n - first[r])
     return dst
 
 

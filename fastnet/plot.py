@@ -1,0 +1,268 @@
+"""`fastnet plot`: figures from a sweep's dataset (fastnet.sweep / `fastnet sweep`).
+
+Scalar metrics become line plots over one axis (`x`), one curve per value of another (`hue`), with the sweep's
+seeds (`sim.seed`) averaged and their spread shaded. Per-port metrics (any variable with a `port` dimension, and a
+`vc` dimension when runs record one) become heatmaps of router x port, one panel per x value, as in seed 004's
+Fig 8. Every axis label carries its units; PNG, SVG or PDF by the file's suffix.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from .errors import ConfigError
+
+FORMATS = (".png", ".svg", ".pdf")
+DEFAULT_Y = ("packet_latency_mean", "accepted_phits_per_node_cycle")
+SEED = "sim.seed"
+MAX_PANELS = 6  # heatmap columns; more x values are thinned evenly
+
+LABELS = {
+    "traffic.load": "offered load",
+    "accepted_phits_per_node_cycle": "accepted throughput",
+    "offered_phits_per_node_cycle": "offered throughput",
+    "injected_phits_per_node_cycle": "injected throughput",
+    "packet_latency_mean": "mean packet latency",
+    "packet_latency_p50": "median packet latency",
+    "packet_latency_p99": "99th-percentile packet latency",
+    "network_latency_mean": "mean network latency",
+    "routing.algorithm": "routing",
+    "port_utilization": "port utilisation",
+}
+
+
+def label(da: xr.DataArray | xr.Variable, name: str) -> str:
+    units = da.attrs.get("units", "")
+    text = LABELS.get(name, name.replace("_", " "))
+    return f"{text} [{units}]" if units and units != "1" else text
+
+
+def open_sweep(path: str | Path) -> xr.Dataset:
+    path = Path(path)
+    try:
+        ds = xr.open_zarr(path, chunks=None)
+    except Exception as e:  # noqa: BLE001 - any failure to open means the same to the user
+        raise ConfigError("RESULT", f"cannot open {path} as a zarr dataset ({type(e).__name__})") from None
+    if "sweep_layout" not in ds.attrs:
+        raise ConfigError("RESULT", f"{path} is not a fastnet sweep store (no sweep_layout attribute)")
+    return ds
+
+
+def axes_of(ds: xr.Dataset) -> list[str]:
+    return json.loads(ds.attrs["sweep_layout"])["axes"]
+
+
+def plot(ds: xr.Dataset, output: str | Path, **kwargs: Any) -> Path:
+    """Draw `figure(ds, **kwargs)` into `output` (.png, .svg or .pdf)."""
+    output = Path(output)
+    if output.suffix.lower() not in FORMATS:
+        raise ConfigError("-o", f"must end in one of {', '.join(FORMATS)} (got {output.name})")
+    figure(ds, **kwargs).savefig(output, dpi=150, bbox_inches="tight")
+    return output
+
+
+def figure(ds: xr.Dataset, x: str | None = None, y: list[str] | tuple[str, ...] = (), hue: str | None = None,
+           sel: list[str] | tuple[str, ...] = ()) -> Any:
+    """`y` (default: latency and throughput) against axis `x`, one curve per `hue` value (default: the next
+    varying axis); `sel` fixes other axes (AXIS=VALUE). A per-port `y` gives heatmaps instead."""
+    ds = _select(ds, sel)
+    axes = [a for a in axes_of(ds) if a in ds.dims]
+    x = x or _default_x(ds, axes)
+    _check_axis(axes, x, "--x")
+    if hue is None:
+        hue = next((a for a in axes if a not in (x, SEED) and ds.sizes[a] > 1), None)
+    elif hue:
+        _check_axis(axes, hue, "--hue")
+        if hue == x:
+            raise ConfigError("--hue", f"must differ from --x ({x})")
+    others = [a for a in axes if a not in (x, hue, SEED) and ds.sizes[a] > 1]
+    if others:
+        a = others[0]
+        raise ConfigError("--sel", f"axis {a} has {ds.sizes[a]} values; fix one with --sel {a}=VALUE "
+                          f"({_values(ds, a)}) or plot it as --x or --hue")
+    ys = list(y) or [v for v in DEFAULT_Y if v in ds]
+    for name in ys:
+        if name not in ds.data_vars:
+            raise ConfigError("--y", f"no variable {name!r}; choose from " + ", ".join(_plottable(ds)))
+    extra = [name for name in ys if set(ds[name].dims) - set(axes)]
+    if extra and len(ys) > 1:
+        raise ConfigError("--y", f"{extra[0]} is drawn as heatmaps: plot it alone")
+    return _heatmaps(ds, axes, x, ys[0], hue) if extra else _lines(ds, axes, x, ys, hue)
+
+
+def _select(ds: xr.Dataset, sel: list[str] | tuple[str, ...]) -> xr.Dataset:
+    for item in sel:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or key not in ds.coords or ds[key].ndim != 1 or ds[key].dims[0] not in axes_of(ds):
+            raise ConfigError("--sel", f"expected AXIS=VALUE with an axis of the sweep not fixed yet, got {item!r}")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        coord = ds[key]
+        (dim,) = coord.dims
+        hits = np.flatnonzero(coord.values == (json.dumps(value) if isinstance(value, list) else value))
+        if not len(hits):
+            raise ConfigError("--sel", f"{key} has no value {value!r} ({_values(ds, key)})")
+        ds = ds.isel({dim: int(hits[0])})
+    return ds
+
+
+def _values(ds: xr.Dataset, key: str) -> str:
+    vals = [str(v) for v in ds[key].values[:8]]
+    return "values: " + ", ".join(vals) + (", ..." if ds[key].size > 8 else "")
+
+
+def _default_x(ds: xr.Dataset, axes: list[str]) -> str:
+    varying = [a for a in axes if ds.sizes[a] > 1 and a != SEED]
+    numeric = [a for a in varying if ds[a].dtype.kind in "iuf"]
+    for pick in ("traffic.load", *numeric, *varying, *axes):
+        if pick in axes:
+            return pick
+    raise ConfigError("--x", "the dataset has no axis left to plot against")
+
+
+def _check_axis(axes: list[str], name: str, flag: str) -> None:
+    if name not in axes:
+        raise ConfigError(flag, f"must be an axis of the sweep: {', '.join(axes) or 'none left after --sel'}"
+                          f" (got {name!r})")
+
+
+def _plottable(ds: xr.Dataset) -> list[str]:
+    return [n for n, v in ds.data_vars.items() if v.dtype.kind in "iuf" and n != "status"]
+
+
+def _seed_reduce(da: xr.DataArray, x: str) -> tuple[xr.DataArray, xr.DataArray | None, xr.DataArray | None]:
+    """Mean, min and max over the seeds (unless they are the x axis; a hue has been selected already)."""
+    if SEED not in da.dims or SEED == x:
+        return da, None, None
+    if da.sizes[SEED] == 1:
+        return da.isel({SEED: 0}), None, None
+    return da.mean(SEED), da.min(SEED), da.max(SEED)
+
+
+def _lines(ds: xr.Dataset, axes: list[str], x: str, ys: list[str], hue: str | None) -> Any:
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    fig = Figure(figsize=(5.2 * len(ys), 4.2), layout="constrained")
+    squeeze = {a: 0 for a in axes if a not in (x, hue, SEED)}
+    hue_values = list(ds[hue].values) if hue else [None]
+    xv = ds[x].values
+    unstable = ds["unstable"].isel(squeeze) if "unstable" in ds else None
+    for k, name in enumerate(ys):
+        ax = fig.add_subplot(1, len(ys), k + 1)
+        var = ds[name].isel(squeeze).astype(float)
+        hidden = 0
+        if unstable is not None and var.attrs.get("units") == "cycles":
+            # past saturation a latency measures the drain limit, not the network: leave those points out
+            sat = unstable.fillna(0) > 0
+            hidden = int(sat.any(SEED).sum()) if SEED in sat.dims and SEED not in (x, hue) else int(sat.sum())
+            var = var.where(~sat)
+        for j, h in enumerate(hue_values):
+            line = var.isel({hue: j}) if hue else var
+            mean, lo, hi = _seed_reduce(line, x)
+            text = str(h) if hue else None
+            (l,) = ax.plot(xv, mean.values, marker="o", ms=4, lw=1.6, label=text)
+            if lo is not None:
+                ax.fill_between(xv, lo.values, hi.values, color=l.get_color(), alpha=0.2, lw=0)
+        if name == "accepted_phits_per_node_cycle" and x == "traffic.load":
+            lim = [float(np.nanmin(xv)), float(np.nanmax(xv))]
+            ax.plot(lim, lim, ls=":", color="0.5", lw=1, label="accepted = offered")
+        ax.set_xlabel(label(ds[x], x))
+        ax.set_ylabel(label(ds[name], name))
+        if ds[x].dtype.kind in "iu":
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(True, alpha=0.3)
+        if hidden:
+            ax.text(0.02, 0.98, f"{hidden} saturated point(s) not shown", transform=ax.transAxes, va="top",
+                    fontsize=8, color="0.35")
+        if hue or ax.get_legend_handles_labels()[1]:
+            ax.legend(title=label(ds[hue], hue) if hue else None, fontsize=8, title_fontsize=8)
+    n = _seeds_averaged(ds, x, hue)
+    fig.suptitle(_title(ds, f"mean of {n} seeds (band: min-max)" if n > 1 else ""), fontsize=10)
+    return fig
+
+
+def _seeds_averaged(ds: xr.Dataset, x: str, hue: str | None) -> int:
+    return ds.sizes.get(SEED, 1) if SEED not in (x, hue) else 1
+
+
+def _title(ds: xr.Dataset, seeds: str = "") -> str:
+    base = json.loads(ds.attrs.get("base_config", "{}"))
+    parts = []
+    if base:
+        parts.append(base["topology"]["kind"])
+    if "nodes" in ds and np.isfinite(ds["nodes"].values).any():
+        n = np.unique(ds["nodes"].values[np.isfinite(ds["nodes"].values)])
+        parts.append(f"{int(n[0])} nodes" if len(n) == 1 else f"{int(n.min())}-{int(n.max())} nodes")
+    if base:
+        parts.append(f"{base['traffic']['pattern']} traffic")
+    return ", ".join(parts + ([seeds] if seeds else []))
+
+
+def _router_matrix(values: np.ndarray, port_router: np.ndarray) -> np.ndarray:
+    """Per-port values as a router x (port of that router) matrix; ports are numbered router by router."""
+    ok = port_router >= 0
+    pr = port_router[ok].astype(np.int64)
+    first = np.searchsorted(pr, pr, side="left")
+    local = np.arange(len(pr)) - first
+    m = np.full((int(pr.max()) + 1, int(local.max()) + 1), np.nan)
+    m[pr, local] = values[ok]
+    return m
+
+
+def _heatmaps(ds: xr.Dataset, axes: list[str], x: str, name: str, hue: str | None) -> Any:
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    var = ds[name].astype(float)
+    extra = [d for d in var.dims if d not in axes]
+    if "port" not in extra:
+        raise ConfigError("--y", f"{name} has dims {extra}; heatmaps need a port dimension")
+    rows_dim = next((d for d in extra if d != "port"), None)  # e.g. vc: one row of panels per VC
+    if rows_dim and hue:
+        raise ConfigError("--hue", f"{name} already gives one row per {rows_dim}; fix {hue} with --sel")
+    squeeze = {a: 0 for a in axes if a not in (x, hue, SEED)}
+    var = var.isel(squeeze)
+    if hue != SEED:
+        var = _seed_reduce(var, x)[0]
+    pr = ds["port_router"]
+    pr = pr.isel({a: 0 for a in axes if a in pr.dims and a not in (x, hue)})  # seeds share a topology
+    cols = np.unique(np.linspace(0, ds.sizes[x] - 1, min(MAX_PANELS, ds.sizes[x])).round().astype(int))
+    rows = list(range(ds.sizes[rows_dim])) if rows_dim else list(range(ds.sizes[hue])) if hue else [0]
+    fig = Figure(figsize=(2.6 * len(cols) + 1.2, 2.6 * len(rows) + 0.6), layout="constrained")
+    vmax = float(np.nanmax(var.values)) if np.isfinite(var.values).any() else 1.0
+    image = None
+    for r, row in enumerate(rows):
+        for c, col in enumerate(cols):
+            ax = fig.add_subplot(len(rows), len(cols), r * len(cols) + c + 1)
+            sel = {x: col, **({rows_dim: row} if rows_dim else {hue: row} if hue else {})}
+            v = var.isel(sel).values
+            p = pr.isel({k: i for k, i in sel.items() if k in pr.dims}).values
+            image = ax.imshow(_router_matrix(v, np.nan_to_num(p, nan=-1)), aspect="auto", origin="lower",
+                              interpolation="nearest", cmap="viridis", vmin=0, vmax=vmax)
+            head = f"{x} = {ds[x].values[col]:g}" if ds[x].dtype.kind in "iuf" else f"{x} = {ds[x].values[col]}"
+            if rows_dim:
+                head += f"\n{rows_dim} {row}"
+            elif hue:
+                head += f"\n{hue} = {ds[hue].values[row]}"
+            ax.set_title(head, fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            if r == len(rows) - 1:
+                ax.set_xlabel("port of router", fontsize=8)
+            if c == 0:
+                ax.set_ylabel("router", fontsize=8)
+    fig.colorbar(image, ax=fig.axes, label=label(ds[name], name), shrink=0.9)
+    n = _seeds_averaged(ds, x, hue)
+    fig.suptitle(_title(ds, f"mean of {n} seeds" if n > 1 else "") + f"; {LABELS.get(name, name)} per port",
+                 fontsize=10)
+    return fig

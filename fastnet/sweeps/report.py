@@ -1,0 +1,53 @@
+"""What `fastnet sweep` shows: a rich progress bar (points done, failed, ETA) and a closing summary."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from .runner import Progress, sweep
+from .spec import load_spec
+from .store import STATUS_FAILED
+
+
+def run(spec_path: Path, out: Path, workers: int | None, scheduler: str | None, resume: bool,
+        retry_failed: bool, quiet: bool, console: Console) -> int:
+    """Run the sweep with a progress bar on a terminal; return how many points of the dataset failed."""
+    spec = load_spec(spec_path)
+    t0 = time.perf_counter()
+    last = Progress(total=spec.size)
+    kwargs: dict[str, Any] = dict(workers=workers, scheduler=scheduler, resume=resume, retry_failed=retry_failed)
+    if quiet or not console.is_terminal:
+        def keep(p: Progress) -> None:
+            nonlocal last
+            last = p
+        ds = sweep(spec, out, progress=keep, **kwargs)
+    else:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn, \
+            TimeRemainingColumn
+
+        columns = (TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("points"),
+                   TextColumn("[red]{task.fields[failed]} failed"), TimeElapsedColumn(), TextColumn("ETA"),
+                   TimeRemainingColumn())
+        with Bar(*columns, console=console) as bar:
+            task = bar.add_task("sweep", total=spec.size, failed=0)
+
+            def show(p: Progress) -> None:
+                nonlocal last
+                last = p
+                bar.update(task, completed=p.skipped + p.done, failed=p.failed)
+            ds = sweep(spec, out, progress=show, **kwargs)
+    failed = [i for i, s in enumerate(ds["status"].values.ravel()) if s == STATUS_FAILED]
+    if not quiet:
+        console.print(f"{spec.size} points: {last.done - last.failed} finished now, {last.skipped} before, "
+                      f"{len(failed)} failed; {time.perf_counter() - t0:.1f} s -> {out}", highlight=False)
+        errors = ds["error"].values.ravel()
+        for i in failed[:5]:
+            console.print(f"  failed: {spec.describe(spec.position(i))}: {str(errors[i]).splitlines()[0]}",
+                          highlight=False, soft_wrap=True)
+        if len(failed) > 5:
+            console.print(f"  ... and {len(failed) - 5} more (the dataset's error variable has every message)")
+    return len(failed)

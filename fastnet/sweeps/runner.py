@@ -1,0 +1,257 @@
+"""Running a sweep on Dask: a LocalCluster of worker processes, or an existing dask.distributed scheduler.
+
+The parent resolves every point (a bad spec fails before anything runs), runs one short probe of each kind of
+point (its results fix the store's variables and extra dims; the probe also fills numba's on-disk cache, so that
+workers load the kernels instead of compiling them side by side: house style 10 and numba#4807), creates the
+store, and submits the points that have no done marker. Each task runs `fastnet.run`, writes its own region and
+marker (store.py) and returns a small summary; nothing but that summary travels back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import xarray as xr
+
+from .. import __version__
+from .. import config as _config
+from ..errors import ConfigError, FastnetError
+from . import store
+from .spec import Spec, load_spec
+
+PROBE_CYCLES = {"warmup": 50, "measure": 50, "drain": 100}  # a probe only needs the kernels and the schema
+PROBE_TRIES = 3  # points of a kind tried before the kind is left to fail in the sweep itself
+
+
+@dataclass
+class Progress:
+    total: int
+    skipped: int = 0  # finished by an earlier run (--resume)
+    done: int = 0  # finished by this run, failed ones included
+    failed: int = 0
+
+
+def sweep(spec: str | Path | dict[str, Any] | Spec, out: str | Path | None = None, *, workers: int | None = None,
+          scheduler: str | None = None, resume: bool = False, retry_failed: bool = False,
+          progress: Callable[[Progress], None] | None = None) -> xr.Dataset:
+    """Run every point of a sweep spec (TOML path or dict) and return its dataset.
+
+    `out`: the zarr store (None: a temporary one, loaded into memory and removed). `workers`: LocalCluster
+    processes (default: one per core). `scheduler`: address of an existing dask.distributed scheduler; `out` must
+    then be on a path every worker can reach. `resume`: continue an existing store, skipping finished points
+    (`retry_failed`: and running failed ones again). `progress` is called with the counts after each point.
+    """
+    spec = spec if isinstance(spec, Spec) else load_spec(spec)
+    configs = spec.configs()
+    if out is None:
+        if scheduler:
+            raise ConfigError("out", "a sweep on a remote scheduler needs a store path every worker can reach")
+        tmp = Path(tempfile.mkdtemp(prefix="fastnet-sweep-"))
+        try:
+            return _run(spec, configs, tmp / "sweep.zarr", workers, None, False, False, progress).load()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return _run(spec, configs, Path(out).absolute(), workers, scheduler, resume, retry_failed, progress)
+
+
+def _run(spec: Spec, configs: list[dict[str, Any]], path: Path, workers: int | None, scheduler: str | None,
+         resume: bool, retry_failed: bool, progress: Callable[[Progress], None] | None) -> xr.Dataset:
+    if workers is not None and workers < 1:
+        raise ConfigError("--workers", f"must be >= 1 (got {workers})")
+    exists = path.exists()
+    if exists and not resume:
+        raise ConfigError("--out", f"{path} exists; pass --resume to finish that sweep, or choose another path")
+    if not path.parent.is_dir():
+        raise ConfigError("--out", f"directory {path.parent} does not exist")
+    attrs = _same_spec(path, spec) if exists else {}
+    probes, probe_configs = probe(spec, configs)
+    lay = store.layout_from_probes(spec, configs, probes)
+    if exists:
+        if attrs.get("sweep_layout") != lay.to_json():
+            raise ConfigError("--resume", f"{path} was written by fastnet {attrs.get('fastnet_version')} with other "
+                              f"variables than fastnet {__version__} produces; use another --out")
+    else:
+        store.create(path, spec, lay, _config.resolve(spec.base))
+    done = store.markers(path)
+    if retry_failed:
+        for i, m in list(done.items()):
+            if m["status"] != "ok":
+                store.forget(path, i)
+                del done[i]
+    todo = [i for i in range(spec.size) if i not in done]
+    state = Progress(total=spec.size, skipped=len(done))
+    if progress:
+        progress(state)
+    if todo:
+        with _client(workers, scheduler, probe_configs, len(todo)) as client:
+            _submit_all(client, str(path), lay, todo, configs, state, progress)
+    return xr.open_zarr(path, chunks=None)  # lazy arrays without a dask graph of one task per point
+
+
+def probe_kinds(configs: list[dict[str, Any]]) -> list[list[int]]:
+    """Points grouped by kind (topology, routing, traffic pattern, workload): together the kinds run every kernel
+    variant the sweep uses, and each kind has one set of extra dims (ports)."""
+    kinds: dict[str, list[int]] = {}
+    for i, c in enumerate(configs):
+        key = json.dumps([c["topology"], c["routing"], c["traffic"]["pattern"], c.get("workload")], sort_keys=True)
+        kinds.setdefault(key, []).append(i)
+    return list(kinds.values())
+
+
+def short(cfg: dict[str, Any]) -> dict[str, Any]:
+    return {**cfg, "sim": {**cfg["sim"], **{k: min(cfg["sim"][k], n) for k, n in PROBE_CYCLES.items()}}}
+
+
+def probe(spec: Spec, configs: list[dict[str, Any]]) -> tuple[list[xr.Dataset], list[dict[str, Any]]]:
+    """A short run of the first point of each kind that runs at all (trying up to PROBE_TRIES); a point that
+    fails here will fail in the sweep too and be recorded there. Raises the first error if no point runs."""
+    from ..sim import run
+
+    done, used, first_error = [], [], None
+    for kind in probe_kinds(configs):
+        for i in kind[:PROBE_TRIES]:
+            cfg = short(configs[i])
+            try:
+                done.append(run(cfg))
+            except FastnetError as e:
+                first_error = first_error or (i, e)
+                continue
+            used.append(cfg)
+            break
+    if not done:
+        i, e = first_error
+        raise spec.error_at(e, spec.position(i)) from None
+    return done, used
+
+
+def _same_spec(path: Path, spec: Spec) -> dict[str, Any]:
+    """The store's attrs, if it holds this very sweep (checked before any probe runs)."""
+    attrs = store.read_attrs(path)
+    if "sweep_spec" not in attrs:
+        raise ConfigError("--out", f"{path} is not a fastnet sweep store; choose another path")
+    if attrs["sweep_spec"] != spec.to_json():
+        raise ConfigError("--resume", f"{path} holds a different sweep (its spec differs from this one); "
+                          "use another --out")
+    return attrs
+
+
+@contextlib.contextmanager
+def _client(workers: int | None, scheduler: str | None, probes: list[dict[str, Any]], points: int
+            ) -> Iterator[Any]:
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        if workers is not None:
+            raise ConfigError("--workers", "sets the size of a local cluster; a --scheduler has its own workers")
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as e:
+            raise ConfigError("--scheduler", f"cannot connect to {scheduler} ({e})") from None
+        with client:
+            _warm_workers(client, probes)
+            yield client
+        return
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    n = min(workers or cores, points)  # a resume with one point left needs one worker
+    # One single-threaded process per core: points are independent and each is one sequential kernel loop;
+    # numba's parallel routing-table build gets the cores a worker would otherwise oversubscribe.
+    env = {"NUMBA_NUM_THREADS": str(max(1, cores // n))}
+    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR, env=env) as cluster, Client(cluster) as client:
+        yield client
+
+
+def _warm_workers(client: Any, probes: list[dict[str, Any]]) -> None:
+    """Fill each host's numba cache through one worker there, then load it on the others (never compiling on
+    two workers of one host at once), and check that the workers run this fastnet."""
+    info = client.scheduler_info(n_workers=-1)["workers"]
+    first: dict[str, str] = {}
+    for addr, w in info.items():
+        first.setdefault(w.get("host", addr), addr)
+    rest = [a for a in info if a not in first.values()]
+    versions = client.run(warm_worker, probes, workers=list(first.values()))
+    if rest:
+        versions.update(client.run(warm_worker, probes, workers=rest))
+    wrong = {a: v for a, v in versions.items() if v != __version__}
+    if wrong:
+        addr, v = next(iter(wrong.items()))
+        raise ConfigError("--scheduler", f"worker {addr} runs fastnet {v}, this is fastnet {__version__}")
+
+
+def warm_worker(probes: list[dict[str, Any]]) -> str:
+    from ..sim import run
+
+    for cfg in probes:
+        run(cfg)
+    return __version__
+
+
+def _submit_all(client: Any, path: str, lay: store.Layout, todo: list[int], configs: list[dict[str, Any]],
+                state: Progress, progress: Callable[[Progress], None] | None) -> None:
+    from distributed import as_completed
+
+    session = uuid.uuid4().hex[:12]
+    lay_f = client.scatter(lay, broadcast=True)
+    # Highest offered load first: points near saturation run longest (drain), and starting the longest first
+    # keeps every worker busy until the end instead of leaving one to finish the slowest point alone.
+    todo = sorted(todo, key=lambda i: -configs[i]["traffic"]["load"])
+    futures = {client.submit(run_point, path, lay_f, i, configs[i], session, key=f"fastnet-point-{i}-{session}",
+                             pure=False): i for i in todo}
+    for fut in as_completed(futures):
+        i = futures[fut]
+        try:
+            ok = fut.result()["ok"]
+        except Exception as e:  # noqa: BLE001 - the task itself died (worker lost, store unreachable, ...)
+            ok = False
+            text = f"the task failed outside fastnet.run: {type(e).__name__}: {e}"
+            with contextlib.suppress(Exception):  # best effort; the point has no marker and runs again on resume
+                store.write_point(path, lay, i, store.point_dataset(lay, None, text), None)
+        state.done += 1
+        state.failed += not ok
+        if progress:
+            progress(state)
+
+
+def run_point(path: str, lay: store.Layout, index: int, cfg: dict[str, Any], session: str) -> dict[str, Any]:
+    """A Dask task: run one point, write its region and then its done marker; any error of the run is recorded
+    as the point's error (the sweep goes on)."""
+    from ..sim import run
+
+    t0 = time.perf_counter()
+    try:
+        ds = store.point_dataset(lay, run(cfg))
+        error = ""
+    except Exception as e:  # noqa: BLE001 - every failure of a point is data for the sweep, not a crash
+        error = f"{type(e).__name__}: {e}"
+        if not isinstance(e, FastnetError):  # a bug: keep where it happened
+            error += "\n" + traceback.format_exc(limit=-8)
+        ds = store.point_dataset(lay, None, error)
+    marker = {"status": "failed" if error else "ok", "session": session, "pid": os.getpid(),
+              "seconds": time.perf_counter() - t0, "compiled": kernel_compiles()}
+    store.write_point(path, lay, index, ds, marker)
+    return {"index": index, "ok": not error, "error": error}
+
+
+def kernel_compiles() -> int:
+    """How many fastnet kernels this process compiled rather than loaded from numba's cache."""
+    from numba.core.dispatcher import Dispatcher
+
+    seen: dict[int, Dispatcher] = {}
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("fastnet.") and mod is not None:
+            for obj in vars(mod).values():
+                if isinstance(obj, Dispatcher):
+                    seen[id(obj)] = obj
+    return sum(sum(d.stats.cache_misses.values()) for d in seen.values())

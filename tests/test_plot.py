@@ -1,0 +1,102 @@
+"""fastnet plot: curves per hue value with labelled units and a legend, seeds averaged, heatmaps per port."""
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import fastnet
+from fastnet.cli import app
+from fastnet.errors import ConfigError
+from fastnet.plot import figure, open_sweep
+
+LOADS = [0.1, 0.3, 0.5, 0.7]
+PATTERNS = ["uniform", "tornado"]
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    out = tmp_path_factory.mktemp("plot") / "r.zarr"
+    fastnet.sweep({"base": {"topology": {"kind": "torus", "dims": [4, 4]},
+                            "sim": {"warmup": 200, "measure": 500, "drain": 500}},
+                   "sweep": {"traffic.load": LOADS, "traffic.pattern": PATTERNS, "repeats": 2}}, out, workers=1)
+    return out
+
+
+def test_latency_and_throughput_curves_one_per_hue_value_with_units_and_legend(result):
+    ds = open_sweep(result)
+    fig = figure(ds)  # defaults: x = traffic.load, hue = traffic.pattern, seeds averaged
+    lat, thr = fig.axes
+    assert lat.get_xlabel() == "offered load [phits/node/cycle]"
+    assert lat.get_ylabel() == "mean packet latency [cycles]"
+    assert thr.get_ylabel() == "accepted throughput [phits/node/cycle]"
+    assert [t.get_text() for t in lat.get_legend().get_texts()] == PATTERNS
+    assert lat.get_legend().get_title().get_text() == "traffic.pattern"
+    assert [t.get_text() for t in thr.get_legend().get_texts()] == PATTERNS + ["accepted = offered"]
+    for line, pattern in zip(lat.get_lines(), PATTERNS):
+        want = ds["packet_latency_mean"].sel({"traffic.pattern": pattern}).mean("sim.seed").values
+        np.testing.assert_allclose(line.get_ydata(), want)
+        np.testing.assert_allclose(line.get_xdata(), LOADS)
+    assert "mean of 2 seeds" in fig._suptitle.get_text() and "16 nodes" in fig._suptitle.get_text()
+
+
+def test_saturated_points_are_left_out_of_latency_but_not_of_throughput(result):
+    ds = open_sweep(result).load()
+    ds["unstable"].loc[{"traffic.load": 0.7, "traffic.pattern": "tornado"}] = 1
+    lat, thr = figure(ds, sel=["traffic.pattern=tornado"]).axes
+    assert np.isnan(lat.get_lines()[0].get_ydata()[-1]) and np.isfinite(lat.get_lines()[0].get_ydata()[:-1]).all()
+    assert np.isfinite(thr.get_lines()[0].get_ydata()).all()
+    assert any("1 saturated point" in t.get_text() for t in lat.texts)
+
+
+def test_port_variables_draw_router_by_port_heatmaps(result):
+    ds = open_sweep(result)
+    fig = figure(ds, y=["port_utilization"], sel=["sim.seed=1"])
+    panels = [ax for ax in fig.axes if ax.images]
+    assert len(panels) == len(LOADS) * len(PATTERNS)  # columns: loads, rows: patterns
+    img = panels[len(LOADS) + 2].images[0].get_array()  # tornado at load 0.5
+    util = ds["port_utilization"].sel({"traffic.load": 0.5, "traffic.pattern": "tornado", "sim.seed": 1}).values
+    routers = ds["port_router"].values
+    assert img.shape == (16, 5)  # 16 routers x (4 torus ports + 1 injection port)
+    np.testing.assert_allclose(img[routers, np.arange(len(util)) % 5], util)
+    assert fig.axes[-1].get_ylabel() == "port utilisation [phits/cycle]"  # the colorbar
+
+
+def test_cli_writes_png_and_svg(result, tmp_path):
+    for name in ("lat.png", "lat.svg"):
+        r = CliRunner().invoke(app, ["plot", str(result), "--x", "traffic.load", "--hue", "traffic.pattern",
+                                     "--y", "packet_latency_mean", "-o", str(tmp_path / name)])
+        assert r.exit_code == 0, r.output
+    assert (tmp_path / "lat.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "<svg" in (tmp_path / "lat.svg").read_text()[:1000]
+
+
+@pytest.mark.parametrize("kwargs, field, words", [
+    ({"y": ["latency"]}, "--y", "no variable 'latency'"),
+    ({"x": "traffic.load", "hue": "sim.seed"}, "--sel", "axis traffic.pattern has 2 values"),
+    ({"x": "load"}, "--x", "must be an axis"),
+    ({"sel": ["traffic.load=0.2"]}, "--sel", "no value 0.2"),
+    ({"sel": ["traffic.load=0.1", "traffic.load=0.3"]}, "--sel", "not fixed yet"),
+    ({"sel": ["port=1"]}, "--sel", "an axis of the sweep"),
+    ({"y": ["port_utilization", "packet_latency_mean"]}, "--y", "plot it alone"),
+])
+def test_bad_plot_requests_say_what_is_allowed(result, kwargs, field, words):
+    with pytest.raises(ConfigError) as e:
+        figure(open_sweep(result), **kwargs)
+    assert e.value.field == field and words in str(e.value)
+
+
+def test_cli_plot_errors_are_one_line(result, tmp_path):
+    r = CliRunner().invoke(app, ["plot", str(result), "-o", str(tmp_path / "x.jpg")])
+    assert r.exit_code == 2 and ".png, .svg, .pdf" in r.output and len(r.output.strip().splitlines()) == 1
+    r = CliRunner().invoke(app, ["plot", str(tmp_path / "none.zarr"), "-o", str(tmp_path / "x.png")])
+    assert r.exit_code == 2 and "cannot open" in r.output
+
+
+def test_seeds_can_be_an_axis_of_the_plot_instead_of_averaged(result):
+    ds = open_sweep(result)
+    fig = figure(ds, x="sim.seed", hue="traffic.load", sel=["traffic.pattern=uniform"])
+    lines = fig.axes[0].get_lines()
+    assert len(lines) == len(LOADS) and all(list(line.get_xdata()) == [1, 2] for line in lines)
+    assert "seeds" not in fig._suptitle.get_text()
+    heat = figure(ds, y=["port_utilization"], hue="sim.seed", sel=["traffic.pattern=uniform"])
+    assert len([ax for ax in heat.axes if ax.images]) == 2 * len(LOADS)
