@@ -66,7 +66,9 @@ def run(
 
             with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} cycles"),
                           TimeRemainingColumn(), console=err, transient=True) as bar:
-                task = bar.add_task("run", total=s.params.w1 + s.cfg["sim"]["drain"])
+                # a closed-loop workload's length is unknown: its bar only counts cycles
+                total = None if s.closed_loop else s.params.w1 + s.cfg["sim"]["drain"]
+                task = bar.add_task("run", total=total)
                 simulate(s, progress=lambda t, end: bar.update(task, completed=t))
         ds = to_dataset(s, wall_seconds=time.perf_counter() - t0)
     except FastnetError as e:
@@ -84,9 +86,10 @@ def run(
         print(json.dumps(summ))
         return
     t = ds.attrs
+    load = (f"workload {t['workload']}" if "workload" in t
+            else f"{s.cfg['traffic']['pattern']} at {s.cfg['traffic']['load']:g}")
     table = Table(title=f"{t['topology']}: {t['routers']} routers, {t['nodes']} nodes, "
-                        f"{s.cfg['routing']['algorithm']} routing, {s.cfg['traffic']['pattern']} "
-                        f"at {s.cfg['traffic']['load']:g}")
+                        f"{s.cfg['routing']['algorithm']} routing, {load}")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("units")

@@ -138,6 +138,7 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "pattern": ("uniform", _choice(*PATTERNS)),
         "load": (0.3, _real(0.0, 1.0, lo_open=True)),  # phits/node/cycle offered
         "packet_phits": (10, _int(1, 32767)),
+        "phit_bytes": (4, _int(1)),  # bytes a link moves per cycle: sizes workload messages in packets
         "shift": (1, _int(1)),  # k of shift(k)
         "hotspot_nodes": ([0], _int_list(0)),
         "hotspot_fraction": (0.1, _real(0.0, 1.0)),
@@ -264,3 +265,7 @@ def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
 
 # Sections other issues add (e.g. `workload`) register a resolver here: name -> callable(dict) -> dict.
 EXTRA_SECTIONS: dict[str, Callable[[Any], dict[str, Any]]] = {}
+
+from .workloads.schema import resolve_workload as _resolve_workload  # noqa: E402  (needs the checks above)
+
+EXTRA_SECTIONS["workload"] = _resolve_workload

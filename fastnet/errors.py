@@ -25,5 +25,9 @@ class DeadlockError(FastnetError):
         super().__init__(f"deadlock detected at cycle {cycle}: no phit moved; blocked: {where}")
 
 
+class WorkloadError(FastnetError):
+    """A closed-loop workload stalled, failed, or did not finish within sim.max_cycles."""
+
+
 class ConservationError(FastnetError):
     """Packets were lost or duplicated: a simulator bug, never a user error."""

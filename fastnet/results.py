@@ -4,7 +4,8 @@ Latency follows BookSim2: packet latency runs from creation at the source to the
 node (source queueing included), network latency from the head entering the network. Both are taken over the
 packets created inside the measurement window [warmup, warmup + measure); accepted throughput counts the phits
 delivered inside the window, offered counts the phits created inside it. `unstable` is 1 when some measured
-packets were still undelivered after `sim.drain` cycles (the network is past saturation).
+packets were still undelivered after `sim.drain` cycles (the network is past saturation). A closed-loop workload
+(`[workload]`) measures its whole run, and adds its execution time and per-wave or per-level tables.
 """
 
 from __future__ import annotations
@@ -51,6 +52,37 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "ts_packet_latency_mean": (("time",), "cycles", "mean latency of the packets delivered in each interval"),
     "ts_packets_in_network": (("time",), "packets", "packets in the network at the end of each interval"),
     "ts_packets_queued": (("time",), "packets", "packets in source queues at the end of each interval"),
+    # closed-loop workloads (fastnet/workloads/): the whole run is the measurement window
+    "execution_cycles": ((), "cycles", "cycles until the workload completed (its last cycle + 1)"),
+    "execution_seconds": ((), "s", "Graph500: execution_cycles x cycle_ns"),
+    "messages_posted": ((), "messages", "messages the workload sent through the network"),
+    "messages_completed": ((), "messages", "messages whose every packet arrived"),
+    "messages_local": ((), "messages", "SR/GUPS messages with dst = src (a local copy, no network)"),
+    "message_latency_mean": ((), "cycles", "message posted (Send) to its last packet's tail delivered"),
+    "message_latency_max": ((), "cycles", "largest message latency"),
+    "network_usage_phits_per_node_cycle": ((), "phits/node/cycle", "phits injected / nodes / execution_cycles"),
+    "task_finish_cycle": (("task",), "cycle", "cycle at which each task finished (-1: never waits)"),
+    "wave_start": (("wave",), "cycle", "cycle a wave's sends were posted (collectives: one wave)"),
+    "wave_end": (("wave",), "cycle", "cycle the wave's last message completed"),
+    "wave_cycles": (("wave",), "cycles", "wave_end - wave_start + 1"),
+    "wave_messages": (("wave",), "messages", "messages of the wave (SR: including local copies)"),
+    "wave_network_messages": (("wave",), "messages", "messages of the wave that used the network"),
+    "cycle_ns": ((), "ns", "Graph500: t_c, the time of one cycle (one phit per link)"),
+    "link_gbps": ((), "Gb/s", "Graph500: link bandwidth, phit_bytes * 8 / cycle_ns"),
+    "query_time_cycles": ((), "cycles", "Graph500: t_q / t_c"),
+    "root_degree": ((), "edges", "Graph500: d_r, given or drawn from the lognormal of eqs 18-19"),
+    "root_task": ((), "task", "Graph500: the process hosting the root vertex"),
+    "levels": ((), "levels", "Graph500: BFS levels run"),
+    "queries_total": ((), "queries", "Graph500: remote queries sent over all levels"),
+    "queries_received": ((), "queries", "Graph500 (fogsim): queries received, FOGSim's 'P2P Queries sent'"),
+    "level_start": (("level",), "cycle", "Graph500: cycle the level started (the root's host)"),
+    "level_end": (("level",), "cycle", "Graph500: cycle the last process finished the level's all-reduce"),
+    "level_cycles": (("level",), "cycles", "Graph500: level_end - level_start + 1"),
+    "level_messages": (("level",), "messages", "Graph500: query messages of the level (eqs 2-3)"),
+    "level_queries": (("level",), "queries", "Graph500: remote queries of the level (eq 1)"),
+    "level_senders": (("level",), "processes", "Graph500: processes with at least one message in the level"),
+    "level_mean_edges": (("level",), "edges", "Graph500: mean of the level's Gaussian (eqs 4-7, capped)"),
+    "level_sigma_edges": (("level",), "edges", "Graph500: standard deviation of the level's Gaussian (eqs 8-16)"),
 }
 
 SUMMARY = (
@@ -88,10 +120,13 @@ def _mean(total: float, count: float) -> float:
 def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
     from .kernels import state as K
 
+    from .workloads.results import workload_values
+
     st, prm, net = s.state, s.params, s.net
     sc, ctr = st.sc, st.ctr
     N = net.n_nodes
-    window = prm.w1 - prm.w0
+    window = min(prm.w1, s.cycle) - prm.w0  # a closed-loop run measures all its cycles
+
     count = int(sc[K.S_COUNT])
     in_network = int(ctr[K.C_CREATED] - ctr[K.C_DELIVERED] - ctr[K.C_QUEUED])
     values: dict[str, Any] = {
@@ -142,6 +177,9 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
             "ts_packets_queued": ts[:, K.TS_QUEUED],
         })
         coords["time"] = np.arange(rows) * prm.ts_interval
+    wvalues, wcoords, wattrs = workload_values(s)
+    values.update(wvalues)
+    coords.update(wcoords)
     data_vars = {}
     for name, value in values.items():
         dims, units, doc = VARIABLES[name]
@@ -157,6 +195,7 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "vcs": prm.vcs,
         "routing_mode": "table" if is_table(s.routes) else "algebraic",
         "wall_seconds": float(wall_seconds),
+        **wattrs,
     }
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)
 

@@ -22,7 +22,7 @@ from .build.network import Network
 from .build.network import GLOBAL, LOCAL, NODE
 from .build.routing import Routes, with_distance_table
 from .build.vcs import ROUTING_CODES, vc_layout
-from .errors import ConfigError, ConservationError, DeadlockError
+from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
 from .traffic.patterns import Traffic, compile_traffic
 
 CHUNK = 2048  # cycles per kernel call: the granularity of progress reports and pool growth
@@ -36,13 +36,19 @@ class Simulation:
     params: Any  # kernels.state.Params
     traffic: Traffic
     state: Any  # kernels.state.State
+    workload: Any  # workloads.state.Workload (kind W_OPEN_LOOP when there is none)
     cycle: int = 0
+
+    @property
+    def closed_loop(self) -> bool:
+        return self.workload.kind != 0
 
 
 def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int | None = None) -> Simulation:
     """Resolve and check a config, compile network, routing, traffic and the initial state."""
     from .kernels.state import Params, new_state
     from .traffic.openloop import start_open_loop
+    from .workloads.build import compile_workload, workload_section
 
     if cfg is None:
         cfg = _config.DEFAULT_CONFIG
@@ -66,10 +72,17 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     V = max(layout.vcs.values())
     max_packet = traffic["packet_phits"]
     max_lat = int(net.port_latency.max())
-    w0 = sim["warmup"]
-    w1 = w0 + sim["measure"]
-    if w1 + sim["drain"] > sim["max_cycles"]:
-        raise ConfigError("sim.max_cycles", f"warmup + measure + drain = {w1 + sim['drain']} exceeds it")
+    closed = workload_section(cfg)["kind"] != "open_loop"
+    if closed:  # a closed-loop workload runs until it finishes (at most sim.max_cycles); all of it is measured
+        w0, w1 = 0, sim["max_cycles"]
+        if sim["timeseries"] and sim["max_cycles"] // sim["timeseries"] > 10**7:
+            raise ConfigError("sim.timeseries", "with a closed-loop workload, set sim.max_cycles so that "
+                              "max_cycles / timeseries <= 10,000,000 rows")
+    else:
+        w0 = sim["warmup"]
+        w1 = w0 + sim["measure"]
+        if w1 + sim["drain"] > sim["max_cycles"]:
+            raise ConfigError("sim.max_cycles", f"warmup + measure + drain = {w1 + sim['drain']} exceeds it")
     watchdog = max(sim["watchdog"], 4 * (max_packet + max_lat + router["delay"] + router["credit_delay"]))
     algorithm = rcfg["algorithm"]
     # per-packet allocation stages: route, VC and switch allocation (at most 3 cycles; a longer `delay` is
@@ -96,34 +109,51 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     for cls, n in layout.vcs.items():
         vc_cap[net.port_class == cls, :n] = buffers[cls]
     tr = compile_traffic(net, traffic, sim["seed"])
-    n_ts = math.ceil((w1 + sim["drain"]) / sim["timeseries"]) if sim["timeseries"] else 0
+    wl = compile_workload(cfg, net, sim["seed"])
+    end = sim["max_cycles"] if closed else w1 + sim["drain"]
+    n_ts = math.ceil(end / sim["timeseries"]) if sim["timeseries"] else 0
     st = new_state(net.n_routers, net.n_ports, net.n_nodes, net.radix, prm, sim["seed"], n_ts,
                    packets=2 * net.n_nodes + 1024, events=2 * net.n_nodes + 1024, vc_cap=vc_cap)
-    start_open_loop(tr, st)
-    return Simulation(cfg=cfg, net=net, routes=routes, params=prm, traffic=tr, state=st)
+    if not closed:
+        start_open_loop(tr, st)
+    return Simulation(cfg=cfg, net=net, routes=routes, params=prm, traffic=tr, state=st, workload=wl)
 
 
 def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None) -> Simulation:
-    """Run warm-up, measurement window and drain; raise DeadlockError or ConservationError if they occur."""
-    from .kernels.cycle import DEADLOCK, DRAINED, GROW, pools_low, run_chunk
-    from .kernels.state import grow
+    """Run warm-up, measurement window and drain (open loop) or the workload to its end (closed loop); raise
+    DeadlockError, WorkloadError or ConservationError if they occur."""
+    from .kernels.cycle import DEADLOCK, DRAINED, FAILED, FINISHED, GROW, pools_low, run_chunk
+    from .kernels.state import C_CREATED, C_DELIVERED, grow
+    from .workloads.build import grow_messages
+    from .workloads.kernel import workload_low
+    from .workloads.state import ERRORS, WC_ERROR, WC_FINISHED
 
     prm = s.params
-    end = prm.w1 + s.cfg["sim"]["drain"]
+    end = prm.w1 if s.closed_loop else prm.w1 + s.cfg["sim"]["drain"]
     t = s.cycle
     while t < end:
         t1 = min(end, t + CHUNK)
-        status, t = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.state, t, t1, True)
+        status, t = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True)
         s.cycle = t
         if status == GROW:
             low = pools_low(s.state)
-            s.state = grow(s.state, packets=bool(low & 1), events=bool(low & 2))
+            wlow = workload_low(s.workload, s.state.ctr) if s.closed_loop else 0
+            if low or wlow & 1:
+                s.state = grow(s.state, packets=bool(low & 1 or wlow & 1), events=bool(low & 2))
+            if wlow & 2:
+                s.workload = grow_messages(s.workload)
         elif status == DEADLOCK:
+            if s.closed_loop and s.state.ctr[C_CREATED] == s.state.ctr[C_DELIVERED]:
+                raise WorkloadError(f"workload stalled at cycle {t}: nothing in flight and no task can act")
             raise DeadlockError(t, blocked_vcs(s))
-        elif status == DRAINED:
+        elif status == FAILED:
+            raise WorkloadError(f"workload failed at cycle {t}: {ERRORS[int(s.workload.wc[WC_ERROR])]}")
+        elif status in (DRAINED, FINISHED):
             break
         if progress:
             progress(t, end)
+    if s.closed_loop and not s.workload.wc[WC_FINISHED]:
+        raise WorkloadError(f"workload did not finish within sim.max_cycles = {end}")
     check_conservation(s)
     return s
 

@@ -2,8 +2,10 @@
 
 One cycle, in pipeline order (`step`):
 
-1. `fire_events`  credits that have travelled back upstream, and packet tails reaching their node
-2. generate       traffic sources add packets to their node's (unbounded) source queue
+1. `fire_events`  credits that have travelled back upstream, and packet tails reaching their node (a closed-loop
+                  workload's message layer counts them: fastnet/workloads/messages.py)
+2. generate       open-loop sources, or the closed-loop workload's stage machines (fastnet/workloads/), add
+                  packets to their node's (unbounded) source queue
 3. `inject`       each node whose injection link is free sends its oldest packet into a router VC with room
 4. `allocate`     route newly ready heads; separable input-first round-robin switch allocation
 5. `traverse`     move the granted packets: reserve the downstream VC (credits), occupy crossbar and link,
@@ -26,6 +28,11 @@ import numpy as np
 
 from ..build.network import N_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_ROUTER
 from ..traffic.openloop import generate_open_loop
+from ..workloads.kernel import (
+    WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_low, workload_status,
+)
+from ..workloads.messages import packet_arrived
+from ..workloads.state import W_OPEN_LOOP
 from ._jit import jit, jit_inline
 from .pool import (
     free_packet, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
@@ -33,7 +40,8 @@ from .pool import (
 from .routing import route, took_hop
 from .state import (
     C_CREATED, C_DELIVERED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
-    C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND,
+    C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
+    EV_AMOUNT, EV_KIND,
     EV_NEXT, EV_TARGET, HIST_SUB, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
     PK_DVC, PK_INJECT, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_VC, PT_WAIT,
@@ -41,7 +49,7 @@ from .state import (
     S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER, VC_POS,
 )
 
-OK, GROW, DEADLOCK, DRAINED = 0, 1, 2, 3
+OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
 
 
 @jit_inline
@@ -85,7 +93,7 @@ def record_delivery(pk, sc, lat_hist, net_hist, ts, ctr, prm, h, t):
 
 
 @jit
-def fire_events(prm, st, t):
+def fire_events(prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
     ev, ctr, vc, pk = st.ev, st.ctr, st.vc, st.pk
     slot = t & prm.wheel_mask
     e = st.wheel[slot]
@@ -100,6 +108,8 @@ def fire_events(prm, st, t):
         else:
             h = ev[e, EV_TARGET]
             record_delivery(pk, st.sc, st.lat_hist, st.net_hist, st.ts, ctr, prm, h, t)
+            if wl_kind != W_OPEN_LOOP:
+                packet_arrived(wl_msg, wl_wc, wl_inbox, pk, h)
             free_packet(pk, ctr, h)
             ctr[C_LAST_PROGRESS] = t
         release_event(ev, ctr, e)
@@ -307,11 +317,19 @@ def record_timeseries(prm, st, t):
 
 
 @jit
-def step(topo, rt, prm, tr, st, t):
-    fire_events(prm, st, t)
-    generate_open_loop(tr, prm, st, t)
-    inject(topo, rt, prm, st, t)
-    traverse(topo, prm, st, t, allocate(topo, rt, prm, st, t))
+def step(topo, rt, prm, tr, wl, st, t):
+    if st.wheel[t & prm.wheel_mask] >= 0:  # stages with nothing to do are skipped: each call costs the reference
+        fire_events(prm, st, wl.kind, wl.msg, wl.wc, wl.inbox, t)  # counting of its tuples' arrays (~0.2 us)
+    if wl.kind == W_OPEN_LOOP:
+        generate_open_loop(tr, prm, st, t)
+    elif workload_due(wl.wc, st.ctr, t):
+        advance_workload(wl, prm, st, t)
+    if st.ctr[C_N_ACTIVE_NODES] > 0:
+        inject(topo, rt, prm, st, t)
+    if st.ctr[C_N_ACTIVE] > 0:
+        n = allocate(topo, rt, prm, st, t)
+        if n > 0:
+            traverse(topo, prm, st, t, n)
 
 
 @jit
@@ -329,18 +347,24 @@ def pools_low(st):
 
 
 @jit
-def run_chunk(topo, rt, prm, tr, st, t0, t1, stop_when_drained):
-    """Advance cycles t0..t1-1. Returns (status, next cycle). Stops early to grow pools, on a deadlock, or once
-    the window has ended and every measured packet is delivered (when stop_when_drained)."""
+def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained):
+    """Advance cycles t0..t1-1. Returns (status, next cycle). Stops early to grow pools, on a deadlock, once the
+    window has ended and every measured packet is delivered (when stop_when_drained), or when the closed-loop
+    workload `wl` has finished or failed."""
     ctr = st.ctr
+    closed = wl.kind != W_OPEN_LOOP
     for t in range(t0, t1):
-        if pools_low(st) != 0:
+        if pools_low(st) != 0 or (closed and workload_low(wl, ctr) != 0):
             return GROW, t
-        step(topo, rt, prm, tr, st, t)
+        step(topo, rt, prm, tr, wl, st, t)
         if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
             record_timeseries(prm, st, t)
         if ctr[C_CREATED] > ctr[C_DELIVERED] and t - ctr[C_LAST_PROGRESS] > prm.watchdog:
             return DEADLOCK, t + 1
         if stop_when_drained and t + 1 >= prm.w1 and ctr[C_MEAS_CREATED] == ctr[C_MEAS_DELIVERED]:
             return DRAINED, t + 1
+        if closed:
+            w = workload_status(wl, ctr, prm.watchdog, t)
+            if w != WS_RUNNING:
+                return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1
     return OK, t1

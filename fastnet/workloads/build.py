@@ -1,0 +1,115 @@
+"""Compile the resolved `[workload]` section into the `Workload` tuple the kernels read (config -> build)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..build.network import Network
+from ..errors import ConfigError
+from ..kernels.rng import seed_streams
+from .schema import cycle_time_ns, resolve_workload
+from .state import (
+    GF_EDGES2, KIND_CODES, V_FOGSIM, V_PAPER, W_A2A, W_GRAPH500, W_O2A, W_A2O, W_OPEN_LOOP, W_SR, WC_QTOT, Workload,
+    new_arrays,
+)
+
+
+def workload_section(cfg: dict[str, Any]) -> dict[str, Any]:
+    return cfg["workload"] if "workload" in cfg else resolve_workload({})
+
+
+def draw_root_degree(scale: int, rng: np.random.Generator) -> int:
+    """d_r = ceil(X), X lognormal with the log-space mean and deviation of eqs 18-19, at most 2^s - 1."""
+    from .graph500_model import root_degree_mu, root_degree_sigma
+
+    x = math.exp(rng.normal(root_degree_mu(scale), root_degree_sigma(scale)))
+    return int(min(max(1, math.ceil(x)), 2**scale - 1))
+
+
+def graph500_timing(w: dict[str, Any], traffic: dict[str, Any]) -> dict[str, float]:
+    """Cycle time, link bandwidth, t_q in cycles and the per-cycle message probability of each variant."""
+    t_c, gbps = cycle_time_ns(w, traffic["phit_bytes"])
+    t_q = w["query_time_ns"] / t_c
+    # eq 17 divided by p_s: full messages per free cycle (the paper variant paces each message by its own
+    # query count, graph500.py); FOGSim uses eq 17's phit probability as a per-packet probability
+    p_gen = 1.0 / (t_q * w["coalescing"])
+    if w["variant"] == "fogsim":
+        p_gen *= traffic["packet_phits"]
+    return {"cycle_ns": t_c, "link_gbps": gbps, "query_cycles": t_q, "p_gen": p_gen}
+
+
+def compile_workload(cfg: dict[str, Any], net: Network, seed: int) -> Workload:
+    w = workload_section(cfg)
+    traffic = cfg["traffic"]
+    kind = KIND_CODES[w["kind"]]
+    N = net.n_nodes
+    T = N if w["tasks"] == "all" else w["tasks"]
+    if kind != W_OPEN_LOOP and T > N:
+        raise ConfigError("workload.tasks", f"must be at most the {N} nodes of the network (got {T})")
+    mseed = seed if w["mapping_seed"] == "auto" else w["mapping_seed"]
+    if w["mapping"] == "random":
+        task_node = np.random.default_rng([mseed, 0x3A9]).permutation(N)[:T].astype(np.int64)
+    else:
+        task_node = np.arange(T, dtype=np.int64)
+    rng = np.random.default_rng([seed, 0x6500])
+    root = w["root"]
+    if kind in (W_O2A, W_A2O) and root >= T:
+        raise ConfigError("workload.root", f"must name a task below workload.tasks = {T} (got {root})")
+    messages, wave = w["messages"], (w["messages"] if w["kind"] == "gups" else w["wave"])
+    scalars: dict[str, Any] = dict(
+        variant=V_PAPER, scale=w["scale"], edgefactor=w["edgefactor"], coalescing=w["coalescing"], root_degree=1,
+        max_levels=1, backlog_blocks=True, query_cycles=1.0, p_gen=1.0,
+    )
+    rows = 1
+    if kind == W_SR:
+        headroom, rows = wave, -(-messages // wave)
+    elif kind == W_A2A:
+        headroom = T * (T - 1)
+    elif kind in (W_O2A, W_A2O):
+        headroom = T - 1
+    elif kind == W_GRAPH500:
+        headroom = T * (T + 1)  # a process posts at most n-1 signals or broadcasts plus one query in a cycle
+        fogsim = w["variant"] == "fogsim"
+        timing = graph500_timing(w, traffic)
+        d_r = draw_root_degree(w["scale"], rng) if w["root_degree"] == "auto" else w["root_degree"]
+        if w["root_task"] == "auto":
+            root = int(rng.integers(T))
+        elif w["root_task"] >= T:
+            raise ConfigError("workload.root_task", f"must name a task below {T} (got {w['root_task']})")
+        else:
+            root = w["root_task"]
+        max_levels = (9 if fogsim else 64) if w["max_levels"] == "auto" else w["max_levels"]
+        blocks = (not fogsim) if w["backlog_blocks_allreduce"] == "auto" else w["backlog_blocks_allreduce"]
+        scalars.update(variant=V_FOGSIM if fogsim else V_PAPER, root_degree=d_r, max_levels=max_levels,
+                       backlog_blocks=blocks, query_cycles=timing["query_cycles"], p_gen=timing["p_gen"])
+        rows = max_levels + 1
+    else:
+        headroom = 0
+    packet_bytes = traffic["packet_phits"] * traffic["phit_bytes"]
+    per_message = 1 if kind in (W_OPEN_LOOP, W_GRAPH500) else -(-w["message_bytes"] // packet_bytes)
+    arrays = new_arrays(T, N, 2 * headroom + 16, rows)
+    if kind == W_GRAPH500:
+        arrays["gf"][GF_EDGES2] = 2.0 * w["edgefactor"] * 2.0 ** w["scale"]
+        arrays["wc"][WC_QTOT] = int(2 ** (w["scale"] + 1) * w["edgefactor"] * (T - 1) // T)
+    return Workload(
+        kind=kind, n_tasks=T, packet_phits=traffic["packet_phits"], phit_bytes=traffic["phit_bytes"],
+        message_bytes=w["message_bytes"], messages=messages, wave=wave, compute_cycles=w["compute_cycles"],
+        root=root, msg_headroom=headroom, packets_per_message=per_message, task_node=task_node,
+        rng=seed_streams(seed, T + 1, 3), **scalars, **arrays,
+    )
+
+
+def grow_messages(wl: Workload) -> Workload:
+    """Double the message pool (between kernel calls); the new rows go to the front of the free list."""
+    from .state import MS_NEXT, N_MS, WC_FREE_COUNT, WC_FREE_HEAD
+
+    n = len(wl.msg)
+    extra = np.zeros((n, N_MS), dtype=np.int64)
+    extra[:, MS_NEXT] = np.arange(n + 1, 2 * n + 1)
+    extra[-1, MS_NEXT] = wl.wc[WC_FREE_HEAD]
+    wl.wc[WC_FREE_HEAD] = n
+    wl.wc[WC_FREE_COUNT] += n
+    return wl._replace(msg=np.concatenate([wl.msg, extra]))

@@ -1,0 +1,74 @@
+"""What the cycle loop calls for a closed-loop workload (kernels/cycle.py).
+
+- `advance_workload` is the generate stage: the workload reads the messages completed this cycle (its inbox,
+  filled by `packet_arrived` in fire_events), advances its stage machines, and the message layer turns posted
+  messages into packets for the nodes whose injection queue is empty. `workload_due` tells whether it has
+  anything to do this cycle: a completed message, a timer the workload set (wc[WC_NEXT]), or a source queue
+  that emptied since its last call. Skipping the call otherwise saves the per-call cost of its arguments
+  (numba reference-counts every array of the tuples: about 0.2 us).
+- `workload_low` asks for more packets or a bigger message pool before a cycle that could exhaust them (run_chunk
+  returns GROW): a node may packetise a whole message in one cycle.
+- `workload_status` ends the run when the workload has finished, failed, or stalled (nothing in flight, no
+  timer pending, for `sim.watchdog` cycles).
+"""
+
+from __future__ import annotations
+
+from ..kernels._jit import jit, jit_inline
+from ..kernels.state import C_CREATED, C_DELIVERED, C_FREE_COUNT, C_LAST_PROGRESS, C_N_ACTIVE_NODES
+from .graph500 import advance_graph500
+from .graph500_fogsim import advance_graph500_fogsim
+from .messages import packetise
+from .micro import advance_collective, advance_sr
+from .state import (
+    V_PAPER, W_GRAPH500, W_SR, WC_ACTIVE_NODES, WC_ERROR, WC_FINISHED, WC_FREE_COUNT, WC_N_INBOX, WC_NEXT,
+    WC_WAKE,
+)
+
+WS_RUNNING, WS_FINISHED, WS_FAILED, WS_STALLED = 0, 1, 2, 3
+
+
+@jit_inline
+def advance_workload(wl, prm, st, t):
+    packet_bytes = wl.packet_phits * wl.phit_bytes
+    if wl.kind == W_SR:  # each workload is compiled (and cached) on its own: run_chunk stays quick to compile
+        advance_sr(wl, packet_bytes, t)
+    elif wl.kind == W_GRAPH500:
+        if wl.variant == V_PAPER:
+            advance_graph500(wl, st.nd, packet_bytes, t)
+        else:
+            advance_graph500_fogsim(wl, st.nd, packet_bytes, t)
+    else:
+        advance_collective(wl, packet_bytes, t)
+    packetise(wl.msg, wl.tk, wl.wc, wl.senders, wl.task_node, st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm,
+              wl.packet_phits, wl.phit_bytes, t)
+    wl.wc[WC_ACTIVE_NODES] = st.ctr[C_N_ACTIVE_NODES]
+
+
+@jit_inline
+def workload_due(wc, ctr, t):
+    return wc[WC_N_INBOX] > 0 or t >= wc[WC_NEXT] or ctr[C_N_ACTIVE_NODES] < wc[WC_ACTIVE_NODES]
+
+
+@jit_inline
+def workload_low(wl, ctr):
+    """Bit 1: fewer free packets than the tasks could packetise in one cycle; bit 2: message pool low."""
+    low = 0
+    if ctr[C_FREE_COUNT] < wl.n_tasks * wl.packets_per_message:
+        low |= 1
+    if wl.wc[WC_FREE_COUNT] < wl.msg_headroom:
+        low |= 2
+    return low
+
+
+@jit_inline
+def workload_status(wl, ctr, watchdog, t):
+    wc = wl.wc
+    if wc[WC_ERROR] != 0:
+        return WS_FAILED
+    if wc[WC_FINISHED] != 0:
+        return WS_FINISHED
+    idle = ctr[C_CREATED] == ctr[C_DELIVERED]
+    if idle and t - max(ctr[C_LAST_PROGRESS], wc[WC_WAKE]) > watchdog:
+        return WS_STALLED
+    return WS_RUNNING

@@ -1,0 +1,93 @@
+"""The `[workload]` config section: keys, defaults and checks (registered in config.EXTRA_SECTIONS).
+
+Example (seed 002's SR10 on 32 tasks; every other key at its default):
+
+    [workload]
+    kind = "sr"
+    message_bytes = 1024      # S
+    messages = 10000          # M
+    wave = 10                 # W
+
+and seed 000's Graph500 on Table IV's dragonfly (4 KB packets: [traffic] phit_bytes = 512, packet_phits = 8):
+
+    [workload]
+    kind = "graph500"
+    scale = 26                # s
+    edgefactor = 16           # f_e
+    coalescing = 256          # c_s
+    query_time_ns = 1.5       # t_q (Altamira, Table III)
+    link_gbps = 40            # one phit per cycle: the cycle is phit_bytes * 8 / link_gbps ns
+
+Keys that only one workload uses are accepted (and ignored) by the others, so a sweep can switch `kind` alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import _bool, _choice, _int, _real, Check
+from ..errors import ConfigError
+
+KINDS = ("open_loop", "sr", "gups", "a2a", "o2a", "a2o", "graph500")
+
+
+def _auto_or(inner: Check) -> Check:
+    return lambda v: None if v == "auto" else (inner(v) and f"{inner(v)}, or \"auto\"")
+
+
+def _tasks(v: Any) -> str | None:
+    if v == "all" or (isinstance(v, int) and not isinstance(v, bool) and v >= 2):
+        return None
+    return "must be \"all\" or an integer >= 2"
+
+
+KEYS: dict[str, tuple[Any, Check]] = {
+    "kind": ("open_loop", _choice(*KINDS)),
+    # task set and placement (all closed-loop kinds)
+    "tasks": ("all", _tasks),  # N: tasks 0..N-1, one per node
+    "mapping": ("linear", _choice("linear", "random")),  # task i -> node i, or a seeded random placement
+    "mapping_seed": ("auto", _auto_or(_int(0, 2**63 - 1))),  # auto: sim.seed
+    # seed 002 micro-kernels
+    "message_bytes": (1024, _int(1)),  # S
+    "messages": (10000, _int(1)),  # M (sr, gups)
+    "wave": (10, _int(1)),  # W (sr; gups uses W = M)
+    "compute_cycles": (0, _int(0)),  # computation phase after every SR/GUPS wave, cycles
+    "root": (0, _int(0)),  # root task of o2a / a2o
+    # seed 000 Graph500
+    "variant": ("paper", _choice("paper", "fogsim")),  # equations and node model of the paper, or FOGSim v4's
+    "scale": (26, _int(1, 40)),  # s
+    "edgefactor": (16, _int(1)),  # f_e
+    "coalescing": (256, _int(1)),  # c_s: queries per message
+    "query_time_ns": (1.5, _real(0.0, 1e6, lo_open=True)),  # t_q
+    "link_gbps": ("auto", _auto_or(_real(0.0, 1e6, lo_open=True))),  # auto: 40, or what cycle_ns implies
+    "cycle_ns": ("auto", _auto_or(_real(0.0, 1e9, lo_open=True))),  # t_c; auto: phit_bytes * 8 / link_gbps
+    "root_degree": ("auto", _auto_or(_int(1))),  # d_r; auto: drawn from the lognormal of eqs 18-19
+    "root_task": ("auto", _auto_or(_int(0))),  # host of the root vertex; auto: a seeded random task
+    "max_levels": ("auto", _auto_or(_int(1, 4096))),  # auto: 64 (paper), 9 (fogsim, GraphMaxLevels)
+    "backlog_blocks_allreduce": ("auto", lambda v: None if v == "auto" else _bool(v)),  # auto: paper yes, fogsim no
+}
+
+
+def resolve_workload(given: Any) -> dict[str, Any]:
+    """Fill in defaults, check each value and the relations between them."""
+    from ..config import _check_section
+
+    out = _check_section("workload", given, KEYS)
+    if out["kind"] == "sr" and out["wave"] > out["messages"]:
+        raise ConfigError("workload.wave", f"must be <= workload.messages = {out['messages']} (got {out['wave']})")
+    if out["cycle_ns"] != "auto" and out["link_gbps"] != "auto":
+        raise ConfigError("workload.cycle_ns", "give either cycle_ns or link_gbps (one sets the other through "
+                          "traffic.phit_bytes), not both")
+    return out
+
+
+DEFAULT_LINK_GBPS = 40.0  # Table IV: 40 Gb/s QDR/FDR10 InfiniBand
+
+
+def cycle_time_ns(w: dict[str, Any], phit_bytes: int) -> tuple[float, float]:
+    """(t_c in ns, link bandwidth in Gb/s): a link moves one phit per cycle."""
+    if w["cycle_ns"] == "auto":
+        gbps = DEFAULT_LINK_GBPS if w["link_gbps"] == "auto" else float(w["link_gbps"])
+        return phit_bytes * 8.0 / gbps, gbps
+    t_c = float(w["cycle_ns"])
+    return t_c, phit_bytes * 8.0 / t_c
