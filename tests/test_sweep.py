@@ -178,3 +178,21 @@ def test_workers_started_against_a_cold_kernel_load_what_the_parent_compiled(tmp
     assert len(marks) == 4 and len({m["pid"] for m in marks.values()}) == 2
     assert [m["compiled"] for m in marks.values()] == [0, 0, 0, 0]
     assert list(cache.glob("audit.audit-*.nbi"))  # the parent compiled it again and saved it
+
+
+def test_workload_tables_hold_the_longest_run(tmp_path):
+    """How many levels a BFS takes is known only after the run: the store's `level` dim is sized from the
+    config's bound, not from the probe, so a seed whose BFS takes more levels than the probed one still fits."""
+    spec = {"base": {"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2},
+                     "traffic": {"packet_phits": 8, "phit_bytes": 512},
+                     "workload": {"kind": "graph500", "scale": 10, "max_levels": 12}},
+            "sweep": {"sim.seed": [1, 2, 3]}}
+    ds = fastnet.sweep(spec, tmp_path / "g.zarr", workers=1)
+    assert ds.sizes["level"] == 13 and (ds.status == 1).all()
+    for seed in (1, 2, 3):
+        one = fastnet.run({**spec["base"], "sim": {"seed": seed}})
+        got = ds.sel({"sim.seed": seed})
+        assert int(got.levels) == int(one.levels)
+        n = int(one.levels)
+        np.testing.assert_array_equal(got.level_messages.values[:n], one.level_messages.values)
+        assert np.isnan(got.level_messages.values[n:]).all()

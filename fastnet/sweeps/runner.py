@@ -105,7 +105,9 @@ def probe_kinds(configs: list[dict[str, Any]]) -> list[list[int]]:
     variant the sweep uses, and each kind has one set of extra dims (ports)."""
     kinds: dict[str, list[int]] = {}
     for i, c in enumerate(configs):
-        key = json.dumps([c["topology"], c["routing"], c["traffic"]["pattern"], c.get("workload")], sort_keys=True)
+        w = c.get("workload") or {}
+        workload = [w.get(k) for k in ("kind", "variant", "tasks")]  # not its sizes: a probe runs it to the end
+        key = json.dumps([c["topology"], c["routing"], c["traffic"]["pattern"], workload], sort_keys=True)
         kinds.setdefault(key, []).append(i)
     return list(kinds.values())
 

@@ -26,6 +26,7 @@ import xarray as xr
 from .. import __version__
 from ..errors import ConfigError
 from ..results import VARIABLES
+from ..workloads.build import table_rows
 from .spec import Spec, position
 
 DONE = ".done"  # a zarr group (so zarr and xarray ignore it quietly) holding one marker file per finished point
@@ -107,6 +108,9 @@ def layout_from_probes(spec: Spec, configs: list[dict[str, Any]], probes: list[x
             lay.fields.setdefault(name, (tuple(var.dims), dtype_name(var.dtype),
                                          {"units": units, "description": doc}))
         for dim, n in ds.sizes.items():
+            lay.dims[dim] = max(lay.dims.get(dim, 0), n)
+    for c in configs:  # a workload's level / wave tables: as long as the longest any point may fill
+        for dim, n in table_rows(c).items():
             lay.dims[dim] = max(lay.dims.get(dim, 0), n)
     intervals = {c["sim"]["timeseries"] for c in configs}
     if "time" in lay.dims or len(intervals) > 1:

@@ -41,6 +41,21 @@ def graph500_timing(w: dict[str, Any], traffic: dict[str, Any]) -> dict[str, flo
     return {"cycle_ns": t_c, "link_gbps": gbps, "query_cycles": t_q, "p_gen": p_gen}
 
 
+def table_rows(cfg: dict[str, Any]) -> dict[str, int]:
+    """The most rows a run of `cfg` can fill in its per-level or per-wave table (a sweep sizes its store by it:
+    how many levels a BFS takes is only known once it has run)."""
+    w = workload_section(cfg)
+    if w["kind"] == "graph500":
+        levels = (9 if w["variant"] == "fogsim" else 64) if w["max_levels"] == "auto" else w["max_levels"]
+        return {"level": levels + 1}  # as compile_workload sizes the table
+    if w["kind"] in ("sr", "gups"):
+        wave = w["messages"] if w["kind"] == "gups" else w["wave"]
+        return {"wave": -(-w["messages"] // wave)}
+    if w["kind"] != "open_loop":
+        return {"wave": 1}
+    return {}
+
+
 def compile_workload(cfg: dict[str, Any], net: Network, seed: int) -> Workload:
     w = workload_section(cfg)
     traffic = cfg["traffic"]
