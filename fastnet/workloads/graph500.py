@@ -12,7 +12,8 @@ Levels (tree levels l = 0, 1, ...):
   eq 17's rate, p_inj = p_s t_c / (t_q c_s) phits/cycle, and a message of fewer queries (sparse levels of small
   graphs) sooner. A cycle is free when the process is not consuming (half-duplex) and its previous message has
   entered the network (the injection buffer holds one message).
-- Consuming a message of k queries keeps the process busy ceil(k t_q / t_c) cycles after any earlier backlog.
+- Consuming a message of k queries keeps the process busy max(ceil(k t_q / t_c), p_s) cycles after any earlier
+  backlog: a process consumes a packet no faster than it receives it (half-duplex, Fig 9's 0.5 phits/node/cycle).
 - A process that has posted its messages notifies every other process (end-of-level signal, one packet each).
   When it has every signal of the level, every message announced to it and (unless `backlog_blocks_allreduce`
   is false) has consumed its backlog, it joins the all-reduce: a reduce message to the root's host, which after
@@ -68,8 +69,11 @@ def normal(states, i, mu, sigma):
 
 @jit_inline
 def consume(tk, wl, d, k, t):
-    """Half-duplex consumption of a query message of k queries: busy ceil(k t_q) cycles after any backlog."""
-    tk[d, TK_BUSY] = max(tk[d, TK_BUSY], t) + np.int64(math.ceil(k * wl.query_cycles - 1e-9))
+    """Half-duplex consumption of a query message of k queries: busy after any backlog for ceil(k t_q) cycles,
+    and at least the packet's p_s cycles of reception (the paper: nodes cannot generate while consuming an
+    incoming packet, which caps network usage near 0.5 phits/node/cycle at every link bandwidth, Fig 9)."""
+    cost = max(np.int64(math.ceil(k * wl.query_cycles - 1e-9)), np.int64(wl.packet_phits))
+    tk[d, TK_BUSY] = max(tk[d, TK_BUSY], t) + cost
     wl.wc[WC_WAKE] = max(wl.wc[WC_WAKE], tk[d, TK_BUSY])
 
 
