@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit, jit_inline
-from .state import C_FREE_HEAD, E_CREDIT, E_DELIVER, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, VC_CAP, VC_FREE, VC_HEAD
+from .state import C_FREE_HEAD, E_CREDIT, E_DELIVER, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD
 
 # result indices
 A_FREE, A_QUEUED, A_IN_VCS, A_DELIVERING, A_DUPLICATES, A_CREDIT_ERRORS = 0, 1, 2, 3, 4, 5
@@ -51,7 +51,14 @@ def audit(prm, st):
                 _mark(seen, ev[e, EV_TARGET], out)
                 out[A_DELIVERING] += 1
             e = ev[e, EV_NEXT]
+    V = prm.vcs
     for v in range(len(vc)):
         if held[v] + vc[v, VC_FREE] != vc[v, VC_CAP]:
+            out[A_CREDIT_ERRORS] += 1
+    for ip in range(len(vc) // V):  # the port totals UGAL and adaptive routing read
+        total = 0
+        for v in range(ip * V, ip * V + V):
+            total += vc[v, VC_CAP] - vc[v, VC_FREE]
+        if total != st.pt[ip, PT_HELD]:
             out[A_CREDIT_ERRORS] += 1
     return out

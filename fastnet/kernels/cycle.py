@@ -102,7 +102,7 @@ def fire_events(prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
         nxt = ev[e, EV_NEXT]
         kind = ev[e, EV_KIND]
         if kind == E_CREDIT:
-            vc_reserve(vc, st.vc_area, st.vc_since, prm, ev[e, EV_TARGET], -ev[e, EV_AMOUNT], t)
+            vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, ev[e, EV_TARGET], -ev[e, EV_AMOUNT], t)
         elif kind == E_READY:
             list_add(st.act, vc, VC_POS, ctr, C_N_ACTIVE, ev[e, EV_TARGET])
         else:
@@ -162,7 +162,7 @@ def inject(topo, rt, prm, st, t):
         if nd[n, ND_HEAD] == nd[n, ND_TAIL]:
             i -= 1  # the queue empties: the last active node moves into this slot
         pop_source(pk, nd, node_act, ctr, n)
-        vc_reserve(vc, st.vc_area, st.vc_since, prm, v, size, t)
+        vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, size, t)
         nd[n, ND_BUSY] = t + size
         pk[h, PK_INJECT] = t
         pk[h, PK_ARRIVE] = t + topo.port[port, P_LATENCY]
@@ -287,7 +287,7 @@ def traverse(topo, prm, st, t, n_grants):
             schedule(ev, wheel, ctr, prm.wheel_mask, E_DELIVER, h, 0, start + port[o, P_LATENCY] + size - 1)
         else:
             dvc = pt[p, PT_IN_DVC]
-            vc_reserve(vc, st.vc_area, st.vc_since, prm, dvc, size, t)
+            vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, dvc, size, t)
             vc[dvc, VC_OWNER] = -1
             vc[dvc, VC_ALLOC] = t + size - 1 + prm.vc_realloc
             pk[h, PK_DVC] = -1

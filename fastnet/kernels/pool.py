@@ -10,7 +10,7 @@ from .state import (
     C_CREATED, C_EV_FREE_COUNT, C_EV_FREE_HEAD, C_FREE_COUNT, C_FREE_HEAD, C_MEAS_CREATED,
     C_N_ACTIVE_NODES, C_QUEUED, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, ND_POS, ND_TAIL, PK_BIRTH,
     PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_NEXT, PK_OUT, PK_PHASE, PK_DVC, PK_SIZE, PK_SRC, PK_VCC, S_OFFERED_PHITS,
-    TS_CREATED_PHITS, VC_CAP, VC_FREE, VC_HEAD, VC_TAIL,
+    PT_HELD, TS_CREATED_PHITS, VC_CAP, VC_FREE, VC_HEAD, VC_TAIL,
 )
 
 
@@ -136,8 +136,9 @@ def release_event(ev, ctr, e):
 
 
 @jit_inline
-def vc_reserve(vc, vc_area, vc_since, prm, v, amount, t):
-    """Reserve `amount` phits of VC v (negative: credits came back), integrating occupancy over the window."""
+def vc_reserve(vc, pt, vc_area, vc_since, prm, v, amount, t):
+    """Reserve `amount` phits of VC v (negative: credits came back), integrating occupancy over the window; the
+    port's total (PT_HELD) is what UGAL and adaptive routing read, in O(1)."""
     if prm.occupancy:
         lo = max(vc_since[v], prm.w0)
         hi = min(t, prm.w1)
@@ -145,3 +146,4 @@ def vc_reserve(vc, vc_area, vc_since, prm, v, amount, t):
             vc_area[v] += (vc[v, VC_CAP] - vc[v, VC_FREE]) * (hi - lo)
         vc_since[v] = t
     vc[v, VC_FREE] -= amount
+    pt[v // prm.vcs, PT_HELD] += amount

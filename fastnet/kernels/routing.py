@@ -35,7 +35,7 @@ from ._jit import jit, jit_inline
 from .minimal import K_DRAGONFLY, K_FATTREE, K_MESH, K_TORUS, _df_local_port, distance, min_ports, min_ports_len
 from .rng import below
 from .state import (
-    PK_CLS, PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_OUT, PK_PHASE, PK_SIZE, PK_SRC, PK_VCC, PT_WAIT, VC_CAP, VC_FREE,
+    PK_CLS, PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_OUT, PK_PHASE, PK_SIZE, PK_SRC, PK_VCC, PT_HELD, PT_WAIT, VC_FREE,
 )
 
 R_MIN, R_VAL, R_UGAL_L, R_UGAL_G, R_DOR, R_ADAPTIVE, R_UPDOWN, R_KSP = 0, 1, 2, 3, 4, 5, 6, 7
@@ -43,16 +43,12 @@ TO_INTER, TO_DEST, ESCAPED = 0, 1, 2  # PK_PHASE values
 
 
 @jit_inline
-def occupancy(port, vc, pt, V, o):
+def occupancy(port, pt, o):
     """Congestion of output o as UGAL and adaptive choices read it: phits of head packets here waiting for o
     (the output queue of an output-buffered router) plus phits reserved in the VCs behind o (credits in use)."""
-    q = pt[o, PT_WAIT]
     if port[o, P_CLASS] == NODE:
-        return q
-    base = port[o, P_PEER_PORT] * V
-    for v in range(base, base + V):
-        q += vc[v, VC_CAP] - vc[v, VC_FREE]
-    return q
+        return pt[o, PT_WAIT]
+    return pt[o, PT_WAIT] + pt[port[o, P_PEER_PORT], PT_HELD]
 
 
 @jit_inline
@@ -89,6 +85,35 @@ def df_to_group(ps, port, ip, rng, r, Gt):
                 first = gport if ri == i else _df_local_port(ps[r], p, i, ri)
                 land = port[gport, P_PEER_ROUTER]
     return first, best_len, land
+
+
+@jit
+def df_min_cost(ps, port, ip, pt, r, d):
+    """UGAL-G on a dragonfly: (occupancy summed along the minimal path of least total, its length) from the
+    group arithmetic in one pass (local, global, local hops), instead of a minimal-port scan at every router."""
+    p, a, h, g = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_G]
+    G, i = r // a, r % a
+    Gd, j = d // a, d % a
+    if G == Gd:
+        return (0, 0) if i == j else (occupancy(port, pt, _df_local_port(ps[r], p, i, j)), 1)
+    off = (G - Gd - 1) % g if ip[IP_PALM] else (Gd if Gd < G else Gd - 1)
+    best_q, best_len = 1 << 62, 99
+    for k in range(off, a * h, g - 1):
+        ri, c = k // h, k % h
+        gport = ps[G * a + ri] + p + a - 1 + c
+        land = port[gport, P_PEER_ROUTER]
+        lj = land % a
+        q = occupancy(port, pt, gport)
+        length = 1
+        if ri != i:
+            q += occupancy(port, pt, _df_local_port(ps[r], p, i, ri))
+            length += 1
+        if lj != j:
+            q += occupancy(port, pt, _df_local_port(ps[land], p, lj, j))
+            length += 1
+        if length < best_len or (length == best_len and q < best_q):
+            best_q, best_len = q, length
+    return best_q, best_len
 
 
 # ---------------------------------------------------------------- torus / mesh dimension order
@@ -139,7 +164,7 @@ def ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, dst_node):
     if prm.adaptive_choice:
         best, best_q = first, 1 << 62
         for j in range(k):
-            q = occupancy(port, vc, pt, prm.vcs, first + j)
+            q = occupancy(port, pt, first + j)
             if q < best_q:
                 best, best_q = first + j, q
         return best
@@ -191,7 +216,7 @@ def ksp_walk(ps, port, dist, s, d, limit, want, hop, stack_r, stack_p):
 
 # ---------------------------------------------------------------- UGAL
 @jit
-def path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, r, t, global_q):
+def path_cost(ps, port, dist, ip, alg, pt, buf, r, t, global_q):
     """(congestion, hops) toward router t: the first minimal port's occupancy (ugal_l), or the sum along a
     minimal path following the least occupied minimal port at each router (ugal_g)."""
     q = 0
@@ -200,7 +225,7 @@ def path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, r, t, global_q):
         n, length = min_ports_len(ps, port, dist, ip, alg, r, t, buf)
         best, best_q = buf[0], 1 << 62
         for j in range(n):
-            qj = occupancy(port, vc, pt, V, buf[j])
+            qj = occupancy(port, pt, buf[j])
             if qj < best_q:
                 best, best_q = buf[j], qj
         q += best_q
@@ -255,12 +280,15 @@ def ugal_cost(q, hops, size, global_q):
 
 
 @jit
-def ugal_decide(ps, port, dist, ip, alg, vc, pt, prm, pk, rng, buf, n_routers, r, d, h):
+def ugal_decide(ps, port, dist, ip, alg, pt, prm, pk, rng, buf, n_routers, r, d, h):
     """At the source router: stay minimal (PK_PHASE = TO_DEST) or go through the best Valiant candidate."""
     global_q = prm.routing == R_UGAL_G
-    V = prm.vcs
     size = pk[h, PK_SIZE]
-    q_min, h_min = path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, r, d, global_q)
+    dragonfly_g = global_q and ip[IP_KIND] == K_DRAGONFLY
+    if dragonfly_g:
+        q_min, h_min = df_min_cost(ps, port, ip, pt, r, d)
+    else:
+        q_min, h_min = path_cost(ps, port, dist, ip, alg, pt, buf, r, d, global_q)
     cost_min = ugal_cost(q_min, h_min, size, global_q)
     best, best_cost = -1, 0.0
     for _ in range(prm.indirect):
@@ -269,16 +297,19 @@ def ugal_decide(ps, port, dist, ip, alg, vc, pt, prm, pk, rng, buf, n_routers, r
             continue
         if ip[IP_KIND] == K_DRAGONFLY:  # to the intermediate group, then minimal from where the packet lands
             first, hops, land = df_to_group(ps, port, ip, rng, r, inter)
-            q = occupancy(port, vc, pt, V, first)
+            q = occupancy(port, pt, first)
             gateway = port[first, P_PEER_ROUTER]
             if global_q and gateway != land:
-                q += occupancy(port, vc, pt, V, df_to_group(ps, port, ip, rng, gateway, inter)[0])
+                q += occupancy(port, pt, df_to_group(ps, port, ip, rng, gateway, inter)[0])
             start = land
         else:
-            q, hops = path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, r, inter, global_q)
+            q, hops = path_cost(ps, port, dist, ip, alg, pt, buf, r, inter, global_q)
             start = inter
-        if global_q:
-            q2, h2 = path_cost(ps, port, dist, ip, alg, vc, pt, V, buf, start, d, True)
+        if dragonfly_g:
+            q2, h2 = df_min_cost(ps, port, ip, pt, start, d)
+            q += q2
+        elif global_q:
+            q2, h2 = path_cost(ps, port, dist, ip, alg, pt, buf, start, d, True)
             q += q2
         else:
             h2 = distance(ps, port, dist, ip, alg, start, d, buf)
@@ -325,7 +356,7 @@ def route(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r
             elif routing == R_VAL:
                 pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
             else:
-                ugal_decide(ps, port, dist, ip, alg, vc, pt, prm, pk, rng, buf, n_routers, r, d, h)
+                ugal_decide(ps, port, dist, ip, alg, pt, prm, pk, rng, buf, n_routers, r, d, h)
         if pk[h, PK_PHASE] == TO_INTER and reached(ip, r, pk[h, PK_INTER]):
             pk[h, PK_PHASE] = TO_DEST
             pk[h, PK_VCC] = -1  # a new dimension-order pass starts here
@@ -346,7 +377,7 @@ def route(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r
                 best_q = 1 << 62
                 for j in range(n):
                     first = ksp_walk(ps, port, dist, s, d, prm.hop_limit, j, 0, buf, buf2)
-                    q = occupancy(port, vc, pt, prm.vcs, first)
+                    q = occupancy(port, pt, first)
                     if q < best_q:
                         choice, best_q = j, q
             elif n > 1:

@@ -46,7 +46,8 @@ PT_IN_STAMP, PT_IN_PICK, PT_IN_KEY, PT_IN_DVC, PT_IN_MATCH = 5, 6, 7, 8, 9  # in
 PT_OUT_STAMP, PT_OUT_PICK, PT_OUT_KEY, PT_OUT_MATCH = 10, 11, 12, 13  # output arbiter's choice
 PT_PHITS = 14  # phits sent in the measurement window
 PT_WAIT = 15  # phits of the head packets at this router routed to this output and not yet granted
-N_PT = 16
+PT_HELD = 16  # phits reserved in this input port's VCs (buffered or in flight to it): sum of CAP - FREE
+N_PT = 17
 
 # nd[node, ...]: node records (int64)
 ND_HEAD, ND_TAIL, ND_BUSY, ND_POS, ND_NEXT_ARRIVAL = 0, 1, 2, 3, 4
