@@ -92,7 +92,7 @@ def record_delivery(pk, sc, lat_hist, net_hist, ts, ctr, prm, h, t):
     ctr[C_DELIVERED] += 1
 
 
-@jit
+@jit_inline
 def fire_events(prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
     ev, ctr, vc, pk = st.ev, st.ctr, st.vc, st.pk
     slot = t & prm.wheel_mask
@@ -143,7 +143,7 @@ def allocate_vc(vc, first, count, h, t):
     return best
 
 
-@jit
+@jit_inline
 def inject(topo, rt, prm, st, t):
     """Nodes send the head of their source queue into any injection VC with room for the whole packet."""
     pk, nd, vc, ctr, node_act = st.pk, st.nd, st.vc, st.ctr, st.node_act
@@ -175,7 +175,7 @@ def inject(topo, rt, prm, st, t):
             st.sc[S_INJECTED_PHITS] += size
 
 
-@jit
+@jit_inline
 def request_round(topo, rt, prm, st, t, stamp):
     """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input.
@@ -242,7 +242,7 @@ def request_round(topo, rt, prm, st, t, stamp):
     return n_out
 
 
-@jit
+@jit_inline
 def allocate(topo, rt, prm, st, t):
     """Separable input-first allocation with `iters` iterations; fills st.grants, returns their count."""
     n = 0
@@ -257,7 +257,7 @@ def allocate(topo, rt, prm, st, t):
     return n
 
 
-@jit
+@jit_inline
 def traverse(topo, prm, st, t, n_grants):
     """Commit this cycle's grants."""
     pk, vc, pt, ev, wheel, ctr = st.pk, st.vc, st.pt, st.ev, st.wheel, st.ctr
@@ -316,7 +316,7 @@ def record_timeseries(prm, st, t):
     st.ts[row, TS_QUEUED] = st.ctr[C_QUEUED]
 
 
-@jit
+@jit_inline
 def step(topo, rt, prm, tr, wl, st, t):
     if st.wheel[t & prm.wheel_mask] >= 0:  # stages with nothing to do are skipped: each call costs the reference
         fire_events(prm, st, wl.kind, wl.msg, wl.wc, wl.inbox, t)  # counting of its tuples' arrays (~0.2 us)
@@ -332,7 +332,7 @@ def step(topo, rt, prm, tr, wl, st, t):
             traverse(topo, prm, st, t, n)
 
 
-@jit
+@jit_inline
 def pools_low(st):
     """Bit 1: fewer free packets than nodes (each may create one per cycle); bit 2: fewer free events than three
     per possible grant (a credit, a delivery or a new head's ready time) and one per injection."""
