@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SPAWN = multiprocessing.get_context("spawn")  # the parent has run numba's OpenMP layer: never fork it
 sys.path.insert(0, str(ROOT))
 
+from markers import replace_section  # noqa: E402 (docs/markers.py, next to this script)
+
 CSV = ROOT.parent / "shared" / "reference" / "fogsim" / "graph500_runs.csv"
 TQ_NS = (0.5, 1.0, 1.5, 2.5, 4.0, 7.0, 10.0, 15.0)
 GBPS = (10.0, 40.0, 100.0)
@@ -120,11 +122,7 @@ def table4_tables(scale: int, roots: int, workers: int) -> str:
 
 
 def write_section(marker: str, body: str) -> None:
-    doc = ROOT / "docs" / "workloads.md"
-    text = doc.read_text()
-    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
-    i, j = text.index(start) + len(start), text.index(end)
-    doc.write_text(text[:i] + "\n" + body + "\n" + text[j:])
+    replace_section(ROOT / "docs" / "workloads.md", marker, body)
 
 
 def main() -> None:

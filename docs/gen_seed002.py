@@ -33,6 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SPAWN = multiprocessing.get_context("spawn")  # the parent has run numba's OpenMP layer: never fork it
 sys.path.insert(0, str(ROOT))
 
+from markers import replace_section  # noqa: E402 (docs/markers.py, next to this script)
+
 TOPOLOGIES = ("torus", "twisted")
 WORKLOADS = {
     "A2A": {"kind": "a2a", "message_bytes": 10240},
@@ -104,11 +106,7 @@ def fig8_table(results: list[tuple], n_seeds: int) -> str:
 
 
 def write_section(marker: str, body: str) -> None:
-    doc = ROOT / "docs" / "workloads.md"
-    text = doc.read_text()
-    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
-    i, j = text.index(start) + len(start), text.index(end)
-    doc.write_text(text[:i] + "\n" + body + "\n" + text[j:])
+    replace_section(ROOT / "docs" / "workloads.md", marker, body)
 
 
 def main() -> None:

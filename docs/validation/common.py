@@ -14,8 +14,10 @@ DOC = HERE.parent / "validation.md"
 REFERENCE = HERE.parents[2] / "shared" / "reference"
 
 sys.path.insert(0, str(HERE.parents[1]))  # the fastnet next to these scripts
+sys.path.insert(0, str(HERE.parent))  # docs/markers.py
 
 import fastnet  # noqa: E402
+from markers import replace_section  # noqa: E402
 
 
 def run_points(configs: Iterable[tuple[dict[str, Any], dict[str, Any]]],
@@ -55,13 +57,7 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_section(name: str, body: str) -> None:
+def write_section(name: str, body: str, script: str | None = None) -> None:
     """Replace the text between <!-- name:start --> and <!-- name:end --> in docs/validation.md."""
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    text = DOC.read_text() if DOC.exists() else "# Validation\n"
-    block = f"{start}\n_Generated {dt.date.today().isoformat()} by `python docs/validation/{name}.py`._\n\n{body}\n{end}"
-    if start in text:
-        text = text[: text.index(start)] + block + text[text.index(end) + len(end):]
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    DOC.write_text(text)
+    made_by = f"python docs/validation/{script or name + '.py'}"
+    replace_section(DOC, name, f"_Generated {dt.date.today().isoformat()} by `{made_by}`._\n\n{body}")
