@@ -20,21 +20,40 @@ import fastnet  # noqa: E402
 from markers import replace_section  # noqa: E402
 
 
+def default_metrics(ds: Any) -> dict[str, Any]:
+    return {
+        "accepted": float(ds.accepted_phits_per_node_cycle),
+        "offered": float(ds.offered_phits_per_node_cycle),
+        "latency": float(ds.packet_latency_mean),
+        "hops": float(ds.hops_mean),
+        "unstable": int(ds.unstable),
+        "wall_s": round(ds.attrs["wall_seconds"], 2),
+    }
+
+
+def _run_one(cfg: dict[str, Any]) -> dict[str, Any]:
+    return default_metrics(fastnet.run(cfg))
+
+
 def run_points(configs: Iterable[tuple[dict[str, Any], dict[str, Any]]],
-               metrics: Callable[[Any], dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """Run (labels, config) pairs; a row per point: the labels plus the metrics."""
+               metrics: Callable[[Any], dict[str, Any]] | None = None, workers: int = 1) -> list[dict[str, Any]]:
+    """Run (labels, config) pairs; a row per point: the labels plus the metrics. `workers` > 1 runs the points
+    in that many processes (default metrics only)."""
+    configs = list(configs)
+    if workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as ex:
+            results = ex.map(_run_one, [cfg for _, cfg in configs])
+            rows = []
+            for (labels, _), m in zip(configs, results):
+                rows.append({**labels, **m})
+                print(rows[-1], flush=True)
+        return rows
     rows = []
     for labels, cfg in configs:
-        ds = fastnet.run(cfg)
-        row = dict(labels)
-        row.update(metrics(ds) if metrics else {
-            "accepted": float(ds.accepted_phits_per_node_cycle),
-            "offered": float(ds.offered_phits_per_node_cycle),
-            "latency": float(ds.packet_latency_mean),
-            "hops": float(ds.hops_mean),
-            "unstable": int(ds.unstable),
-            "wall_s": round(ds.attrs["wall_seconds"], 2),
-        })
+        row = {**labels, **(metrics or default_metrics)(fastnet.run(cfg))}
         print(row, flush=True)
         rows.append(row)
     return rows
