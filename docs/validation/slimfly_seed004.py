@@ -6,8 +6,8 @@ allocation takes 3 cycles, the head_delay default); 100 KB of buffer per port sp
 1600 per VC for MIN's 2 VCs, 800 for the 4 of VAL and UGAL); VC = hop index; UGAL with n_I = 3 Valiant
 candidates and c_SF = 1 (seed 004 §3.3). Loads are seed 004's x-axis, percent of 0.71 x link bandwidth
 (0.71 phits/node/cycle at 100 %); throughput is reported the same way (eq. 4). The paper simulated 220 us with
-20 us of warm-up; here 20 us (7800 cycles) of warm-up then 51 us (20000 cycles) measured. Crossbar speedup 2
-(seed 004 does not state its router's); `--speedup-one` reruns the lines that move with it at speedup 1.
+20 us of warm-up; here 20 us (7800 cycles) of warm-up then 51 us (20000 cycles) measured. Crossbar speedup 1
+(seed 004 does not state its router's; `--speedup 2` shows how much VAL and UGAL move with it).
 """
 
 import argparse
@@ -25,7 +25,7 @@ EXPECTED = {  # seed 004 Figs 5-7 as its text states them
 }
 
 
-def config(routing: str, pattern: str, percent: int, speedup: float = 2.0) -> dict:
+def config(routing: str, pattern: str, percent: int, speedup: float) -> dict:
     vcs = 2 if routing == "min" else 4
     return {"topology": {"kind": "slimfly", "q": 13, "p": 9}, "links": {"latency": 20},
             "router": {"vcs": vcs, "buffer_phits": 3200 // vcs, "delay": 39, "speedup": speedup},
@@ -34,29 +34,14 @@ def config(routing: str, pattern: str, percent: int, speedup: float = 2.0) -> di
             "sim": {"warmup": 7800, "measure": 20000, "drain": 10000}}
 
 
-def speedup_one() -> None:
-    """The lines that depend most on the crossbar speedup, at speedup 1 (seed 004 does not state its router's)."""
-    points = [("val", "uniform", x) for x in (40, 50, 60, 70)] + [("val", "slimfly_worst", x) for x in (50, 60, 70)] \
-        + [("ugal_l", "slimfly_worst", x) for x in (50, 60, 70, 80)] + [("ugal_l", "uniform", x) for x in (80, 90, 100)]
-    rows = run_points([({"routing": r, "pattern": p, "percent": x}, config(r, p, x, speedup=1.0))
-                       for r, p, x in points])
-    table = [[r["routing"], "UR" if r["pattern"] == "uniform" else "WC", r["percent"], 100 * r["accepted"] / 0.71,
-              "unstable" if r["unstable"] else ""] for r in rows]
-    write_section("slimfly_seed004_speedup1", "The same runs with crossbar speedup 1, for the lines that move with "
-                  "it (throughput in percent of 0.71 x link bandwidth):\n\n"
-                  + markdown_table(["routing", "pattern", "offered %", "throughput %", "flag"], table),
-                  script="slimfly_seed004.py --speedup-one")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--speedup-one", action="store_true", help="only the speedup-1 subset")
-    if ap.parse_args().speedup_one:
-        speedup_one()
-        return
+    ap.add_argument("--speedup", type=float, default=1.0, help="crossbar speedup (seed 004 does not state it)")
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
     combos = [(r, p) for r in ("min", "val", "ugal_l") for p in ("uniform", "slimfly_worst")]
-    rows = run_points([({"routing": r, "pattern": p, "percent": x}, config(r, p, x))
-                       for r, p in combos for x in PERCENTS])
+    rows = run_points([({"routing": r, "pattern": p, "percent": x}, config(r, p, x, args.speedup))
+                       for r, p in combos for x in PERCENTS], workers=args.workers)
     for row in rows:
         row["throughput_percent"] = 100 * row["accepted"] / 0.71
     write_csv("slimfly_seed004", rows)
@@ -68,9 +53,10 @@ def main() -> None:
     summary = [[f"{r} {'UR' if p == 'uniform' else 'WC'}", EXPECTED[(r, p)],
                 max(row["throughput_percent"] for row in rows if (row["routing"], row["pattern"]) == (r, p))]
                for r, p in combos]
-    body = ("Throughput in percent of 0.71 x link bandwidth (seed 004 eq. 4):\n\n" + markdown_table(header, table)
+    body = (f"Crossbar speedup {args.speedup:g}. Throughput in percent of 0.71 x link bandwidth (seed 004 eq. 4):"
+            "\n\n" + markdown_table(header, table)
             + "\n\n" + markdown_table(["routing, pattern", "seed 004 (Figs 5-7)", "fastnet peak"], summary))
-    write_section("slimfly_seed004", body)
+    write_section("slimfly_seed004", body, script=f"slimfly_seed004.py --speedup {args.speedup:g}")
 
 
 if __name__ == "__main__":
