@@ -25,7 +25,7 @@ EXPECTED = {  # seed 004 Figs 5-7 as its text states them
 }
 
 
-def config(routing: str, pattern: str, percent: int, speedup: float) -> dict:
+def config(routing: str, pattern: str, percent: int, speedup: float = 1.0) -> dict:
     vcs = 2 if routing == "min" else 4
     return {"topology": {"kind": "slimfly", "q": 13, "p": 9}, "links": {"latency": 20},
             "router": {"vcs": vcs, "buffer_phits": 3200 // vcs, "delay": 39, "speedup": speedup},
