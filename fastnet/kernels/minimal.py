@@ -39,6 +39,14 @@ def _df_local_port(base, p, i_from, i_to):
     return base + p + (i_to if i_to < i_from else i_to - 1)
 
 
+@jit_inline
+def df_first_link(ip, G, Gt):
+    """Index (router in group x h + port) of group G's first global link to group Gt; the others follow every
+    g - 1 (build/dragonfly.py's consecutive and palm-tree arrangements)."""
+    g = ip[IP_G]
+    return (G - Gt - 1) % g if ip[IP_PALM] else (Gt if Gt < G else Gt - 1)
+
+
 @jit
 def _df_scan(ps, port, ip, r, d, buf):
     """Hierarchical minimal paths (at most one global hop) over every global link G -> Gd.
@@ -50,7 +58,7 @@ def _df_scan(ps, port, ip, r, d, buf):
     if G == Gd:
         buf[0] = _df_local_port(base, p, i, j)
         return 1, 1
-    off = (G - Gd - 1) % g if ip[IP_PALM] else (Gd if Gd < G else Gd - 1)  # index of G's first link to Gd
+    off = df_first_link(ip, G, Gd)
     best = 99
     n = 0
     for k in range(off, a * h, g - 1):

@@ -29,10 +29,12 @@ PK_INTER (intermediate router, dragonfly group, fat-tree top switch, or ksp path
 from __future__ import annotations
 
 from ..build.network import GLOBAL, N_PORT, N_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER
-from ..build.routing import IP_A, IP_DIMS, IP_G, IP_H, IP_K, IP_KIND, IP_N, IP_NDIM, IP_P, IP_PALM, IP_STRIDES, IP_WRAP
+from ..build.routing import IP_A, IP_DIMS, IP_G, IP_H, IP_K, IP_KIND, IP_N, IP_NDIM, IP_P, IP_STRIDES, IP_WRAP
 from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
 from ._jit import jit, jit_inline
-from .minimal import K_DRAGONFLY, K_FATTREE, K_MESH, K_TORUS, _df_local_port, distance, min_ports, min_ports_len
+from .minimal import (
+    K_DRAGONFLY, K_FATTREE, K_MESH, K_TORUS, _df_local_port, df_first_link, distance, min_ports, min_ports_len,
+)
 from .rng import below
 from .state import (
     PK_CLS, PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_OUT, PK_PHASE, PK_SIZE, PK_SRC, PK_VCC, PT_HELD, PT_WAIT, VC_FREE,
@@ -69,7 +71,7 @@ def df_to_group(ps, port, ip, rng, r, Gt):
     Returns (first port, hops to reach the group, router where the packet lands)."""
     p, a, h, g = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_G]
     G, i = r // a, r % a
-    off = (G - Gt - 1) % g if ip[IP_PALM] else (Gt if Gt < G else Gt - 1)
+    off = df_first_link(ip, G, Gt)
     n_links = (a * h - off + g - 2) // (g - 1)
     best_len, first, land, seen = 99, -1, -1, 0
     for m in range(n_links):
@@ -96,7 +98,7 @@ def df_min_cost(ps, port, ip, pt, r, d):
     Gd, j = d // a, d % a
     if G == Gd:
         return (0, 0) if i == j else (occupancy(port, pt, _df_local_port(ps[r], p, i, j)), 1)
-    off = (G - Gd - 1) % g if ip[IP_PALM] else (Gd if Gd < G else Gd - 1)
+    off = df_first_link(ip, G, Gd)
     best_q, best_len = 1 << 62, 99
     for k in range(off, a * h, g - 1):
         ri, c = k // h, k % h
