@@ -117,6 +117,9 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "speedup": (2.0, _real(1.0, 64.0)),  # crossbar bandwidth / link bandwidth
         "alloc_iters": (1, _int(1, 16)),
         "credit_delay": (2, _int(0)),  # cycles added to the credit's trip back over the link
+        "ejection": ("single", _choice("single", "multiple")),  # single: one ejection channel per node at link
+        # rate (BookSim2); multiple: every input port delivers to its node at once (FSIN/INSEE's multiple
+        # consumption)
     },
     "links": {
         "latency": (1, _int(1)),

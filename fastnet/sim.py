@@ -96,7 +96,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         (algorithm == "updown" and rcfg["up_port"] == "adaptive")
     prm = Params(
         vcs=V, delay=router["delay"], head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]), iters=router["alloc_iters"],
-        credit_delay=router["credit_delay"], routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,
+        credit_delay=router["credit_delay"], multi_eject=router["ejection"] == "multiple", routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,
         n_escape=(2 if net.kind == "torus" else 1) if algorithm == "adaptive" else 0, hop_limit=layout.hop_limit,
         paths=rcfg["paths"], adaptive_choice=adaptive_choice,
         mlid=algorithm == "updown" and rcfg["up_port"] == "mlid",
@@ -136,8 +136,10 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None) 
         status, t = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True)
         s.cycle = t
         if status == GROW:
-            low = pools_low(s.state)
-            wlow = workload_low(s.workload, s.state.ctr) if s.closed_loop else 0
+            low = pools_low(s.state.ctr, len(s.state.nd), len(s.state.pt))
+            w = s.workload
+            wlow = workload_low(w.wc, s.state.ctr, w.n_tasks * w.packets_per_message, w.msg_headroom) \
+                if s.closed_loop else 0
             if low or wlow & 1:
                 s.state = grow(s.state, packets=bool(low & 1 or wlow & 1), events=bool(low & 2))
             if wlow & 2:
@@ -172,7 +174,9 @@ def blocked_vcs(s: Simulation, limit: int = 8) -> list[tuple[int, int, int]]:
 
 def check_conservation(s: Simulation) -> dict[str, int]:
     """Injected = delivered + in flight + queued, each packet in exactly one place, credits balanced."""
-    from .kernels.audit import A_CREDIT_ERRORS, A_DELIVERING, A_DUPLICATES, A_FREE, A_IN_VCS, A_QUEUED, audit
+    from .kernels.audit import (
+        A_CREDIT_ERRORS, A_DELIVERING, A_DUPLICATES, A_FREE, A_IN_VCS, A_QUEUED, A_READY_ERRORS, audit,
+    )
     from .kernels.state import C_CREATED, C_DELIVERED, C_FREE_COUNT, C_QUEUED
 
     st = s.state
@@ -190,6 +194,8 @@ def check_conservation(s: Simulation) -> dict[str, int]:
         problems.append(f"source queues hold {a[A_QUEUED]}, counter says {st.ctr[C_QUEUED]}")
     if a[A_CREDIT_ERRORS]:
         problems.append(f"{a[A_CREDIT_ERRORS]} VCs whose credits do not add up to the buffer size")
+    if a[A_READY_ERRORS]:
+        problems.append(f"{a[A_READY_ERRORS]} VCs whose head packet is not waiting for allocation exactly once")
     if problems:
         raise ConservationError("conservation check failed at cycle " + str(s.cycle) + ": " + "; ".join(problems))
     return {"queued": int(a[A_QUEUED]), "in_network": int(a[A_IN_VCS] + a[A_DELIVERING])}

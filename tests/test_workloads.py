@@ -54,6 +54,19 @@ def test_a2o_is_bounded_by_consumption_at_the_root():
     assert 7 * 10 * P <= ds.execution_cycles.item() < 7 * 10 * P + 60
 
 
+def test_multiple_ejection_lets_every_input_port_deliver_at_once():
+    # With FSIN's multiple consumption the root's four input links each deliver at link rate: A2O is bounded by
+    # those links (7 messages over 4 of them: at least 2 messages' worth), not by one ejection channel.
+    cfg = config("a2o", message_bytes=640, root=5)
+    cfg["router"]["ejection"] = "multiple"
+    ds = fastnet.run(cfg)
+    assert 2 * 10 * P <= ds.execution_cycles.item() < 7 * 10 * P * 0.6
+    # one packet alone takes exactly as long as with a single ejection channel
+    one = config("a2a", TWO_NODES, message_bytes=64)
+    single = fastnet.run(one).execution_cycles.item()
+    one["router"]["ejection"] = "multiple"
+    assert fastnet.run(one).execution_cycles.item() == single
+
 def test_a2a_sends_every_pair_once():
     ds = fastnet.run(config("a2a", message_bytes=256))
     assert ds.messages_posted.item() == ds.messages_completed.item() == 8 * 7

@@ -1,14 +1,15 @@
-"""End-of-run audit: every packet id is in exactly one place, and every VC's credits add up."""
+"""End-of-run audit: every packet id is in exactly one place, every VC's credits add up, and every VC with a
+head packet waits for allocation in exactly one way (in the ready list or with one pending E_READY)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ._jit import jit, jit_inline
-from .state import C_FREE_HEAD, E_CREDIT, E_DELIVER, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD
+from .state import C_FREE_HEAD, C_N_ACTIVE, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_POS
 
 # result indices
-A_FREE, A_QUEUED, A_IN_VCS, A_DELIVERING, A_DUPLICATES, A_CREDIT_ERRORS = 0, 1, 2, 3, 4, 5
+A_FREE, A_QUEUED, A_IN_VCS, A_DELIVERING, A_DUPLICATES, A_CREDIT_ERRORS, A_READY_ERRORS = 0, 1, 2, 3, 4, 5, 6
 
 
 @jit_inline
@@ -21,7 +22,7 @@ def _mark(seen, h, out):
 @jit
 def audit(prm, st):
     pk, vc, ev = st.pk, st.vc, st.ev
-    out = np.zeros(6, dtype=np.int64)
+    out = np.zeros(7, dtype=np.int64)
     seen = np.zeros(len(pk), dtype=np.int8)
     h = st.ctr[C_FREE_HEAD]
     while h >= 0:
@@ -35,6 +36,9 @@ def audit(prm, st):
             out[A_QUEUED] += 1
             h = pk[h, PK_NEXT]
     held = np.zeros(len(vc), dtype=np.int64)  # phits in FIFOs + credits on their way back
+    waits = np.zeros(len(vc), dtype=np.int64)  # ready-list entries + pending E_READY events
+    for i in range(st.ctr[C_N_ACTIVE]):
+        waits[st.act[i]] += 1 + (vc[st.act[i], VC_POS] != i)  # a wrong back-pointer counts as an error
     for v in range(len(vc)):
         h = vc[v, VC_HEAD]
         while h >= 0:
@@ -47,6 +51,8 @@ def audit(prm, st):
         while e >= 0:
             if ev[e, EV_KIND] == E_CREDIT:
                 held[ev[e, EV_TARGET]] += ev[e, EV_AMOUNT]
+            elif ev[e, EV_KIND] == E_READY:
+                waits[ev[e, EV_TARGET]] += 1
             elif ev[e, EV_KIND] == E_DELIVER:
                 _mark(seen, ev[e, EV_TARGET], out)
                 out[A_DELIVERING] += 1
@@ -55,6 +61,8 @@ def audit(prm, st):
     for v in range(len(vc)):
         if held[v] + vc[v, VC_FREE] != vc[v, VC_CAP]:
             out[A_CREDIT_ERRORS] += 1
+        if waits[v] != (vc[v, VC_HEAD] >= 0):
+            out[A_READY_ERRORS] += 1
     for ip in range(len(vc) // V):  # the port totals UGAL and adaptive routing read
         total = 0
         for v in range(ip * V, ip * V + V):

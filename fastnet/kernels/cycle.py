@@ -33,7 +33,7 @@ from ..workloads.kernel import (
 )
 from ..workloads.messages import packet_arrived
 from ..workloads.state import W_OPEN_LOOP
-from ._jit import jit, jit_inline
+from ._jit import borrow, jit, jit_inline
 from .pool import (
     free_packet, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
 )
@@ -176,16 +176,27 @@ def inject(topo, rt, prm, st, t):
 
 
 @jit_inline
-def request_round(topo, rt, prm, st, t, stamp):
+def blocked_until(pt, prm, p, o, dvc, t):
+    """First cycle at which input p and output o could both be free for a head (the busy times only grow while
+    it waits, since neither port can be granted before then); <= t if they are free now."""
+    wake = pt[p, PT_IN_BUSY]
+    if not (prm.multi_eject and dvc < 0):  # multiple ejection: no ejection link to wait for
+        wake = max(wake, pt[o, PT_OUT_BUSY], pt[o, PT_LINK_BUSY] - prm.max_packet)
+    return wake
+
+
+@jit_inline
+def request_round(topo, rt, prm, st, t, stamp, n0):
     """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
-    ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input.
-    Returns the number of matches, listed in st.touched_out."""
+    ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
+    multiple ejection, every input asking for its node's ejection port wins it). Appends the granted input
+    ports to st.grants from n0 on and returns how many."""
     pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
     ps, port = topo.router_port_start, topo.port
     V = prm.vcs
     n_in = 0
-    for i in range(st.ctr[C_N_ACTIVE]):  # VCs whose head is ready
-        v = act[i]
+    for i in range(st.ctr[C_N_ACTIVE] - 1, -1, -1):  # VCs whose head is ready (backwards: parking a VC moves
+        v = act[i]  # the last one, already seen, into its place)
         p = v // V
         h = vc[v, VC_HEAD]
         dvc = pk[h, PK_DVC]
@@ -204,10 +215,13 @@ def request_round(topo, rt, prm, st, t, stamp):
                 if dvc < 0:
                     continue
                 pk[h, PK_DVC] = dvc
-        if pt[p, PT_IN_BUSY] > t or pt[p, PT_IN_MATCH] == t:
-            continue
         o = pk[h, PK_OUT]
-        if pt[o, PT_OUT_MATCH] == t or pt[o, PT_OUT_BUSY] > t or pt[o, PT_LINK_BUSY] > t + prm.max_packet:
+        wake = blocked_until(pt, prm, p, o, dvc, t)
+        if wake > t + 1 and (dvc >= 0 or not prm.reroute):  # park: leave the list until the port frees
+            list_remove(act, vc, VC_POS, st.ctr, C_N_ACTIVE, v)
+            schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_READY, v, 0, wake)
+            continue
+        if wake > t or pt[p, PT_IN_MATCH] == t or (pt[o, PT_OUT_MATCH] == t and not (prm.multi_eject and dvc < 0)):
             continue
         if dvc >= 0 and vc[dvc, VC_FREE] < pk[h, PK_SIZE]:  # virtual cut-through: the whole packet must fit
             continue
@@ -222,8 +236,14 @@ def request_round(topo, rt, prm, st, t, stamp):
         pt[p, PT_IN_KEY] = key
         pt[p, PT_IN_DVC] = dvc
     n_out = 0
+    n = n0
     for j in range(n_in):
         p = st.touched_in[j]
+        if prm.multi_eject and pt[p, PT_IN_DVC] < 0:  # to the node: no ejection link to share
+            pt[p, PT_IN_MATCH] = t
+            st.grants[n] = p
+            n += 1
+            continue
         o = pk[vc[pt[p, PT_IN_PICK], VC_HEAD], PK_OUT]
         r = port[p, P_ROUTER]
         key = (p - ps[r] - pt[o, PT_RR_IN]) % (ps[r + 1] - ps[r])
@@ -237,9 +257,12 @@ def request_round(topo, rt, prm, st, t, stamp):
         pt[o, PT_OUT_KEY] = key
     for j in range(n_out):
         o = st.touched_out[j]
-        pt[pt[o, PT_OUT_PICK], PT_IN_MATCH] = t
+        p = pt[o, PT_OUT_PICK]
+        pt[p, PT_IN_MATCH] = t
         pt[o, PT_OUT_MATCH] = t
-    return n_out
+        st.grants[n] = p
+        n += 1
+    return n - n0
 
 
 @jit_inline
@@ -248,9 +271,7 @@ def allocate(topo, rt, prm, st, t):
     n = 0
     for _ in range(prm.iters):
         st.ctr[C_STAMP] += 1
-        m = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP])
-        for j in range(m):
-            st.grants[n + j] = st.pt[st.touched_out[j], PT_OUT_PICK]
+        m = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n)
         n += m
         if m == 0:
             break
@@ -278,9 +299,12 @@ def traverse(topo, prm, st, t, n_grants):
         size = pk[h, PK_SIZE]
         done = max(t + np.int64(np.ceil(size / prm.speedup)), pk[h, PK_ARRIVE] + size)
         pt[p, PT_IN_BUSY] = done
-        pt[o, PT_OUT_BUSY] = done
-        start = max(t, pt[o, PT_LINK_BUSY])
-        pt[o, PT_LINK_BUSY] = start + size
+        if prm.multi_eject and port[o, P_CLASS] == NODE:
+            start = t
+        else:
+            pt[o, PT_OUT_BUSY] = done
+            start = max(t, pt[o, PT_LINK_BUSY])
+            pt[o, PT_LINK_BUSY] = start + size
         schedule(ev, wheel, ctr, prm.wheel_mask, E_CREDIT, v, size,
                  done - 1 + prm.credit_delay + port[p, P_LATENCY])
         if port[o, P_CLASS] == NODE:
@@ -317,31 +341,15 @@ def record_timeseries(prm, st, t):
 
 
 @jit_inline
-def step(topo, rt, prm, tr, wl, st, t):
-    if st.wheel[t & prm.wheel_mask] >= 0:  # stages with nothing to do are skipped: each call costs the reference
-        fire_events(prm, st, wl.kind, wl.msg, wl.wc, wl.inbox, t)  # counting of its tuples' arrays (~0.2 us)
-    if wl.kind == W_OPEN_LOOP:
-        generate_open_loop(tr, prm, st, t)
-    elif workload_due(wl.wc, st.ctr, t):
-        advance_workload(wl, prm, st, t)
-    if st.ctr[C_N_ACTIVE_NODES] > 0:
-        inject(topo, rt, prm, st, t)
-    if st.ctr[C_N_ACTIVE] > 0:
-        n = allocate(topo, rt, prm, st, t)
-        if n > 0:
-            traverse(topo, prm, st, t, n)
-
-
-@jit_inline
-def pools_low(st):
+def pools_low(ctr, n_nodes, n_ports):
     """Bit 1: fewer free packets than nodes (each may create one per cycle); bit 2: fewer free events than three
-    per possible grant (a credit, a delivery or a new head's ready time) and one per injection."""
-    ctr = st.ctr
+    per possible grant (a credit, a delivery or a new head's ready time), one per parked head and one per
+    injection."""
     live = ctr[C_CREATED] - ctr[C_DELIVERED]
     low = 0
-    if ctr[C_FREE_COUNT] < len(st.nd):
+    if ctr[C_FREE_COUNT] < n_nodes:
         low |= 1
-    if ctr[C_EV_FREE_COUNT] < 3 * min(len(st.pt), live + len(st.nd)) + len(st.nd) + 16:
+    if ctr[C_EV_FREE_COUNT] < 3 * min(n_ports, live + n_nodes) + live + n_nodes + 16:
         low |= 2
     return low
 
@@ -351,12 +359,28 @@ def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained):
     """Advance cycles t0..t1-1. Returns (status, next cycle). Stops early to grow pools, on a deadlock, once the
     window has ended and every measured packet is delivered (when stop_when_drained), or when the closed-loop
     workload `wl` has finished or failed."""
-    ctr = st.ctr
+    topo, rt, tr, wl, st = borrow(topo), borrow(rt), borrow(tr), borrow(wl), borrow(st)
+    ctr, wheel, wc = st.ctr, st.wheel, wl.wc
+    n_nodes, n_ports = len(st.nd), len(st.pt)
+    packets_needed, msg_headroom = wl.n_tasks * wl.packets_per_message, wl.msg_headroom
     closed = wl.kind != W_OPEN_LOOP
     for t in range(t0, t1):
-        if pools_low(st) != 0 or (closed and workload_low(wl, ctr) != 0):
+        if pools_low(ctr, n_nodes, n_ports) != 0 or (closed and workload_low(wc, ctr, packets_needed, msg_headroom)):
             return GROW, t
-        step(topo, rt, prm, tr, wl, st, t)
+        # the router pipeline, one stage at a time (a stage with nothing to do is skipped: each call costs the
+        # reference counting of the arrays it is passed)
+        if wheel[t & prm.wheel_mask] >= 0:
+            fire_events(prm, st, wl.kind, wl.msg, wc, wl.inbox, t)
+        if not closed:
+            generate_open_loop(tr, prm, st, t)
+        elif workload_due(wc, ctr, t):
+            advance_workload(wl, prm, st, t)
+        if ctr[C_N_ACTIVE_NODES] > 0:
+            inject(topo, rt, prm, st, t)
+        if ctr[C_N_ACTIVE] > 0:
+            n = allocate(topo, rt, prm, st, t)
+            if n > 0:
+                traverse(topo, prm, st, t, n)
         if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
             record_timeseries(prm, st, t)
         if ctr[C_CREATED] > ctr[C_DELIVERED] and t - ctr[C_LAST_PROGRESS] > prm.watchdog:
@@ -364,7 +388,7 @@ def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained):
         if stop_when_drained and t + 1 >= prm.w1 and ctr[C_MEAS_CREATED] == ctr[C_MEAS_DELIVERED]:
             return DRAINED, t + 1
         if closed:
-            w = workload_status(wl, ctr, prm.watchdog, t)
+            w = workload_status(wc, ctr, prm.watchdog, t)
             if w != WS_RUNNING:
                 return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1
     return OK, t1

@@ -82,6 +82,7 @@ class Params(NamedTuple):
     speedup: float  # crossbar speedup S
     iters: int  # allocator iterations
     credit_delay: int
+    multi_eject: bool  # every input port may deliver to its node in the same cycle (no ejection link to share)
     routing: int  # build/vcs.py ROUTING_CODES
     vc_policy: int  # build/vcs.py VCP_*: how a hop's VC class follows from the route state
     n_escape: int  # adaptive: escape VC classes (Duato); 0 otherwise

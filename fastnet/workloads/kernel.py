@@ -51,19 +51,19 @@ def workload_due(wc, ctr, t):
 
 
 @jit_inline
-def workload_low(wl, ctr):
-    """Bit 1: fewer free packets than the tasks could packetise in one cycle; bit 2: message pool low."""
+def workload_low(wc, ctr, packets_needed, msg_headroom):
+    """Bit 1: fewer free packets than the tasks could packetise in one cycle (packets_needed); bit 2: message
+    pool low."""
     low = 0
-    if ctr[C_FREE_COUNT] < wl.n_tasks * wl.packets_per_message:
+    if ctr[C_FREE_COUNT] < packets_needed:
         low |= 1
-    if wl.wc[WC_FREE_COUNT] < wl.msg_headroom:
+    if wc[WC_FREE_COUNT] < msg_headroom:
         low |= 2
     return low
 
 
 @jit_inline
-def workload_status(wl, ctr, watchdog, t):
-    wc = wl.wc
+def workload_status(wc, ctr, watchdog, t):
     if wc[WC_ERROR] != 0:
         return WS_FAILED
     if wc[WC_FINISHED] != 0:
