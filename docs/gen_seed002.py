@@ -6,7 +6,8 @@ Writes the tables between the `seed002` markers of docs/workloads.md.
 
 Setup (fastnet/workloads/presets.py: seed002; seed 002 does not give INSEE's router parameters, these are
 assumptions): 32 nodes, one per router; 4-byte phits, 16-phit (64-byte) packets, virtual cut-through, 4 packets
-of buffer per VC, random minimal routing with hop-indexed VCs, link latency 1, router delay 3 cycles. VCs: hop
+of buffer per VC, random minimal routing with hop-indexed VCs, link latency 1, router delay 3 cycles, multiple
+consumption (FSIN's: every input port of a router delivers to its node at once). VCs: hop
 indexing needs 6 classes on the torus (diameter 6) and 4 on the twisted torus (diameter 4). `--vcs 12` (the
 default) gives both networks the same router, 12 VCs per port (2 per class on the torus, 3 on the twisted
 torus); `--vcs auto` gives each the fewest it needs (6 and 4), so the torus has more buffering. A2A, A2O and O2A

@@ -2,7 +2,10 @@
 
 - `seed002(...)`: seed 002 §4's 32-node 8x4 torus / twisted torus (twist 4). INSEE's router is not described in
   the paper; assumed here: 4-byte phits, 16-phit packets, virtual cut-through, 4 packets of buffer per VC,
-  random minimal routing with hop-indexed VCs, link latency 1, router delay 3. Both networks get the same
+  random minimal routing with hop-indexed VCs, link latency 1, router delay 3, and FSIN's multiple
+  consumption (`router.ejection = "multiple"`: a node takes packets from all its router's input ports at once;
+  the paper names the single *injection* port as O2A's bottleneck and A2O's as contention at consumption that
+  spreads into the network, which the twisted torus relieves). Both networks get the same
   router, 12 VCs per port (hop indexing needs 6 classes on the torus and 4 on the twisted torus; 12 splits
   evenly into both); `vcs="auto"` gives each only the classes it needs.
 - `table4(...)`: seed 000's Table IV dragonfly (72 nodes: p = 2, a = 4, h = 2, 9 groups, palm-tree wiring as in
@@ -26,7 +29,7 @@ def seed002(topology: str, workload: dict[str, Any], seed: int = 1, vcs: int | s
         {"kind": "twisted_torus", "dims": [8, 4], "twist": 4}
     return {
         "topology": topo,
-        "router": {"vcs": vcs, "buffer_phits": 64, "delay": 3},
+        "router": {"vcs": vcs, "buffer_phits": 64, "delay": 3, "ejection": "multiple"},
         "links": {"latency": 1},
         "routing": {"algorithm": "min"},
         "traffic": {"packet_phits": 16, "phit_bytes": 4},
