@@ -195,8 +195,9 @@ def request_round(topo, rt, prm, st, t, stamp, n0):
     ps, port = topo.router_port_start, topo.port
     V = prm.vcs
     n_in = 0
-    for i in range(st.ctr[C_N_ACTIVE] - 1, -1, -1):  # VCs whose head is ready (backwards: parking a VC moves
-        v = act[i]  # the last one, already seen, into its place)
+    n_park = 0
+    for i in range(st.ctr[C_N_ACTIVE]):  # VCs whose head is ready
+        v = act[i]
         p = v // V
         h = vc[v, VC_HEAD]
         dvc = pk[h, PK_DVC]
@@ -218,7 +219,8 @@ def request_round(topo, rt, prm, st, t, stamp, n0):
         o = pk[h, PK_OUT]
         wake = blocked_until(pt, prm, p, o, dvc, t)
         if wake > t + 1 and (dvc >= 0 or not prm.reroute):  # park: leave the list until the port frees
-            list_remove(act, vc, VC_POS, st.ctr, C_N_ACTIVE, v)
+            st.parked[n_park] = v
+            n_park += 1
             schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_READY, v, 0, wake)
             continue
         if wake > t or pt[p, PT_IN_MATCH] == t or (pt[o, PT_OUT_MATCH] == t and not (prm.multi_eject and dvc < 0)):
@@ -235,6 +237,8 @@ def request_round(topo, rt, prm, st, t, stamp, n0):
         pt[p, PT_IN_PICK] = v
         pt[p, PT_IN_KEY] = key
         pt[p, PT_IN_DVC] = dvc
+    for j in range(n_park):
+        list_remove(act, vc, VC_POS, st.ctr, C_N_ACTIVE, st.parked[j])
     n_out = 0
     n = n0
     for j in range(n_in):

@@ -114,6 +114,7 @@ class State(NamedTuple):
     touched_in: np.ndarray  # int32[P] scratch of one allocation round: input ports with a request
     touched_out: np.ndarray  # int32[P]: output ports with a request
     grants: np.ndarray  # int32[P]: input ports granted this cycle
+    parked: np.ndarray  # int32[P*V] scratch of one allocation round: VCs leaving the ready list until a port frees
     ev: np.ndarray  # int64[E, N_EV] event pool
     wheel: np.ndarray  # int64[W] event list heads, slot = due cycle mod W
     rng_router: np.ndarray  # uint64[R]
@@ -161,7 +162,7 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     return State(
         ctr=ctr, pk=pk, vc=vc, act=np.zeros(PV, np.int32), pt=pt, nd=nd, node_act=np.zeros(n_nodes, np.int32),
         touched_in=np.zeros(n_ports, np.int32), touched_out=np.zeros(n_ports, np.int32),
-        grants=np.zeros(n_ports, np.int32), ev=ev, wheel=np.full(prm.wheel_mask + 1, -1, dtype=np.int64),
+        grants=np.zeros(n_ports, np.int32), parked=np.zeros(PV, np.int32), ev=ev, wheel=np.full(prm.wheel_mask + 1, -1, dtype=np.int64),
         rng_router=seed_streams(seed, n_routers, 1), rng_node=seed_streams(seed, n_nodes, 2),
         buf=np.zeros(max(max_radix, 64), np.int64), buf2=np.zeros(max(max_radix, 64), np.int64),
         sc=np.zeros(N_SC, np.int64),
