@@ -96,6 +96,8 @@ PATTERNS = (
     "uniform", "permutation", "bitcomp", "transpose", "tornado", "shift", "hotspot",
     "group_adversarial", "slimfly_worst",
 )
+UGAL_QUEUES = ("port", "vc", "vc_h")
+UGAL_VCS = ("shared", "booksim", "separate")
 ROUTINGS = ("min", "val", "ugal_l", "ugal_g", "dor", "adaptive", "updown", "ksp")
 
 SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
@@ -132,6 +134,9 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "indirect_candidates": (1, _int(1, 64)),  # UGAL: Valiant paths compared with the minimal one (n_I)
         "penalty": (1.0, _real(0.0, 1e6)),  # UGAL: weight of the non-minimal cost (seed 004's c_SF)
         "threshold": (0.0, _real(-1e9, 1e9)),  # UGAL: phits added to the non-minimal cost (bias to minimal)
+        "ugal_queue": ("port", _choice(*UGAL_QUEUES)),  # UGAL-L on a dragonfly: the occupancy read at the first
+        # port of each path: the whole port, the VCs of the path's class, or those where both paths share a port
+        "ugal_vcs": ("shared", _choice(*UGAL_VCS)),  # UGAL on a dragonfly: VC classes of minimally routed packets
         "up_port": ("mlid", _choice("mlid", "random", "adaptive")),  # updown: how a packet picks its up port
         "paths": (4, _int(1, 64)),  # ksp: k, the paths per router pair
         "hop_limit": ("auto", _int_or_auto(1)),  # ksp: longest path allowed; auto: diameter + 1

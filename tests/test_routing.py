@@ -94,3 +94,16 @@ def test_updown_up_port_choices(up_port):
 def test_routing_refused_without_enough_vcs(topology, routing, router, message):
     with pytest.raises(fastnet.ConfigError, match=message):
         fastnet.run({"topology": topology, "routing": {"algorithm": routing}, "router": router})
+
+
+@pytest.mark.parametrize("routing,ugal_vcs,ugal_queue", [
+    ("ugal_l", "separate", "vc_h"), ("ugal_l", "booksim", "vc"), ("ugal_g", "separate", "port"),
+])
+def test_dragonfly_ugal_vc_options_no_deadlock(routing, ugal_vcs, ugal_queue):
+    """Minimal packets on their own VC classes (ugal_vcs) and UGAL-L_VC(_H) stay deadlock-free past saturation;
+    `separate` needs a fourth local VC."""
+    for pattern in ("uniform", "group_adversarial"):
+        ds = run(DF, routing, pattern, load=1.0, sim=(500, 3000, 0), ugal_vcs=ugal_vcs, ugal_queue=ugal_queue)
+        assert ds.packets_delivered > 0
+        assert ds.packets_created == ds.packets_delivered + ds.packets_in_flight + ds.packets_queued
+        assert ds.attrs["vcs"] == (4 if ugal_vcs == "separate" else 3)

@@ -8,6 +8,7 @@ each class owns. Schemes, with the classes they need:
 |---|---|---|---|
 | dragonfly | min | global hops already taken (Kim et al.; seed 000 Table IV) | 2 / 1 |
 | dragonfly | val, ugal_l, ugal_g | global hops already taken | 3 / 2 |
+| dragonfly | ugal_l, ugal_g with `ugal_vcs = "separate"` | minimal packets: class 3 on a local hop before the global one, then 0 (global), 2 (local) | 4 / 2 |
 | torus | dor | dateline partition of the current dimension | 2 |
 | torus | val, ugal | 2 x phase + dateline partition (DOR in each phase) | 4 |
 | torus | adaptive | escape DOR with dateline (2 VCs), adaptive on the rest (Duato) | 2 + >= 1 |
@@ -64,7 +65,9 @@ def _needs(net: Network, routes: Routes, rcfg: dict[str, Any]) -> tuple[int, int
     if kind == "fattree":
         return VCP_NONE, 1, 1, 0, 0
     if kind == "dragonfly" and routing in ("min", *VALIANT):
-        return (VCP_DRAGONFLY, 2, 1, 0, 0) if routing == "min" else (VCP_DRAGONFLY, 3, 2, 0, 0)
+        if routing == "min":
+            return VCP_DRAGONFLY, 2, 1, 0, 0
+        return VCP_DRAGONFLY, 4 if routing != "val" and rcfg.get("ugal_vcs") == "separate" else 3, 2, 0, 0
     if kind in GRID and routing != "min":
         wrap = 2 if kind == "torus" else 1  # dateline partitions per dimension
         if routing == "adaptive":

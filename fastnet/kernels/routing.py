@@ -10,6 +10,10 @@
             `indirect` random Valiant candidates; q is the occupancy of the first output port (phits reserved in
             the VCs behind it), H the path length. With indirect = n_I and penalty = c_SF this is seed 004's
             Slim Fly UGAL (§2.2.3).
+            On a dragonfly, `ugal_queue` = vc / vc_h reads instead the VCs of the class the path's first hop
+            would use (Kim et al. 2008 UGAL-L_VC; vc_h only where both paths leave by the same port,
+            UGAL-L_VC_H), which tells the paths apart only if minimal packets have VC classes of their own
+            (`ugal_vcs` = booksim or separate, see vc_class).
 - ugal_g    the same decision on an estimated delay: q summed over every output port along each path (global
             knowledge) plus one packet time per hop.
 - dor       dimension order on a torus (dateline VCs) or mesh.
@@ -37,7 +41,8 @@ from .minimal import (
 )
 from .rng import below
 from .state import (
-    PK_CLS, PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_OUT, PK_PHASE, PK_SIZE, PK_SRC, PK_VCC, PT_HELD, PT_WAIT, VC_FREE,
+    PK_CLS, PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_OUT, PK_PHASE, PK_SIZE, PK_SRC, PK_VCC, PT_HELD, PT_WAIT, VC_CAP,
+    VC_FREE,
 )
 
 R_MIN, R_VAL, R_UGAL_L, R_UGAL_G, R_DOR, R_ADAPTIVE, R_UPDOWN, R_KSP = 0, 1, 2, 3, 4, 5, 6, 7
@@ -51,6 +56,24 @@ def occupancy(port, pt, o):
     if port[o, P_CLASS] == NODE:
         return pt[o, PT_WAIT]
     return pt[o, PT_WAIT] + pt[port[o, P_PEER_PORT], PT_HELD]
+
+
+UQ_PORT, UQ_VC, UQ_VC_H = 0, 1, 2  # Params.ugal_queue (config.UGAL_QUEUES)
+UV_SHARED, UV_BOOKSIM, UV_SEPARATE = 0, 1, 2  # Params.ugal_vcs (config.UGAL_VCS)
+
+
+@jit_inline
+def class_occupancy(port, vc, vcr, V, pt, o, cls):
+    """UGAL-L_VC's congestion of output o for a packet of VC class `cls`: the output queue here (as in
+    `occupancy`) plus the phits reserved in the VCs of that class behind o."""
+    if port[o, P_CLASS] == NODE:
+        return pt[o, PT_WAIT]
+    first, n = vcr[port[o, P_CLASS], cls, 0], vcr[port[o, P_CLASS], cls, 1]
+    base = port[o, P_PEER_PORT] * V + first
+    q = pt[o, PT_WAIT]
+    for v in range(base, base + n):
+        q += vc[v, VC_CAP] - vc[v, VC_FREE]
+    return q
 
 
 @jit_inline
@@ -282,17 +305,32 @@ def ugal_cost(q, hops, size, global_q):
 
 
 @jit
-def ugal_decide(ps, port, dist, ip, alg, pt, prm, pk, rng, buf, n_routers, r, d, h):
+def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h):
     """At the source router: stay minimal (PK_PHASE = TO_DEST) or go through the best Valiant candidate."""
     global_q = prm.routing == R_UGAL_G
     size = pk[h, PK_SIZE]
     dragonfly_g = global_q and ip[IP_KIND] == K_DRAGONFLY
+    uq = prm.ugal_queue if not global_q and ip[IP_KIND] == K_DRAGONFLY else UQ_PORT
+    V = prm.vcs
+    first_min = -1
     if dragonfly_g:
         q_min, h_min = df_min_cost(ps, port, ip, pt, r, d)
+    elif uq != UQ_PORT:
+        n, h_min = min_ports_len(ps, port, dist, ip, alg, r, d, buf)
+        q_min = 1 << 62
+        for j in range(n):
+            qj = occupancy(port, pt, buf[j])
+            if qj < q_min:
+                first_min, q_min = buf[j], qj
+        pk[h, PK_PHASE] = TO_DEST  # the class the first hop of the minimal path would use
+        cls_min = vc_class(ip, prm, pk, h, 0, port[first_min, P_CLASS] == GLOBAL)
+        pk[h, PK_PHASE] = TO_INTER
+        if uq == UQ_VC:
+            q_min = class_occupancy(port, vc, vcr, V, pt, first_min, cls_min)
     else:
         q_min, h_min = path_cost(ps, port, dist, ip, alg, pt, buf, r, d, global_q)
     cost_min = ugal_cost(q_min, h_min, size, global_q)
-    best, best_cost = -1, 0.0
+    best, best_gain = -1, 0.0
     for _ in range(prm.indirect):
         inter = random_intermediate(ip, rng, n_routers, r, d)
         if reached(ip, r, inter):
@@ -300,6 +338,14 @@ def ugal_decide(ps, port, dist, ip, alg, pt, prm, pk, rng, buf, n_routers, r, d,
         if ip[IP_KIND] == K_DRAGONFLY:  # to the intermediate group, then minimal from where the packet lands
             first, hops, land = df_to_group(ps, port, ip, rng, r, inter)
             q = occupancy(port, pt, first)
+            c_min = cost_min
+            if uq != UQ_PORT:
+                cls_val = vc_class(ip, prm, pk, h, 0, port[first, P_CLASS] == GLOBAL)
+            if uq == UQ_VC or (uq == UQ_VC_H and first == first_min):
+                q = class_occupancy(port, vc, vcr, V, pt, first, cls_val)
+                if uq == UQ_VC_H:
+                    c_min = ugal_cost(class_occupancy(port, vc, vcr, V, pt, first_min, cls_min), h_min, size,
+                                      global_q)
             gateway = port[first, P_PEER_ROUTER]
             if global_q and gateway != land:
                 q += occupancy(port, pt, df_to_group(ps, port, ip, rng, gateway, inter)[0])
@@ -307,6 +353,7 @@ def ugal_decide(ps, port, dist, ip, alg, pt, prm, pk, rng, buf, n_routers, r, d,
         else:
             q, hops = path_cost(ps, port, dist, ip, alg, pt, buf, r, inter, global_q)
             start = inter
+            c_min = cost_min
         if dragonfly_g:
             q2, h2 = df_min_cost(ps, port, ip, pt, start, d)
             q += q2
@@ -315,10 +362,10 @@ def ugal_decide(ps, port, dist, ip, alg, pt, prm, pk, rng, buf, n_routers, r, d,
             q += q2
         else:
             h2 = distance(ps, port, dist, ip, alg, start, d, buf)
-        cost = prm.penalty * ugal_cost(q, hops + h2, size, global_q) + prm.threshold
-        if best < 0 or cost < best_cost:
-            best, best_cost = inter, cost
-    if best >= 0 and cost_min > best_cost:
+        gain = c_min - (prm.penalty * ugal_cost(q, hops + h2, size, global_q) + prm.threshold)
+        if best < 0 or gain > best_gain:
+            best, best_gain = inter, gain
+    if best >= 0 and best_gain > 0:
         pk[h, PK_INTER] = best
         pk[h, PK_PHASE] = TO_INTER
     else:
@@ -327,13 +374,26 @@ def ugal_decide(ps, port, dist, ip, alg, pt, prm, pk, rng, buf, n_routers, r, d,
 
 # ---------------------------------------------------------------- the route stage
 @jit_inline
-def vc_class(ip, prm, pk, h, part):
-    """VC class of the hop about to be taken (build/vcs.py)."""
+def vc_class(ip, prm, pk, h, part, glob):
+    """VC class of the hop about to be taken (build/vcs.py); `glob`: the hop is on a global link.
+
+    UGAL on a dragonfly may move minimally routed packets (no intermediate) off Valiant's classes (Params.ugal_vcs):
+    booksim puts them on the classes of Valiant's second phase (local 1, global 1, local 2, as BookSim2's
+    ugal_dragonflynew); separate gives their local hop before the global one a class of its own (3), then global
+    0 and local 2. Both keep every path's classes increasing in the order L0 < L3 < G0 < L1 < G1 < L2."""
     policy = prm.vc_policy
     if policy == VCP_HOP:
         return pk[h, PK_HOPS]
     if policy == VCP_DRAGONFLY:  # global hops already taken (seed 000 Table IV: 2/1 VCs for MIN, 3/2 for VAL)
-        return pk[h, PK_GHOPS]
+        g = pk[h, PK_GHOPS]
+        if prm.ugal_vcs != UV_SHARED and pk[h, PK_INTER] < 0 and pk[h, PK_PHASE] == TO_DEST and (
+                prm.routing == R_UGAL_L or prm.routing == R_UGAL_G):
+            if prm.ugal_vcs == UV_BOOKSIM:  # BookSim2: minimal packets on the classes of Valiant's second phase
+                return g + 1
+            if g == 0:  # a class of their own before the global hop
+                return 0 if glob else 3
+            return 2
+        return g
     if policy == VCP_DATELINE:  # dateline partition; Valiant phases use separate partitions
         phase = 0 if prm.routing == R_DOR else pk[h, PK_PHASE]
         return phase * (2 if ip[IP_WRAP] == 1 else 1) + part
@@ -358,7 +418,7 @@ def route(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r
             elif routing == R_VAL:
                 pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
             else:
-                ugal_decide(ps, port, dist, ip, alg, pt, prm, pk, rng, buf, n_routers, r, d, h)
+                ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h)
         if pk[h, PK_PHASE] == TO_INTER and reached(ip, r, pk[h, PK_INTER]):
             pk[h, PK_PHASE] = TO_DEST
             pk[h, PK_VCC] = -1  # a new dimension-order pass starts here
@@ -413,7 +473,7 @@ def route(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r
         n = min_ports(ps, port, dist, ip, alg, r, target, buf)
         out = buf[0] if n == 1 else buf[below(rng, r, n)]
     pk[h, PK_OUT] = out
-    pk[h, PK_CLS] = vc_class(ip, prm, pk, h, part)
+    pk[h, PK_CLS] = vc_class(ip, prm, pk, h, part, port[out, P_CLASS] == GLOBAL)
 
 
 @jit_inline

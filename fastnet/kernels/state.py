@@ -93,6 +93,8 @@ class Params(NamedTuple):
     indirect: int  # UGAL: Valiant candidates n_I
     penalty: float  # UGAL: weight of the Valiant cost
     threshold: float  # UGAL: added to the Valiant cost
+    ugal_vcs: int  # UGAL on a dragonfly: VC classes of minimally routed packets (kernels/routing.py vc_class)
+    ugal_queue: int  # UGAL-L: which occupancy of a first port is read (kernels/routing.py UQ_*)
     reroute: bool  # route a waiting head again every cycle (adaptive choices follow the credits)
     max_packet: int  # largest packet in phits (output-queue allowance)
     watchdog: int
