@@ -87,24 +87,32 @@ ROUTING_CASE = {"topology": {"kind": "dragonfly", "p": 4, "a": 8, "h": 4}, "rout
                 "traffic": {"load": 0.3, "packet_phits": 8}, "sim": {"warmup": 2000, "measure": 18000, "drain": 0}}
 
 
+# the UGAL settings of docs/validation/dragonfly_routing.py (Kim et al.'s UGAL-L_VC_H, minimal packets' own VCs)
+VALIDATION_UGAL = {"ugal_vcs": "separate", "ugal_queue": "vc_h", "threshold": 50.0}
+ROUTINGS = {"min": {}, "ugal_l": {}, "ugal_g": {}, "val": {},
+            "ugal_l, validation settings": VALIDATION_UGAL, "ugal_g, validation settings": VALIDATION_UGAL}
+
+
 def routing_costs() -> dict:
     """CPU time per simulated cycle of each routing on the same dragonfly load, as ratios to MIN, measured in one
     process (interleaved, best of three, so a busy machine affects every routing alike)."""
     import fastnet
 
-    names = ("min", "ugal_l", "ugal_g", "val")
-    best = {n: float("inf") for n in names}
+    def config(name: str) -> dict:
+        return {**ROUTING_CASE, "routing": {"algorithm": name.split(",")[0], **ROUTINGS[name]}}
+
+    best = {n: float("inf") for n in ROUTINGS}
     hops = {}
-    for n in names:  # load the kernels first
-        fastnet.run({**ROUTING_CASE, "routing": {"algorithm": n}, "sim": {"warmup": 10, "measure": 10, "drain": 0}})
+    for n in ROUTINGS:  # load the kernels first
+        fastnet.run({**config(n), "sim": {"warmup": 10, "measure": 10, "drain": 0}})
     for _ in range(3):
-        for n in names:
+        for n in ROUTINGS:
             t0 = time.process_time()
-            ds = fastnet.run({**ROUTING_CASE, "routing": {"algorithm": n}})
+            ds = fastnet.run(config(n))
             best[n] = min(best[n], (time.process_time() - t0) / int(ds.cycles))
             hops[n] = float(ds.hops_mean)
     return {n: {"us_per_cycle": best[n] * 1e6, "ratio_to_min": best[n] / best["min"], "hops": hops[n]}
-            for n in names}
+            for n in ROUTINGS}
 
 
 def in_child(name: str) -> dict:

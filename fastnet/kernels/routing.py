@@ -240,7 +240,7 @@ def ksp_walk(ps, port, dist, s, d, limit, want, hop, stack_r, stack_p):
 
 
 # ---------------------------------------------------------------- UGAL
-@jit
+@jit_inline
 def path_cost(ps, port, dist, ip, alg, pt, buf, r, t, global_q):
     """(congestion, hops) toward router t: the first minimal port's occupancy (ugal_l), or the sum along a
     minimal path following the least occupied minimal port at each router (ugal_g)."""
@@ -261,7 +261,7 @@ def path_cost(ps, port, dist, ip, alg, pt, buf, r, t, global_q):
     return q, hops
 
 
-@jit
+@jit_inline
 def random_intermediate(ip, rng, n_routers, r, d):
     """A Valiant intermediate: a dragonfly group other than the source's and destination's, a fat-tree top
     switch, or a router other than source and destination."""
@@ -304,7 +304,7 @@ def ugal_cost(q, hops, size, global_q):
     return q + hops * size if global_q else q * hops
 
 
-@jit
+@jit_inline
 def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h):
     """At the source router: stay minimal (PK_PHASE = TO_DEST) or go through the best Valiant candidate."""
     global_q = prm.routing == R_UGAL_G
