@@ -140,7 +140,8 @@ def test_pools_grow_with_packets_in_flight():
 
 
 def test_audit_finds_a_head_lost_from_the_ready_list():
-    """Parking takes heads off the ready list; the audit checks each one comes back exactly once."""
+    """A VC's head waits for allocation in the ready list or with one pending E_READY: the audit checks it is
+    exactly one of the two."""
     from fastnet.errors import ConservationError
     from fastnet.kernels.state import C_N_ACTIVE, VC_HEAD, VC_POS
     from fastnet.sim import check_conservation
@@ -155,7 +156,7 @@ def test_audit_finds_a_head_lost_from_the_ready_list():
         st.vc[last, VC_POS] = st.vc[v, VC_POS]
         st.vc[v, VC_POS] = -1
         st.ctr[C_N_ACTIVE] -= 1
-    else:  # parked: list it as ready too
+    else:  # waiting for its E_READY: list it as ready too
         st.act[st.ctr[C_N_ACTIVE]] = v
         st.vc[v, VC_POS] = st.ctr[C_N_ACTIVE]
         st.ctr[C_N_ACTIVE] += 1

@@ -1,13 +1,14 @@
 """The cycle loop: input-queued virtual cut-through routers with credits, VCs and separable allocation.
 
-One cycle, in pipeline order (`step`):
+One cycle, in pipeline order (the body of `run_chunk`):
 
 1. `fire_events`  credits that have travelled back upstream, and packet tails reaching their node (a closed-loop
                   workload's message layer counts them: fastnet/workloads/messages.py)
 2. generate       open-loop sources, or the closed-loop workload's stage machines (fastnet/workloads/), add
                   packets to their node's (unbounded) source queue
 3. `inject`       each node whose injection link is free sends its oldest packet into a router VC with room
-4. `allocate`     route newly ready heads; separable input-first round-robin switch allocation
+4. `allocate`     route newly ready heads; separable input-first round-robin switch allocation (a routed head
+                  whose input, output or link is busy until a known cycle is skipped until then)
 5. `traverse`     move the granted packets: reserve the downstream VC (credits), occupy crossbar and link,
                   schedule the credit return and, at the last router, the delivery
 
@@ -17,9 +18,12 @@ starts on the link when the link is free (an output queue of one packet absorbs 
 and reaches the next router `latency` cycles later, where it may be granted `delay` cycles after arrival. A
 downstream VC is reserved only if all L phits fit (VCT). The L credits return to the upstream when the tail has
 left the buffer, plus `credit_delay`, plus the link latency. Allocation reads the state the previous cycle left
-and `traverse` commits afterwards, so the order in which routers are visited does not matter.
+and `traverse` commits afterwards, so the order in which routers are visited does not matter. A node has one
+ejection channel shared by its router's input ports (`router.ejection = "single"`), or takes a packet from each
+of them at once ("multiple", FSIN's multiple consumption).
 
-Stages receive the State/Topology tuples once per cycle and pass plain arrays to the helpers in their loops.
+`run_chunk` borrows the tuples' arrays for the whole chunk (`_jit.borrow`), so handing the State/Topology tuples
+to a stage costs no reference counting; stages pass plain arrays to the helpers in their loops.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from .state import (
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
     S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER, VC_POS,
+    VC_WAKE,
 )
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
@@ -178,7 +183,9 @@ def inject(topo, rt, prm, st, t):
 @jit_inline
 def blocked_until(pt, prm, p, o, dvc, t):
     """First cycle at which input p and output o could both be free for a head (the busy times only grow while
-    it waits, since neither port can be granted before then); <= t if they are free now."""
+    it waits, since neither port can be granted before then); <= t if they are free now. A head that holds its
+    downstream VC keeps its route, so it is not examined again before then (VC_WAKE): the allocator skips it
+    at the cost of one read, and the ready list keeps its order."""
     wake = pt[p, PT_IN_BUSY]
     if not (prm.multi_eject and dvc < 0):  # multiple ejection: no ejection link to wait for
         wake = max(wake, pt[o, PT_OUT_BUSY], pt[o, PT_LINK_BUSY] - prm.max_packet)
@@ -195,9 +202,10 @@ def request_round(topo, rt, prm, st, t, stamp, n0):
     ps, port = topo.router_port_start, topo.port
     V = prm.vcs
     n_in = 0
-    n_park = 0
     for i in range(st.ctr[C_N_ACTIVE]):  # VCs whose head is ready
         v = act[i]
+        if vc[v, VC_WAKE] > t:  # its ports are busy until then (below)
+            continue
         p = v // V
         h = vc[v, VC_HEAD]
         dvc = pk[h, PK_DVC]
@@ -218,12 +226,11 @@ def request_round(topo, rt, prm, st, t, stamp, n0):
                 pk[h, PK_DVC] = dvc
         o = pk[h, PK_OUT]
         wake = blocked_until(pt, prm, p, o, dvc, t)
-        if wake > t + 1 and (dvc >= 0 or not prm.reroute):  # park: leave the list until the port frees
-            st.parked[n_park] = v
-            n_park += 1
-            schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_READY, v, 0, wake)
+        if wake > t:
+            if dvc >= 0 or not prm.reroute:  # routed for good: not worth looking at again before then
+                vc[v, VC_WAKE] = wake
             continue
-        if wake > t or pt[p, PT_IN_MATCH] == t or (pt[o, PT_OUT_MATCH] == t and not (prm.multi_eject and dvc < 0)):
+        if pt[p, PT_IN_MATCH] == t or (pt[o, PT_OUT_MATCH] == t and not (prm.multi_eject and dvc < 0)):
             continue
         if dvc >= 0 and vc[dvc, VC_FREE] < pk[h, PK_SIZE]:  # virtual cut-through: the whole packet must fit
             continue
@@ -237,8 +244,6 @@ def request_round(topo, rt, prm, st, t, stamp, n0):
         pt[p, PT_IN_PICK] = v
         pt[p, PT_IN_KEY] = key
         pt[p, PT_IN_DVC] = dvc
-    for j in range(n_park):
-        list_remove(act, vc, VC_POS, st.ctr, C_N_ACTIVE, st.parked[j])
     n_out = 0
     n = n0
     for j in range(n_in):
@@ -347,13 +352,12 @@ def record_timeseries(prm, st, t):
 @jit_inline
 def pools_low(ctr, n_nodes, n_ports):
     """Bit 1: fewer free packets than nodes (each may create one per cycle); bit 2: fewer free events than three
-    per possible grant (a credit, a delivery or a new head's ready time), one per parked head and one per
-    injection."""
+    per possible grant (a credit, a delivery or a new head's ready time) and one per injection."""
     live = ctr[C_CREATED] - ctr[C_DELIVERED]
     low = 0
     if ctr[C_FREE_COUNT] < n_nodes:
         low |= 1
-    if ctr[C_EV_FREE_COUNT] < 3 * min(n_ports, live + n_nodes) + live + n_nodes + 16:
+    if ctr[C_EV_FREE_COUNT] < 3 * min(n_ports, live + n_nodes) + n_nodes + 16:
         low |= 2
     return low
 

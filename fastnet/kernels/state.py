@@ -37,7 +37,8 @@ VC_HEAD, VC_TAIL, VC_FREE, VC_POS, VC_CAP = 0, 1, 2, 3, 4  # FIFO ends, credits 
 # list of VCs with a ready head (act), capacity in phits (0: a VC this port does not have)
 VC_ALLOC = 5  # earliest cycle at which another packet may be allocated this VC (Params.vc_realloc)
 VC_OWNER = 6  # the upstream head packet this VC is allocated to, -1 if free
-N_VC = 7
+VC_WAKE = 7  # its head waits for a busy input, output or link: the allocator skips it before this cycle
+N_VC = 8
 
 # pt[port, ...]: port records (int64)
 PT_IN_BUSY, PT_OUT_BUSY, PT_LINK_BUSY = 0, 1, 2  # crossbar input / crossbar output / link busy until
@@ -116,7 +117,6 @@ class State(NamedTuple):
     touched_in: np.ndarray  # int32[P] scratch of one allocation round: input ports with a request
     touched_out: np.ndarray  # int32[P]: output ports with a request
     grants: np.ndarray  # int32[P]: input ports granted this cycle
-    parked: np.ndarray  # int32[P*V] scratch of one allocation round: VCs leaving the ready list until a port frees
     ev: np.ndarray  # int64[E, N_EV] event pool
     wheel: np.ndarray  # int64[W] event list heads, slot = due cycle mod W
     rng_router: np.ndarray  # uint64[R]
@@ -152,6 +152,7 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     vc[:, [VC_HEAD, VC_TAIL, VC_POS]] = -1
     vc[:, VC_CAP] = vc_cap.reshape(-1)
     vc[:, VC_ALLOC] = 0
+    vc[:, VC_WAKE] = 0
     vc[:, VC_OWNER] = -1
     vc[:, VC_FREE] = vc[:, VC_CAP]
     pt = np.zeros((n_ports, N_PT), dtype=np.int64)
@@ -164,7 +165,7 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     return State(
         ctr=ctr, pk=pk, vc=vc, act=np.zeros(PV, np.int32), pt=pt, nd=nd, node_act=np.zeros(n_nodes, np.int32),
         touched_in=np.zeros(n_ports, np.int32), touched_out=np.zeros(n_ports, np.int32),
-        grants=np.zeros(n_ports, np.int32), parked=np.zeros(PV, np.int32), ev=ev, wheel=np.full(prm.wheel_mask + 1, -1, dtype=np.int64),
+        grants=np.zeros(n_ports, np.int32), ev=ev, wheel=np.full(prm.wheel_mask + 1, -1, dtype=np.int64),
         rng_router=seed_streams(seed, n_routers, 1), rng_node=seed_streams(seed, n_nodes, 2),
         buf=np.zeros(max(max_radix, 64), np.int64), buf2=np.zeros(max(max_radix, 64), np.int64),
         sc=np.zeros(N_SC, np.int64),
