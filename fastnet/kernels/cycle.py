@@ -181,13 +181,14 @@ def inject(topo, rt, prm, st, t):
 
 
 @jit_inline
-def blocked_until(pt, prm, p, o, dvc, t):
+def blocked_until(pt, prm, p, o, own_link):
     """First cycle at which input p and output o could both be free for a head (the busy times only grow while
-    it waits, since neither port can be granted before then); <= t if they are free now. A head that holds its
+    it waits, since neither port can be granted before then); <= t if they are free now. `own_link`: output o
+    is a link the head must wait for (every output but a node's, with multiple ejection). A head that holds its
     downstream VC keeps its route, so it is not examined again before then (VC_WAKE): the allocator skips it
     at the cost of one read, and the ready list keeps its order."""
     wake = pt[p, PT_IN_BUSY]
-    if not (prm.multi_eject and dvc < 0):  # multiple ejection: no ejection link to wait for
+    if own_link:
         wake = max(wake, pt[o, PT_OUT_BUSY], pt[o, PT_LINK_BUSY] - prm.max_packet)
     return wake
 
@@ -225,12 +226,13 @@ def request_round(topo, rt, prm, st, t, stamp, n0):
                     continue
                 pk[h, PK_DVC] = dvc
         o = pk[h, PK_OUT]
-        wake = blocked_until(pt, prm, p, o, dvc, t)
+        own_link = dvc >= 0 or not prm.multi_eject  # dvc < 0: o is the node's ejection port
+        wake = blocked_until(pt, prm, p, o, own_link)
         if wake > t:
             if dvc >= 0 or not prm.reroute:  # routed for good: not worth looking at again before then
                 vc[v, VC_WAKE] = wake
             continue
-        if pt[p, PT_IN_MATCH] == t or (pt[o, PT_OUT_MATCH] == t and not (prm.multi_eject and dvc < 0)):
+        if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
             continue
         if dvc >= 0 and vc[dvc, VC_FREE] < pk[h, PK_SIZE]:  # virtual cut-through: the whole packet must fit
             continue
@@ -375,8 +377,7 @@ def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained):
     for t in range(t0, t1):
         if pools_low(ctr, n_nodes, n_ports) != 0 or (closed and workload_low(wc, ctr, packets_needed, msg_headroom)):
             return GROW, t
-        # the router pipeline, one stage at a time (a stage with nothing to do is skipped: each call costs the
-        # reference counting of the arrays it is passed)
+        # the router pipeline, one stage at a time; a stage with nothing to do is skipped
         if wheel[t & prm.wheel_mask] >= 0:
             fire_events(prm, st, wl.kind, wl.msg, wc, wl.inbox, t)
         if not closed:
