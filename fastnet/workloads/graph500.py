@@ -68,6 +68,17 @@ def normal(states, i, mu, sigma):
 
 
 @jit_inline
+def count_control(tk, d, tag):
+    """Process d received an end-of-level signal, a reduce or a broadcast message (both variants)."""
+    if tag == G_SIGNAL:
+        tk[d, TK_SIG_RX] += 1
+    elif tag == G_REDUCE:
+        tk[d, TK_RED_RX] += 1
+    else:
+        tk[d, TK_BCAST_RX] += 1
+
+
+@jit_inline
 def consume(tk, wl, d, k, t):
     """Half-duplex consumption of a query message of k queries: busy after any backlog for ceil(k t_q) cycles,
     and at least the packet's p_s cycles of reception (the paper: nodes cannot generate while consuming an
@@ -167,12 +178,8 @@ def advance_graph500(wl, nd, packet_bytes, t):
         if tag == G_QUERY:
             consume(tk, wl, d, msg[m, MS_AUX], t)
             tk[d, TK_RECV] += 1
-        elif tag == G_SIGNAL:
-            tk[d, TK_SIG_RX] += 1
-        elif tag == G_REDUCE:
-            tk[d, TK_RED_RX] += 1
         else:
-            tk[d, TK_BCAST_RX] += 1
+            count_control(tk, d, tag)
         retire(msg, wc, m, t)
     wc[WC_N_INBOX] = 0
     wc[WC_NEXT] = t + 1  # generation and the backlog are cycle by cycle: called every cycle

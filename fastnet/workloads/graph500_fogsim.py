@@ -30,7 +30,7 @@ import numpy as np
 
 from ..kernels._jit import jit, jit_inline
 from ..kernels.rng import below, uniform
-from .graph500 import G_BCAST, G_QUERY, G_REDUCE, G_SIGNAL, normal
+from .graph500 import G_BCAST, G_QUERY, G_REDUCE, G_SIGNAL, count_control, normal
 from .graph500_model import fogsim_destinations, fogsim_messages, mean_edges, sigma_edges
 from .messages import retire, send, sending
 from .state import (
@@ -154,12 +154,8 @@ def advance_graph500_fogsim(wl, nd, packet_bytes, t):
             tk[d, TK_RECV] += 1
             wc[WC_REMAIN] -= k
             wc[WC_WAKE] = max(wc[WC_WAKE], t + tk[d, TK_BUSY])
-        elif tag == G_SIGNAL:
-            tk[d, TK_SIG_RX] += 1
-        elif tag == G_REDUCE:
-            tk[d, TK_RED_RX] += 1
         else:
-            tk[d, TK_BCAST_RX] += 1
+            count_control(tk, d, tag)
         retire(msg, wc, m, t)
     wc[WC_N_INBOX] = 0
     wc[WC_NEXT] = t + 1  # the stage machine is cycle by cycle: called every cycle
