@@ -95,8 +95,9 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     adaptive_choice = (algorithm == "ksp" and rcfg["path_choice"] == "adaptive") or \
         (algorithm == "updown" and rcfg["up_port"] == "adaptive")
     prm = Params(
-        vcs=V, delay=router["delay"], head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]), iters=router["alloc_iters"],
-        credit_delay=router["credit_delay"], multi_eject=router["ejection"] == "multiple", routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,
+        vcs=V, delay=router["delay"], head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]),
+        iters=router["alloc_iters"], credit_delay=router["credit_delay"], multi_eject=router["ejection"] == "multiple",
+        routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,
         n_escape=(2 if net.kind == "torus" else 1) if algorithm == "adaptive" else 0, hop_limit=layout.hop_limit,
         paths=rcfg["paths"], adaptive_choice=adaptive_choice,
         mlid=algorithm == "updown" and rcfg["up_port"] == "mlid",
