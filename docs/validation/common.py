@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -31,31 +32,32 @@ def default_metrics(ds: Any) -> dict[str, Any]:
     }
 
 
-def _run_one(cfg: dict[str, Any]) -> dict[str, Any]:
-    return default_metrics(fastnet.run(cfg))
+def _run_one(metrics: Callable[[Any], dict[str, Any]], cfg: dict[str, Any]) -> dict[str, Any]:
+    return metrics(fastnet.run(cfg))
 
 
 def run_points(configs: Iterable[tuple[dict[str, Any], dict[str, Any]]],
                metrics: Callable[[Any], dict[str, Any]] | None = None, workers: int = 1) -> list[dict[str, Any]]:
     """Run (labels, config) pairs; a row per point: the labels plus the metrics. `workers` > 1 runs the points
-    in that many processes (default metrics only)."""
+    in that many processes (then `metrics` must be a module-level function, so that it pickles)."""
     configs = list(configs)
+    measure = partial(_run_one, metrics or default_metrics)
     if workers > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as ex:
-            results = ex.map(_run_one, [cfg for _, cfg in configs])
-            rows = []
-            for (labels, _), m in zip(configs, results):
-                rows.append({**labels, **m})
-                print(rows[-1], flush=True)
-        return rows
+            return _rows(configs, ex.map(measure, [cfg for _, cfg in configs]))
+    return _rows(configs, map(measure, [cfg for _, cfg in configs]))
+
+
+def _rows(configs: list[tuple[dict[str, Any], dict[str, Any]]],
+          results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each point's labels and metrics as one row, printed as it arrives."""
     rows = []
-    for labels, cfg in configs:
-        row = {**labels, **(metrics or default_metrics)(fastnet.run(cfg))}
-        print(row, flush=True)
-        rows.append(row)
+    for (labels, _), m in zip(configs, results):
+        rows.append({**labels, **m})
+        print(rows[-1], flush=True)
     return rows
 
 
