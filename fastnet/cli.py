@@ -106,12 +106,21 @@ def info(
     config: Optional[Path] = typer.Argument(None, help="TOML run config; omit for the built-in dragonfly"),
     set_: list[str] = typer.Option([], "--set", help="override section.key=value"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    export: Optional[Path] = typer.Option(None, "--export", help="also write the topology: .graphml (routers and "
+                                          "nodes) or .edges/.edgelist/.txt (router links, read by the graph kind)"),
 ) -> None:
     """Describe a topology: routers, nodes, radix, diameter, links and a memory estimate."""
     from .inspect import describe
 
     try:
-        facts = describe(config_from_args(config, set_))
+        cfg = config_from_args(config, set_)
+        facts = describe(cfg)
+        if export is not None:
+            from .build import build_network
+            from .build.graph import write_network
+
+            write_network(build_network(cfg), export)
+            err.print(f"topology written to {export}", highlight=False)
     except FastnetError as e:
         fail(str(e))
         return

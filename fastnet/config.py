@@ -58,10 +58,17 @@ def _int_list(lo: int, min_len: int = 1) -> Check:
 
 def _edges(v: Any) -> str | None:
     if isinstance(v, list) and all(
-        isinstance(e, list) and len(e) == 2 and all(isinstance(x, int) and x >= 0 for x in e) for e in v
+        isinstance(e, list) and len(e) in (2, 3) and all(isinstance(x, int) and x >= 0 for x in e[:2])
+        and (len(e) == 2 or e[2] in ("local", "global")) for e in v
     ):
         return None
-    return "must be a list of [u, v] pairs of router ids >= 0"
+    return "must be a list of [u, v] pairs of router ids >= 0, each optionally with a link class: [u, v, \"global\"]"
+
+
+def _int_or_counts(v: Any) -> str | None:  # graph p: one count, or one per router (0 allowed)
+    if _int(1)(v) is None or (isinstance(v, list) and v and _int_list(0)(v) is None):
+        return None
+    return "must be an integer >= 1, or a list of integers >= 0 (one per router)"
 
 
 def _string(v: Any) -> str | None:
@@ -89,7 +96,8 @@ TOPOLOGY_KINDS: dict[str, dict[str, tuple[Any, Check]]] = {
     "twisted_torus": {"dims": ([8, 4], _int_list(2, 2)), "twist": (4, _int(0)), "p": (1, _int(1))},
     "fattree": {"k": (4, _int(2)), "n": (3, _int(1))},
     "jellyfish": {"switches": (16, _int(2)), "radix": (6, _int(2)), "p": (2, _int(1)), "seed": (1, _int(0))},
-    "graph": {"edges": ([], _edges), "file": ("", _string), "p": (1, _int(1))},
+    "graph": {"edges": ([], _edges), "file": ("", _string), "p": (1, _int_or_counts)},  # or a networkx `graph`:
+    # resolve() turns it into edges and p (build/graph.py resolve_graph)
 }
 
 PATTERNS = (
@@ -251,6 +259,10 @@ def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     kind = topo.get("kind", "dragonfly")
     if kind not in TOPOLOGY_KINDS:
         raise ConfigError("topology.kind", "must be one of " + ", ".join(TOPOLOGY_KINDS) + f" (got {kind!r})")
+    if kind == "graph" and "graph" in topo:  # a networkx graph: stored as its edge list, so attrs stay plain data
+        from .build.graph import resolve_graph
+
+        topo = resolve_graph(topo)
     out: dict[str, dict[str, Any]] = {"topology": {"kind": kind}}
     out["topology"].update(
         _check_section("topology", {k: v for k, v in topo.items() if k != "kind"}, TOPOLOGY_KINDS[kind])

@@ -3,6 +3,11 @@
 Jellyfish (Singla et al.; seed 001): N switches with r ports each, p of them to hosts, the other r - p wired as
 a random regular graph (networkx's generator, redrawn with the next seed until connected).
 
+networkx in: `{"topology": {"kind": "graph", "graph": G}}` (config.resolve calls `resolve_graph`, which turns G into
+the `edges` and `p` keys, so the resolved config stays plain data). networkx out: `to_networkx(net)`, and
+`write_network(net, path)` writes GraphML (routers and nodes) or an edge list (router links) that the `file` key
+reads back. Both are described in docs/config.md.
+
 >>> from fastnet.build import build_network, to_networkx
 >>> net = build_network({"topology": {"kind": "jellyfish", "switches": 16, "radix": 6, "p": 2, "seed": 3}})
 >>> G = to_networkx(net)
@@ -12,22 +17,29 @@ a random regular graph (networkx's generator, redrawn with the next seed until c
 
 from __future__ import annotations
 
+import numbers
+import re
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import numpy as np
 
 from ..errors import ConfigError
-from .network import GLOBAL, LOCAL, Network, RouterGraph
+from .network import CLASS_NAMES, GLOBAL, LOCAL, NODE, Network, RouterGraph
+
+LINK_CLASSES = {"local": LOCAL, "global": GLOBAL}  # router-to-router classes a graph may name
+EDGE_LIST_SUFFIXES = (".edges", ".edgelist", ".txt")
+_P_LINE = re.compile(r"#\s*p\s*=\s*(.*)$")
 
 
-def from_edges(edges: list[tuple[int, int]] | np.ndarray, n_routers: int | None, p: int | np.ndarray,
+def from_edges(edges: list[tuple[int, int]] | np.ndarray, n_routers: int | None, p: int | list[int] | np.ndarray,
                kind: str = "graph", classes: list[int] | None = None) -> RouterGraph:
     """RouterGraph from undirected edges (u, v); each edge becomes one link. Port order = edge order."""
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
-    R = int(e.max()) + 1 if n_routers is None else n_routers
     if len(e) == 0:
         raise ConfigError("topology.edges", "the graph has no links")
+    R = int(e.max()) + 1 if n_routers is None else n_routers
     cls = np.full(len(e), LOCAL, dtype=np.int8) if classes is None else np.asarray(classes, dtype=np.int8)
     src = np.concatenate([e[:, 0], e[:, 1]])
     dst = np.concatenate([e[:, 1], e[:, 0]])
@@ -41,14 +53,14 @@ def from_edges(edges: list[tuple[int, int]] | np.ndarray, n_routers: int | None,
                        nbr_class=both_cls[order], router_group=np.zeros(R, dtype=np.int32), params={"p": p})
 
 
-def _check_connected(g: RouterGraph) -> None:
+def _check_connected(g: RouterGraph, field: str = "topology") -> None:
     R = len(g.nodes_per_router)
     G = nx.Graph()
     G.add_nodes_from(range(R))
     src = np.repeat(np.arange(R), np.diff(g.nbr_start))
     G.add_edges_from(zip(src.tolist(), g.nbr.tolist()))
     if not nx.is_connected(G):
-        raise ConfigError("topology", "the router graph is not connected")
+        raise ConfigError(field, "the router graph is not connected")
 
 
 def jellyfish(switches: int, radix: int, p: int, seed: int) -> RouterGraph:
@@ -69,52 +81,213 @@ def jellyfish(switches: int, radix: int, p: int, seed: int) -> RouterGraph:
     return g
 
 
-def edge_list(edges: list[list[int]], file: str, p: int) -> RouterGraph:
+def _is_count(v: Any, lo: int) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool) and int(v) >= lo
+
+
+def read_edge_list(path: Path) -> tuple[list[list[Any]], list[int] | None]:
+    """An edge list file: one link per line, `u v` or `u v local|global` (router ids >= 0; further columns are
+    ignored), `#` comments. A comment line `# p = 4` or `# p = 4 4 0 ...` (one count per router) gives the nodes
+    per router. Returns the `edges` entries and the per-router counts (None without such a line)."""
+    field = "topology.file"
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(field, f"cannot read an edge list from {path} ({e})") from None
+    edges: list[list[Any]] = []
+    p: list[int] | None = None
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        m = _P_LINE.match(stripped)
+        if m:
+            words = m.group(1).replace(",", " ").split()
+            if not words or not all(w.isdigit() for w in words):
+                raise ConfigError(field, f"{path}:{n}: `# p =` needs integers >= 0 (got {m.group(1)!r})")
+            p = [int(w) for w in words]
+            continue
+        words = stripped.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) < 2 or not words[0].isdigit() or not words[1].isdigit():
+            raise ConfigError(field, f"{path}:{n}: expected 'u v' or 'u v local|global' with router ids >= 0, "
+                              f"got {line!r}")
+        edge: list[Any] = [int(words[0]), int(words[1])]
+        if len(words) > 2 and words[2] in LINK_CLASSES:
+            edge.append(words[2])
+        edges.append(edge)
+    return edges, p
+
+
+def edge_list(edges: list[list[Any]], file: str, p: int | list[int]) -> RouterGraph:
+    """The `graph` kind: `edges` ([u, v] or [u, v, "local"|"global"]) or an edge list `file`; `p` nodes per
+    router (one count, or one per router), overridden by the file's `# p = ...` line."""
     if bool(edges) == bool(file):
-        raise ConfigError("topology.edges", "give exactly one of `edges` (a list of [u, v]) or `file`")
+        raise ConfigError("topology.edges", "give exactly one of `edges` (a list of [u, v]), `file` or `graph`")
+    field = "topology.edges"
     if file:
-        path = Path(file)
-        try:
-            data = np.loadtxt(path, dtype=np.int64, comments="#", ndmin=2)[:, :2]
-        except (OSError, ValueError) as e:
-            raise ConfigError("topology.file", f"cannot read an edge list 'u v' per line from {path} ({e})") from None
-        edges = data.tolist()
-    g = from_edges(edges, None, p)
-    _check_connected(g)
+        field = "topology.file"
+        edges, file_p = read_edge_list(Path(file))
+        if file_p is not None:
+            p = file_p[0] if len(file_p) == 1 else file_p
+    if not edges:
+        raise ConfigError(field, "the graph has no links")
+    pairs = [e[:2] for e in edges]
+    classes = [LINK_CLASSES[e[2]] if len(e) > 2 else LOCAL for e in edges]
+    R = max(max(u, v) for u, v in pairs) + 1
+    if isinstance(p, list):
+        p_field = "topology.file" if file else "topology.p"
+        if len(p) != R:
+            raise ConfigError(p_field, f"{len(p)} node counts (p) for {R} routers (ids 0..{R - 1})")
+        if sum(p) == 0:
+            raise ConfigError(p_field, "no router has nodes (p)")
+    g = from_edges(pairs, R, p, classes=classes)
+    _check_connected(g, field)
     return g
+
+
+def resolve_graph(topo: dict[str, Any]) -> dict[str, Any]:
+    """A `[topology]` table with a networkx `graph` -> the same table with `edges` and `p` instead (the resolved
+    config must be plain data). Routers are relabelled 0..R-1 in sorted order (in the graph's node order when the
+    labels do not sort). A node with attribute `type = "node"` is a terminal: it must have one link, to a router;
+    when the graph has terminals they give each router's node count, else a router's attribute `p` does, else
+    `topology.p`. Edge attribute `link_class` is "local" (default) or "global"; other attributes are ignored."""
+    field = "topology.graph"
+    G = topo["graph"]
+    rest = {k: v for k, v in topo.items() if k != "graph"}
+    if rest.get("edges") or rest.get("file"):
+        raise ConfigError(field, "give exactly one of `graph`, `edges` or `file`")
+    default_p = rest.get("p", 1)
+    if not _is_count(default_p, 1):
+        raise ConfigError("topology.p", f"must be an integer >= 1 (got {default_p!r})")
+    if not isinstance(G, nx.Graph):
+        raise ConfigError(field, f"must be a networkx Graph or MultiGraph (got {type(G).__name__})")
+    if G.is_directed():
+        raise ConfigError(field, f"must be undirected (got a {type(G).__name__}; use G.to_undirected())")
+    if G.number_of_nodes() == 0:
+        raise ConfigError(field, "the graph is empty")
+    loop = next(iter(nx.selfloop_edges(G)), None)
+    if loop is not None:
+        raise ConfigError(field, f"self loop at node {loop[0]!r}: a link must join two different routers")
+    terminal = {v: d.get("type") == "node" for v, d in G.nodes(data=True)}
+    routers = [v for v in G if not terminal[v]]
+    try:
+        routers = sorted(routers)
+    except TypeError:  # labels of mixed types: keep the graph's order
+        pass
+    index = {v: i for i, v in enumerate(routers)}
+    edges: list[list[Any]] = []
+    for u, v, d in G.edges(data=True):
+        if terminal[u] or terminal[v]:
+            continue
+        cls = d.get("link_class", "local")
+        if cls not in LINK_CLASSES:
+            raise ConfigError(field, f"link ({u!r}, {v!r}): link_class must be \"local\" or \"global\" (got {cls!r})")
+        a, b = index[u], index[v]
+        edges.append([a, b, "global"] if cls == "global" else [a, b])
+    if not edges:
+        raise ConfigError(field, "the graph has no links between routers")
+    if not nx.is_connected(G.subgraph(routers)):
+        raise ConfigError(field, "the router graph is not connected")
+    counts = [0] * len(routers)
+    terminals = [v for v in G if terminal[v]]
+    for t in terminals:
+        peers = list(G[t])
+        if G.degree(t) != 1 or terminal[peers[0]]:
+            raise ConfigError(field, f"terminal {t!r} (type \"node\") must have exactly one link, to a router")
+        counts[index[peers[0]]] += 1
+    for r in routers:
+        given = G.nodes[r].get("p")
+        if given is not None and not _is_count(given, 0):
+            raise ConfigError(field, f"router {r!r}: node attribute p must be an integer >= 0 (got {given!r})")
+        if terminals:
+            if given is not None and int(given) != counts[index[r]]:
+                raise ConfigError(field, f"router {r!r} has p = {given} but {counts[index[r]]} terminal nodes")
+        else:
+            counts[index[r]] = int(given) if given is not None else int(default_p)
+    if sum(counts) == 0:
+        raise ConfigError(field, "no router has nodes (give node attribute p, terminal nodes or topology.p)")
+    rest.update(edges=edges, p=counts[0] if len(set(counts)) == 1 else counts)
+    return rest
 
 
 def from_networkx(G: nx.Graph, p: int = 1) -> RouterGraph:
-    """RouterGraph from a networkx graph; nodes are relabelled 0..R-1 in sorted order. Edge attribute
-    `link_class` ("local" or "global") is kept; a node attribute `p` overrides the nodes per router."""
-    mapping = {v: i for i, v in enumerate(sorted(G.nodes()))}
-    edges = [(mapping[u], mapping[v]) for u, v in G.edges()]
-    classes = [GLOBAL if d.get("link_class") == "global" else LOCAL for _, _, d in G.edges(data=True)]
-    nodes = np.array([G.nodes[v].get("p", p) for v in sorted(G.nodes())], dtype=np.int32)
-    g = from_edges(edges, len(mapping), nodes, classes=classes)
-    _check_connected(g)
-    return g
+    """RouterGraph from a networkx graph, as the `graph` key of a `graph` topology reads it (`resolve_graph`)."""
+    topo = resolve_graph({"graph": G, "p": p})
+    return edge_list(topo["edges"], "", topo["p"])
 
 
-def to_networkx(net: Network) -> nx.MultiGraph | nx.Graph:
-    """The router graph as networkx: router nodes carry `p` (attached nodes) and `group`; edges carry
-    `link_class`, `latency` and the two port ids. A MultiGraph only when the network has parallel links."""
-    t = net
-    net_ports = np.flatnonzero(t.port_peer_router >= 0)
-    fwd = net_ports[t.port_peer_port[net_ports] > net_ports]  # each link once
-    pairs = set()
-    multi = False
-    for port in fwd:
-        key = (int(t.port_router[port]), int(t.port_peer_router[port]))
-        multi |= key in pairs
-        pairs.add(key)
+def _coordinates(net: Network) -> list[str] | None:
+    """"x,y,..." of each router of a torus, mesh or twisted torus (c[0] first), else None."""
+    if net.kind not in ("torus", "mesh", "twisted_torus"):
+        return None
+    stride = np.asarray(net.params["stride"])
+    c = (np.arange(net.n_routers)[:, None] // stride[None, :]) % np.asarray(net.params["dims"])[None, :]
+    return [",".join(map(str, row)) for row in c.tolist()]
+
+
+def to_networkx(net: Network, terminals: bool = False) -> nx.MultiGraph | nx.Graph:
+    """The network as networkx. Routers are nodes 0..R-1 with attributes `type` = "router", `p` (attached nodes),
+    `group` (dragonfly group, Slim Fly group, fat-tree level, else 0) and, on a torus, mesh or twisted torus,
+    `coordinates` = "x,y,..." (a string, so that GraphML can hold it). Links are edges with `link_class`
+    ("local" or "global"), `latency` (cycles) and `port_u`, `port_v`: the global port ids at the edge's lower and
+    higher numbered end. With `terminals`, node n is also a graph node, R + n, with `type` = "node" and its router's
+    `group`, joined to its router by an edge of class "injection" (`port_u`: the router's port). A MultiGraph only
+    when the network has parallel links (e.g. a torus dimension of radix 2)."""
+    R = net.n_routers
+    net_ports = np.flatnonzero(net.port_peer_router >= 0)
+    fwd = net_ports[net.port_peer_port[net_ports] > net_ports]  # each link once
+    u = np.minimum(net.port_router[fwd], net.port_peer_router[fwd]).astype(np.int64)
+    v = np.maximum(net.port_router[fwd], net.port_peer_router[fwd]).astype(np.int64)
+    multi = len(np.unique(u * R + v)) < len(fwd)
     G: nx.Graph = nx.MultiGraph() if multi else nx.Graph()
-    counts = np.bincount(t.node_router, minlength=net.n_routers)
-    for r in range(net.n_routers):
-        G.add_node(r, p=int(counts[r]), group=int(t.topo.router_group[r]))
-    names = ("injection", "local", "global")
-    for port in fwd:
-        G.add_edge(int(t.port_router[port]), int(t.port_peer_router[port]),
-                   link_class=names[int(t.port_class[port])], latency=int(t.port_latency[port]),
-                   ports=(int(port), int(t.port_peer_port[port])))
+    G.graph.update(kind=net.kind, routers=R, nodes=net.n_nodes)
+    counts = np.bincount(net.node_router, minlength=R)
+    group = net.topo.router_group
+    coords = _coordinates(net)
+    for r in range(R):
+        attrs: dict[str, Any] = {"type": "router", "p": int(counts[r]), "group": int(group[r])}
+        if coords is not None:
+            attrs["coordinates"] = coords[r]
+        G.add_node(r, **attrs)
+    for port in fwd.tolist():
+        peer = int(net.port_peer_port[port])
+        a, b = (port, peer) if net.port_router[port] < net.port_peer_router[port] else (peer, port)
+        G.add_edge(int(net.port_router[a]), int(net.port_router[b]), link_class=CLASS_NAMES[int(net.port_class[port])],
+                   latency=int(net.port_latency[port]), port_u=int(a), port_v=int(b))
+    if terminals:
+        for n, (r, port) in enumerate(net.topo.node.tolist()):
+            G.add_node(R + n, type="node", group=int(group[r]))
+            G.add_edge(r, R + n, link_class=CLASS_NAMES[NODE], latency=int(net.port_latency[port]), port_u=port)
     return G
+
+
+def write_edge_list(net: Network, path: Path) -> None:
+    """The router links, one `u v local|global` line each, after comment lines naming the network and giving the
+    nodes per router as `# p = ...` (one count when all routers have the same, else one per router); the `graph`
+    kind's `file` key reads it back, and so does `nx.read_edgelist(path, nodetype=int, data=[("link_class", str)],
+    create_using=nx.MultiGraph)`."""
+    counts = np.bincount(net.node_router, minlength=net.n_routers)
+    p = str(counts[0]) if (counts == counts[0]).all() else " ".join(map(str, counts.tolist()))
+    lines = [f"# fastnet {net.kind}: {net.n_routers} routers, {net.n_nodes} nodes; one router link per line: "
+             "u v class", f"# p = {p}"]
+    G = to_networkx(net)
+    for a, b, d in G.edges(data=True):
+        lines.append(f"{a} {b} {d['link_class']}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def write_network(net: Network, path: str | Path) -> None:
+    """Export a compiled network by file suffix: `.graphml` (routers and nodes, `to_networkx(net, terminals=True)`)
+    or `.edges`, `.edgelist`, `.txt` (router links, `write_edge_list`)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix != ".graphml" and suffix not in EDGE_LIST_SUFFIXES:
+        raise ConfigError("--export", f"the file must end in .graphml or {', '.join(EDGE_LIST_SUFFIXES)} "
+                          f"(got {path.name!r})")
+    try:
+        if suffix == ".graphml":
+            nx.write_graphml(to_networkx(net, terminals=True), path)
+        else:
+            write_edge_list(net, path)
+    except OSError as e:
+        raise ConfigError("--export", f"cannot write {path} ({e})") from None
