@@ -20,7 +20,8 @@ __all__ = ["run", "sweep", "load_config", "ConfigError", "DeadlockError", "Conse
 
 
 def run(config=None, **kwargs):
-    """Simulate one config (a dict of sections or a TOML path) and return an xarray.Dataset of results."""
+    """Simulate one config (a dict of sections or a TOML path) and return an xarray.Dataset of results. A `graph`
+    topology may give a networkx graph: `{"topology": {"kind": "graph", "graph": G}}` (docs/config.md)."""
     from .sim import run as _run
 
     return _run(config, **kwargs)
