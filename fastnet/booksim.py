@@ -161,16 +161,13 @@ def parse(text: str, source: str = "config") -> dict[str, Value]:
 
 
 def looks_like_booksim(text: str) -> bool:
-    """True for BookSim2 syntax (`key = value;` statements, `//` comments) that is not TOML."""
+    """True for text that is not TOML and starts (after comments) with a BookSim2 `key = value;` statement; a
+    later syntax error is then reported by `parse` with its line."""
     try:
         tomllib.loads(text)
         return False
     except tomllib.TOMLDecodeError:
-        pass
-    try:
-        return bool(parse(text))
-    except ConfigError:
-        return False
+        return _STATEMENT.match(strip_comments(text).lstrip()) is not None
 
 
 def is_booksim_file(path: str | Path) -> bool:

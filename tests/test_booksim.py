@@ -74,6 +74,7 @@ def test_detection():
     assert not booksim.looks_like_booksim("k = 4\n")  # valid TOML stays TOML
     assert not booksim.looks_like_booksim("")
     assert not booksim.looks_like_booksim("hello world;")
+    assert booksim.looks_like_booksim("k = 4;\nn 2;")  # BookSim2 with a syntax error: parse reports the line
 
 
 # ---------------------------------------------------------------- mappings
@@ -248,6 +249,8 @@ def test_unmappable_is_one_line_exit_2(tmp_path, text, key, command):
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"error: {key}: "), result.output
     assert "Traceback" not in result.output
+    if key == "config":
+        assert "line 2: expected `key = value;`" in result.output
 
 
 def test_convert_refuses_toml(tmp_path):
