@@ -247,6 +247,10 @@ def to_fastnet(given: dict[str, Value], base_dir: Path = Path(".")) -> dict[str,
     router = _router(b, topo, routing)
     traffic = _traffic(b, topo)
     sim = _sim(b, given)
+    if router["buffer_phits"] < traffic["packet_phits"]:
+        raise ConfigError("vc_buf_size", f"fastnet moves whole packets (virtual cut-through): a VC must hold one "
+                                         f"packet, vc_buf_size >= packet_size (got {router['buffer_phits']} < "
+                                         f"{traffic['packet_phits']})")
     return {"topology": topology, "router": router, "links": links, "routing": routing, "traffic": traffic,
             "sim": sim}
 

@@ -110,7 +110,8 @@ def run(
 
 @app.command()
 def info(
-    config: Optional[Path] = typer.Argument(None, help="TOML run config; omit for the built-in dragonfly"),
+    config: Optional[Path] = typer.Argument(None, help="TOML run config or BookSim2 config; omit for the built-in "
+                                            "dragonfly"),
     set_: list[str] = typer.Option([], "--set", help="override section.key=value"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:

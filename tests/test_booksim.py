@@ -234,6 +234,7 @@ def test_keys_without_effect_are_accepted():
     ("routing_function = dim_order; injection_rate = {0.1,0.2};", "injection_rate"),
     ("routing_function = dim_order; packet_size = {1,4};", "packet_size"),
     ("routing_function = dim_order; warmup_periods = 0;", "warmup_periods"),
+    ("routing_function = dim_order; packet_size = 10;", "vc_buf_size"),  # BookSim2's 8-flit default buffers
     ("routing_function = dim_order; k = four;", "k"),
     ("routing_function = dim_order; c = 4;", "c"),
     ("topology = dragonflynew; k = 4; n = 2; routing_function = min;", "n"),
