@@ -15,8 +15,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from . import booksim as _booksim
 from . import config as _config
-from .errors import FastnetError
+from .errors import ConfigError, FastnetError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="fastnet: cycle-level interconnection-network simulator.")
@@ -30,8 +31,13 @@ def fail(message: str) -> None:
 
 
 def config_from_args(config: Optional[Path], overrides: list[str]) -> dict[str, Any]:
-    """A resolved config: the file (or the embedded default), then each --set override."""
-    raw = _config.read_toml(config if config is not None else _config.DEFAULT_CONFIG)
+    """A resolved config: the file (or the embedded default), then each --set override. A BookSim2 config
+    (docs/booksim.md) is converted first; its `--set key=value` items without a section are BookSim2 keys."""
+    if config is not None and _booksim.is_booksim_file(config):
+        raw = _booksim.read_file(config, [s for s in overrides if _booksim.is_override(s)])
+        overrides = [s for s in overrides if not _booksim.is_override(s)]
+    else:
+        raw = _config.read_toml(config if config is not None else _config.DEFAULT_CONFIG)
     return _config.resolve(_config.merge(raw, _config.parse_set(overrides)))
 
 
@@ -43,7 +49,8 @@ def _fmt(v: Any) -> str:
 
 @app.command()
 def run(
-    config: Optional[Path] = typer.Argument(None, help="TOML run config; omit for the built-in 1056-node dragonfly"),
+    config: Optional[Path] = typer.Argument(None, help="TOML run config or BookSim2 config; omit for the built-in "
+                                            "1056-node dragonfly"),
     set_: list[str] = typer.Option([], "--set", help="override section.key=value (value parsed as TOML)"),
     out_path: Optional[Path] = typer.Option(None, "--out", help="write the results dataset to this .zarr"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object instead of a table"),
@@ -103,7 +110,8 @@ def run(
 
 @app.command()
 def info(
-    config: Optional[Path] = typer.Argument(None, help="TOML run config; omit for the built-in dragonfly"),
+    config: Optional[Path] = typer.Argument(None, help="TOML run config or BookSim2 config; omit for the built-in "
+                                            "dragonfly"),
     set_: list[str] = typer.Option([], "--set", help="override section.key=value"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     export: Optional[Path] = typer.Option(None, "--export", help="also write the topology: .graphml (routers and "
@@ -133,6 +141,30 @@ def info(
     for k, v in facts.items():
         table.add_row(k, _fmt(v))
     out.print(table)
+
+
+@app.command()
+def convert(
+    config: Path = typer.Argument(..., help="BookSim2 config file (key = value; statements)"),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="write the TOML here (default: print it)"),
+) -> None:
+    """Convert a BookSim2 config into a fastnet TOML run config (docs/booksim.md)."""
+    try:
+        if not _booksim.is_booksim_file(config):
+            _config.read_toml(config)  # a missing file or bad TOML says so
+            raise ConfigError("config", f"{config} is TOML, not a BookSim2 config: run it as it is")
+        cfg = _booksim.read_file(config)
+        _config.resolve(cfg)  # check it before writing
+    except FastnetError as e:
+        fail(str(e))
+        return
+    text = _booksim.to_toml(cfg, f"fastnet run config converted from the BookSim2 config {config}\n"
+                                 "(BookSim2's defaults written out; docs/booksim.md has the mapping)")
+    if output is None:
+        print(text, end="")
+        return
+    output.write_text(text)
+    out.print(f"wrote {output}")
 
 
 @app.command()

@@ -1,0 +1,476 @@
+"""BookSim2 configs in: read BookSim2's config language and map it onto a fastnet run config (docs/booksim.md).
+
+BookSim2's language (src/config.l, src/config.y) is a list of `key = value;` statements; `//` starts a comment
+to the end of the line. Values are integers, reals, bare strings (`uniform`, `../net.txt`, `-`) or `{a,b}`
+lists. fastnet also accepts `/* ... */` comments and double-quoted strings. Every key BookSim2 leaves at its
+default (src/booksim_config.cpp, commit 28f4329) is mapped from that default, so a BookSim2 config runs here
+as BookSim2 would read it. A key that fastnet cannot honour stops the conversion with one `ConfigError` naming
+the key and why.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Union
+
+from .config import SECTIONS
+from .errors import ConfigError
+
+Value = Union[int, float, str, list["Value"]]
+
+# BookSim2's defaults of the keys mapped below (src/booksim_config.cpp)
+DEFAULTS: dict[str, Value] = {
+    "topology": "torus", "k": 8, "n": 2, "c": 1, "routing_function": "none", "use_noc_latency": 1,
+    "network_file": "",
+    "num_vcs": 16, "vc_buf_size": 8,
+    "routing_delay": 1, "vc_alloc_delay": 1, "sw_alloc_delay": 1, "st_prepare_delay": 0, "st_final_delay": 1,
+    "credit_delay": 0, "internal_speedup": 1.0, "alloc_iters": 1,
+    "vc_allocator": "islip", "sw_allocator": "islip",
+    "traffic": "uniform", "injection_rate": 0.1, "injection_rate_uses_flits": 0, "packet_size": 1,
+    "warmup_periods": 3, "sample_period": 1000, "seed": 0,
+}
+
+# Keys fastnet models only at one setting (BookSim2's default): the allowed values and why.
+FIXED: dict[str, tuple[tuple[Value, ...], str]] = {
+    "subnets": ((1,), "fastnet simulates one network"),
+    "classes": ((1,), "fastnet has one traffic class"),
+    "use_read_write": ((0,), "fastnet has no request/reply traffic"),
+    "input_speedup": ((1,), "fastnet's crossbar has one input per port (its speedup is internal_speedup)"),
+    "output_speedup": ((1,), "fastnet's crossbar has one output per port (its speedup is internal_speedup)"),
+    "priority": (("none",), "fastnet's arbiters are round-robin, without packet priorities"),
+    "arb_type": (("round_robin",), "fastnet's arbiters are round-robin"),
+    "wait_for_tail_credit": ((0,), "fastnet reallocates a VC once the tail leaves, as BookSim2 with 0"),
+    "vc_busy_when_full": ((0,), "fastnet's VC allocator does not model it"),
+    "vc_prioritize_empty": ((0,), "fastnet's VC allocator picks the free VC with the most room"),
+    "vc_priority_donation": ((0,), "fastnet has no packet priorities"),
+    "vc_shuffle_requests": ((0,), "fastnet's VC allocator does not model it"),
+    "speculative": ((0,), "fastnet does not allocate the switch speculatively"),
+    "router": (("iq",), "fastnet models BookSim2's input-queued router"),
+    "output_delay": ((0,), "fastnet's router has no output delay stage"),
+    "noq": ((0,), "fastnet has no next-hop output queueing"),
+    "output_buffer_size": ((-1,), "fastnet's output queue holds one packet"),
+    "buf_size": ((-1,), "fastnet's buffers are private per VC (vc_buf_size)"),
+    "buffer_policy": (("private",), "fastnet's buffers are private per VC (vc_buf_size)"),
+    "injection_process": (("bernoulli",), "fastnet's sources are Bernoulli"),
+    "packet_size_rate": ((1,), "fastnet has one packet size"),
+    "include_queuing": ((1,), "fastnet's packet latency always includes source queueing"),
+    "sim_type": (("latency",), "fastnet runs warm-up, one measurement window and a drain (BookSim2's latency mode)"),
+    "sim_count": ((1,), "one run per config (fastnet sweep runs many)"),
+    "measure_stats": ((1,), "fastnet measures every packet"),
+    "link_failures": ((0,), "fastnet builds no failed links"),
+    "channel_file": (("",), "fastnet sets channel latencies per link class, not from a file"),
+}
+
+# Keys with no effect on what fastnet simulates: output files, tracing, power, BookSim2's convergence tests
+# (fastnet measures one fixed window), and settings of features the FIXED keys above keep switched off.
+IGNORED = frozenset("""
+    max_samples latency_thres warmup_thres acc_warmup_thres stopping_thres acc_stopping_thres pair_stats
+    print_activity print_csv_results deadlock_warn_timeout viewer_trace watch_file watch_flits watch_packets
+    watch_transactions watch_out stats_out injected_flits_out received_flits_out stored_flits_out sent_flits_out
+    outstanding_credits_out ejected_flits_out active_packets_out used_credits_out free_credits_out max_credits_out
+    sent_packets_out sim_power power_output_file tech_file channel_width channel_sweep
+    H_INVD2 W_INVD2 H_DFQD1 W_DFQD1 H_ND2D1 W_ND2D1 H_SRAM W_SRAM Vdd R IoffSRAM IoffP IoffN Cg_pwr Cd_pwr Cgdl
+    Cg Cd LAMBDA MetalPitch Rw Cw_gnd Cw_cpl wire_length
+    hold_switch_for_packet vct perm_seed fail_seed x y xr yr in_ports out_ports
+    spec_check_elig spec_check_cred spec_mask_by_reqs spec_sw_allocator private_bufs private_buf_size
+    private_buf_start_vc private_buf_end_vc max_held_slots feedback_aging_scale feedback_offset class_priority
+    burst_alpha burst_beta burst_r1 batch_size batch_count max_outstanding_requests write_fraction
+    read_request_begin_vc read_request_end_vc write_request_begin_vc write_request_end_vc read_reply_begin_vc
+    read_reply_end_vc write_reply_begin_vc write_reply_end_vc read_request_subnet read_reply_subnet
+    write_request_subnet write_reply_subnet read_request_size write_request_size read_reply_size write_reply_size
+""".split())
+
+# routing_function per topology (BookSim2 looks up `<routing_function>_<topology>`) -> fastnet [routing]
+ROUTING: dict[str, dict[str, dict[str, Any]]] = {
+    "dragonflynew": {"min": {"algorithm": "min"}, "ugal": {"algorithm": "ugal_l", "ugal_vcs": "booksim"}},
+    "torus": {"dim_order": {"algorithm": "dor"}, "min_adapt": {"algorithm": "adaptive"},
+              "valiant": {"algorithm": "val"}},
+    "mesh": {"dim_order": {"algorithm": "dor"}, "dor": {"algorithm": "dor"},
+             "min_adapt": {"algorithm": "adaptive"}, "valiant": {"algorithm": "val"}},
+    "fattree": {"nca": {"algorithm": "updown", "up_port": "random"},
+                "anca": {"algorithm": "updown", "up_port": "adaptive"}},
+    "anynet": {"min": {"algorithm": "min"}},
+}
+
+# BookSim2 traffic -> fastnet traffic.pattern (tornado only where fastnet's digit-wise definition applies)
+PATTERNS = {"uniform": "uniform", "bitcomp": "bitcomp", "transpose": "transpose", "randperm": "permutation",
+            "tornado": "tornado"}
+
+MIN_MEASURE: int = SECTIONS["sim"]["measure"][0]  # fastnet's default measurement window (10,000 cycles)
+
+ALLOCATORS = ("separable_input_first", "islip")  # fastnet's separable input-first round-robin allocator
+
+NO_KIND = {
+    "flatfly": "the flattened butterfly (all routers of a row or column connected, channel latency growing "
+               "with distance) has no fastnet kind yet, and no existing kind builds it (torus does not)",
+    "cmesh": "the concentrated mesh has no fastnet kind yet",
+    "fly": "the k-ary n-fly (butterfly) has no fastnet kind yet",
+    "qtree": "the quad tree has no fastnet kind yet",
+    "tree4": "the tree4 network has no fastnet kind yet",
+}
+
+
+# ---------------------------------------------------------------- reading the language
+
+_STATEMENT = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*=\s*("[^"\n]*"|\{[^}]*\}|[^\s;]+)\s*;')
+_INT = re.compile(r"-?[0-9]+")
+_REAL = re.compile(r"-?(?:[0-9]*\.[0-9]+|(?:[0-9]*\.)?[0-9]+[eE][+-]?[0-9]+)")
+
+
+def strip_comments(text: str) -> str:
+    """Replace `//` line comments and `/* */` block comments by spaces (newlines kept for line numbers)."""
+    def blank(m: re.Match[str]) -> str:
+        return re.sub(r"[^\n]", " ", m.group(0))
+    text = re.sub(r"/\*.*?\*/", blank, text, flags=re.S)
+    return re.sub(r"//[^\n]*", blank, text)
+
+
+def value(raw: str) -> Value:
+    """A BookSim2 value: integer, real, `{a,b}` list, "quoted" or bare string."""
+    raw = raw.strip()
+    if _INT.fullmatch(raw):
+        return int(raw)
+    if _REAL.fullmatch(raw):
+        return float(raw)
+    if raw.startswith("{") and raw.endswith("}"):
+        return [value(x) for x in raw[1:-1].split(",") if x.strip()]
+    if len(raw) >= 2 and raw[0] == raw[-1] == '"':
+        return raw[1:-1]
+    return raw
+
+
+def parse(text: str, source: str = "config") -> dict[str, Value]:
+    """Parse BookSim2 config text into {key: value}; a later statement overrides an earlier one."""
+    body = strip_comments(text)
+    out: dict[str, Value] = {}
+    pos = 0
+    while True:
+        while pos < len(body) and body[pos].isspace():
+            pos += 1
+        if pos == len(body):
+            return out
+        m = _STATEMENT.match(body, pos)
+        if m is None:
+            line = body.count("\n", 0, pos) + 1
+            snippet = body[pos:].split("\n", 1)[0].strip()
+            raise ConfigError("config", f"{source} line {line}: expected `key = value;`, got {snippet!r}")
+        out[m.group(1)] = value(m.group(2))
+        pos = m.end()
+
+
+def looks_like_booksim(text: str) -> bool:
+    """True for text that is not TOML and starts (after comments) with a BookSim2 `key = value;` statement; a
+    later syntax error is then reported by `parse` with its line."""
+    try:
+        tomllib.loads(text)
+        return False
+    except tomllib.TOMLDecodeError:
+        return _STATEMENT.match(strip_comments(text).lstrip()) is not None
+
+
+def is_booksim_file(path: str | Path) -> bool:
+    p = Path(path)
+    try:
+        return p.is_file() and looks_like_booksim(p.read_text())
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def is_override(item: str) -> bool:
+    """A `--set key=value` without a section: a BookSim2 key (as on BookSim2's own command line)."""
+    return "=" in item and "." not in item.split("=", 1)[0]
+
+
+def read_file(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    """Read a BookSim2 config file, apply `key=value` overrides, and return the fastnet config it maps to."""
+    p = Path(path)
+    try:
+        book = parse(p.read_text(), str(p))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError("config", f"cannot read {p} ({e})") from None
+    for item in overrides:
+        key, raw = item.split("=", 1)
+        book.update(parse(f"{key.strip()} = {raw.strip()};", "--set"))
+    return to_fastnet(book, p.parent)
+
+
+# ---------------------------------------------------------------- mapping
+
+def _int(b: dict[str, Value], key: str, lo: int) -> int:
+    v = b[key]
+    if not isinstance(v, int) or v < lo:
+        raise ConfigError(key, f"must be an integer >= {lo} (got {v!r})")
+    return v
+
+
+def _number(b: dict[str, Value], key: str) -> float:
+    v = b[key]
+    if isinstance(v, list) and len(v) == 1:
+        v = v[0]
+    if isinstance(v, list):
+        raise ConfigError(key, f"fastnet has one traffic class: give one value, not {len(v)} (got {v!r})")
+    if not isinstance(v, (int, float)):
+        raise ConfigError(key, f"must be a number (got {v!r})")
+    return v
+
+
+def _string(b: dict[str, Value], key: str) -> str:
+    v = b[key]
+    if not isinstance(v, str):
+        raise ConfigError(key, f"must be a name (got {v!r})")
+    return v
+
+
+def check_keys(given: dict[str, Value]) -> None:
+    """Refuse keys BookSim2 does not have, and settings fastnet does not model."""
+    for key, v in given.items():
+        if key in DEFAULTS or key in IGNORED:
+            continue
+        if key in FIXED:
+            allowed, why = FIXED[key]
+            if v not in allowed:
+                only = " or ".join(str(a) if a != "" else "empty" for a in allowed)
+                raise ConfigError(key, f"only {only} maps to fastnet: {why} (got {v!r})")
+            continue
+        raise ConfigError(key, "not a BookSim2 key fastnet knows (docs/booksim.md lists them)")
+
+
+def to_fastnet(given: dict[str, Value], base_dir: Path = Path(".")) -> dict[str, dict[str, Any]]:
+    """Map parsed BookSim2 keys (BookSim2's defaults for the rest) to an unresolved fastnet config."""
+    b = {**DEFAULTS, **given}
+    topology, links = _topology(b, base_dir)  # first: an unmapped topology is the error to report
+    check_keys(given)
+    topo = str(b["topology"])
+    routing = _routing(b, topo)
+    router = _router(b, topo, routing)
+    traffic = _traffic(b, topo)
+    sim = _sim(b, given)
+    if router["buffer_phits"] < traffic["packet_phits"]:
+        raise ConfigError("vc_buf_size", f"fastnet moves whole packets (virtual cut-through): a VC must hold one "
+                                         f"packet, vc_buf_size >= packet_size (got {router['buffer_phits']} < "
+                                         f"{traffic['packet_phits']})")
+    return {"topology": topology, "router": router, "links": links, "routing": routing, "traffic": traffic,
+            "sim": sim}
+
+
+def _topology(b: dict[str, Value], base_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """fastnet [topology] and [links] for BookSim2's topology (its channel latencies included)."""
+    topo = _string(b, "topology")
+    if topo in NO_KIND:
+        raise ConfigError("topology", f"{topo}: {NO_KIND[topo]}")
+    if topo not in ROUTING:
+        raise ConfigError("topology", f"{topo!r} is not a BookSim2 topology fastnet maps "
+                                      f"({', '.join(ROUTING)} are)")
+    if topo != "anynet" and b["c"] != 1:
+        raise ConfigError("c", f"BookSim2's {topo} has one node per router and ignores c (got {b['c']!r})")
+    if topo == "dragonflynew":
+        k = _int(b, "k", 1)
+        if b["n"] != 1:
+            raise ConfigError("n", f"BookSim2's dragonflynew supports only n = 1 (got {b['n']!r})")
+        # DRAGON_LATENCY (src/networks/dragonfly.cpp): local channels 10 cycles, global 100; injection 1
+        return ({"kind": "dragonfly", "p": k, "a": 2 * k, "h": k, "arrangement": "consecutive"},
+                {"latency": 1, "latency_local": 10, "latency_global": 100})
+    if topo in ("torus", "mesh"):
+        k, n = _int(b, "k", 2), _int(b, "n", 1)
+        noc = _int(b, "use_noc_latency", 0)
+        latency = 2 if topo == "torus" and noc else 1  # use_noc_latency: torus links 2 cycles, mesh links 1
+        return {"kind": topo, "dims": [k] * n, "p": 1}, {"latency": latency, "latency_injection": 1}
+    if topo == "fattree":
+        return {"kind": "fattree", "k": _int(b, "k", 2), "n": _int(b, "n", 1)}, {"latency": 1}
+    return _anynet(b, base_dir)
+
+
+def _anynet(b: dict[str, Value], base_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    name = _string(b, "network_file")
+    if not name:
+        raise ConfigError("network_file", "anynet needs a network file")
+    path = Path(name)
+    if not path.is_absolute() and not path.is_file():
+        path = base_dir / name  # BookSim2 opens it from the working directory; also look next to the config
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError("network_file", f"cannot read {name} ({e})") from None
+    edges, nodes, router_lat, node_lat = parse_anynet(text)
+    return anynet_topology(edges, nodes, router_lat, node_lat)
+
+
+def parse_anynet(text: str) -> tuple[set[tuple[int, int]], dict[int, int], dict[tuple[int, int], int],
+                                     dict[int, int]]:
+    """BookSim2's anynet file (src/networks/anynet.cpp): each line `router R` or `node N` followed by what it
+    connects to, `router R2 [latency]` and `node N2 [latency]`. Router links are bidirectional, their latency
+    per direction (1 unless given); a node's latency holds both ways.
+    Returns (undirected router edges, node -> router, (u, v) -> latency, node -> latency)."""
+    edges: set[tuple[int, int]] = set()
+    nodes: dict[int, int] = {}
+    router_lat: dict[tuple[int, int], int] = {}
+    node_lat: dict[int, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        words = line.split()
+        if not words:
+            continue
+        where = f"line {number}"
+        if len(words) < 2 or words[0] not in ("router", "node") or not words[1].isdigit():
+            raise ConfigError("network_file", f"{where}: expected `router <id> ...` or `node <id> ...`")
+        head_type, head = words[0], int(words[1])
+        i = 2
+        while i < len(words):
+            kind = words[i]
+            if kind not in ("router", "node") or i + 1 >= len(words) or not words[i + 1].isdigit():
+                raise ConfigError("network_file", f"{where}: expected `router <id>` or `node <id>` at {kind!r}")
+            other = int(words[i + 1])
+            i += 2
+            lat = 1
+            if i < len(words) and words[i].isdigit():
+                lat = int(words[i])
+                i += 1
+            if head_type == "node" and kind == "node":
+                raise ConfigError("network_file", f"{where}: cannot connect node {head} to node {other}")
+            if head_type == "router" and kind == "router":
+                if other == head:
+                    raise ConfigError("network_file", f"{where}: router {head} is linked to itself")
+                edges.add((min(head, other), max(head, other)))
+                router_lat[(head, other)] = lat
+                continue
+            node, router = (other, head) if head_type == "router" else (head, other)
+            if nodes.get(node, router) != router:
+                raise ConfigError("network_file", f"{where}: node {node} is connected to routers {nodes[node]} "
+                                                  f"and {router}")
+            nodes[node] = router
+            node_lat[node] = lat
+    return edges, nodes, router_lat, node_lat
+
+
+def anynet_topology(edges: set[tuple[int, int]], nodes: dict[int, int], router_lat: dict[tuple[int, int], int],
+                    node_lat: dict[int, int]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """fastnet's graph kind for an anynet network: p nodes on every router, router r holding nodes r*p..r*p+p-1,
+    one latency for every router link and one for every node link."""
+    routers = sorted({r for e in edges for r in e} | set(nodes.values()))
+    if not nodes or routers != list(range(len(routers))):
+        raise ConfigError("network_file", "routers must be numbered 0, 1, ... and nodes attached to them")
+    per: dict[int, list[int]] = {r: [] for r in routers}
+    for node, r in nodes.items():
+        per[r].append(node)
+    counts = sorted({len(v) for v in per.values()})
+    if len(counts) != 1:
+        raise ConfigError("network_file", f"routers have {counts[0]} to {counts[-1]} nodes; fastnet's graph kind "
+                                          "needs the same number of nodes on every router")
+    p = counts[0]
+    for r, ns in per.items():
+        if sorted(ns) != list(range(r * p, r * p + p)):
+            raise ConfigError("network_file", f"router {r} holds nodes {sorted(ns)}; fastnet numbers the nodes of "
+                                              f"router r as r*{p} .. r*{p}+{p - 1}: renumber them so")
+    lats = {router_lat.get((u, v), 1) for u, v in edges} | {router_lat.get((v, u), 1) for u, v in edges}
+    if len(lats) > 1:
+        raise ConfigError("network_file", f"router channel latencies differ ({sorted(lats)}, both directions "
+                                          "counted, 1 where not given); fastnet's graph kind has one")
+    node_lats = set(node_lat.values())
+    if len(node_lats) > 1:
+        raise ConfigError("network_file", f"node channel latencies differ ({sorted(node_lats)}); fastnet has one")
+    links: dict[str, Any] = {"latency": lats.pop() if lats else 1}
+    injection = node_lats.pop()
+    if injection != links["latency"]:
+        links["latency_injection"] = injection
+    return {"kind": "graph", "edges": [list(e) for e in sorted(edges)], "p": p}, links
+
+
+def _routing(b: dict[str, Value], topo: str) -> dict[str, Any]:
+    name = _string(b, "routing_function")
+    if name == "none":
+        raise ConfigError("routing_function", "not set: BookSim2 needs one (its default, none, names none)")
+    mapped = ROUTING[topo]
+    if name not in mapped:
+        raise ConfigError("routing_function", f"{name} on {topo} has no fastnet equivalent; mapped here: "
+                                              + ", ".join(mapped))
+    for key in ("vc_allocator", "sw_allocator"):
+        if b[key] not in ALLOCATORS:
+            raise ConfigError(key, f"{b[key]!r} does not map: fastnet's allocator is separable input-first with "
+                                   "round-robin arbiters (separable_input_first, islip)")
+    return dict(mapped[name])
+
+
+def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str, Any]:
+    delay = sum(_int(b, key, 0) for key in ("routing_delay", "vc_alloc_delay", "sw_alloc_delay",
+                                            "st_prepare_delay", "st_final_delay"))
+    speedup = _number(b, "internal_speedup")
+    router: dict[str, Any] = {"buffer_phits": _int(b, "vc_buf_size", 1), "delay": delay, "speedup": float(speedup),
+                              "alloc_iters": _int(b, "alloc_iters", 1), "credit_delay": _int(b, "credit_delay", 0)}
+    vcs = _int(b, "num_vcs", 1)
+    if topo != "dragonflynew":
+        router["vcs"] = vcs  # fastnet splits a port's VCs among the routing's classes as BookSim2 does
+        return router
+    # BookSim2's dragonflynew routings fix the VC by phase (min: 0 before the global hop, 1 after; ugal: 0-2),
+    # which fastnet's "auto" VC layout reproduces; extra VCs are used only where packets are injected (at random)
+    need = 3 if routing["algorithm"] == "ugal_l" else 2
+    if routing["algorithm"] == "ugal_l" and vcs != 3:
+        raise ConfigError("num_vcs", f"BookSim2's ugal_dragonflynew needs exactly 3 VCs (got {vcs})")
+    if vcs < need:
+        raise ConfigError("num_vcs", f"BookSim2's min_dragonflynew uses VCs 0 and 1: it needs >= 2 (got {vcs})")
+    if vcs > need:
+        router["vcs_injection"] = vcs
+    return router
+
+
+def _traffic(b: dict[str, Value], topo: str) -> dict[str, Any]:
+    name = _string(b, "traffic")
+    if name not in PATTERNS:
+        raise ConfigError("traffic", f"{name!r} has no fastnet pattern; mapped: " + ", ".join(PATTERNS))
+    if name == "tornado" and topo not in ("torus", "mesh"):
+        raise ConfigError("traffic", f"BookSim2's tornado is defined on k-ary n-cube digits; not mapped on {topo}")
+    size = b["packet_size"]
+    if isinstance(size, list) and len(size) == 1:
+        size = size[0]
+    if not isinstance(size, int) or size < 1:
+        raise ConfigError("packet_size", f"fastnet has one packet size: an integer >= 1 (got {size!r})")
+    rate = _number(b, "injection_rate")
+    flits = _int(b, "injection_rate_uses_flits", 0)
+    load = rate if flits else rate * size  # fastnet's load is phits (flits) per node per cycle
+    if not 0 < load <= 1:
+        unit = "flits" if flits else f"packets x packet_size {size} ="
+        raise ConfigError("injection_rate", f"{rate} {unit} {load:g} flits/node/cycle; fastnet's load must be in "
+                                            "(0, 1]")
+    return {"pattern": PATTERNS[name], "load": load, "packet_phits": size}
+
+
+def _sim(b: dict[str, Value], given: dict[str, Value]) -> dict[str, Any]:
+    period = _int(b, "sample_period", 1)
+    warmups = _int(b, "warmup_periods", 0)
+    if warmups == 0:
+        raise ConfigError("warmup_periods", "0 makes BookSim2 warm up until its statistics settle; fastnet "
+                                            "warms up for a fixed time: give warmup_periods >= 1")
+    # BookSim2 measures sample after sample until three in a row agree (at least 3 sample periods); fastnet
+    # measures one fixed window: one sample period, but never shorter than fastnet's default window
+    sim: dict[str, Any] = {"warmup": warmups * period, "measure": max(period, MIN_MEASURE)}
+    if "seed" in given:  # absent: fastnet's default seed (BookSim2's seed 0 names a stream of BookSim2's RNG)
+        seed = given["seed"]
+        if seed == "time":
+            raise ConfigError("seed", "time (a new seed every run) does not map: give an integer; fastnet runs "
+                                      "are reproducible")
+        if not isinstance(seed, int) or seed < 0:
+            raise ConfigError("seed", f"must be an integer >= 0 (got {seed!r})")
+        sim["seed"] = seed
+    return sim
+
+
+# ---------------------------------------------------------------- writing TOML
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {v!r} as TOML")
+
+
+def to_toml(cfg: dict[str, dict[str, Any]], header: str = "") -> str:
+    """A fastnet config (sections of scalars and lists) as TOML text."""
+    lines = [f"# {line}" for line in header.splitlines()]
+    for section, values in cfg.items():
+        lines += ["", f"[{section}]"] + [f"{k} = {_toml_value(v)}" for k, v in values.items()]
+    return "\n".join(lines).lstrip("\n") + "\n"

@@ -1,0 +1,341 @@
+"""BookSim2 configs in (fastnet/booksim.py, docs/booksim.md): the language, every mapping, BookSim2's defaults,
+one-line errors for what does not map, and the two reference configs of shared/reference/booksim."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import fastnet
+from fastnet import booksim, config
+from fastnet.cli import app
+from fastnet.errors import ConfigError
+from fastnet.inspect import describe
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT.parent / "shared" / "reference" / "booksim"
+# the torus config of shared/reference/booksim/README.md (torus8x8_dor.csv), at one load
+TORUS_README = ("topology = torus; k = 8; n = 2; routing_function = dim_order;\n"
+                "num_vcs = 2; vc_buf_size = 8; packet_size = 1; sim_type = latency;\n"
+                "traffic = uniform; injection_rate = 0.2;\n")
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def write(tmp_path: Path, text: str, name: str = "booksim.cfg") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def convert(text: str, base: Path = Path(".")) -> dict:
+    return booksim.to_fastnet(booksim.parse(text), base)
+
+
+# ---------------------------------------------------------------- the language
+
+def test_parse_comments_whitespace_and_values():
+    text = """// a line comment
+    topology=torus;k = 4 ;   n =
+       3;   // two statements on a line, one split over lines
+    /* a block comment
+       routing_function = romm; */
+    routing_function = dim_order; traffic = "uniform";
+    injection_rate = .25; internal_speedup = 2.0; credit_delay = -1; latency_thres = 1e3;
+    watch_out = -; network_file = ../nets/a-b.txt; packet_size = {1,2};
+    k = 8;  // a later statement wins
+    """
+    got = booksim.parse(text)
+    assert got == {"topology": "torus", "k": 8, "n": 3, "routing_function": "dim_order", "traffic": "uniform",
+                   "injection_rate": 0.25, "internal_speedup": 2.0, "credit_delay": -1, "latency_thres": 1000.0,
+                   "watch_out": "-", "network_file": "../nets/a-b.txt", "packet_size": [1, 2]}
+    assert isinstance(got["k"], int) and isinstance(got["internal_speedup"], float)
+
+
+@pytest.mark.parametrize("text,line", [("k = 4;\nn = 2\n", 2), ("k = 4;\n\nk 4;", 3), ("= 4;", 1),
+                                       ("/* unclosed\nk = 4;", 1)])
+def test_parse_errors_name_the_line(text, line):
+    with pytest.raises(ConfigError, match=f"line {line}: expected `key = value;`"):
+        booksim.parse(text)
+
+
+def test_detection():
+    assert booksim.looks_like_booksim("topology = torus;\n// c\n")
+    assert booksim.looks_like_booksim((REFERENCE / "dragonfly_k4_uniform_min_0.3.cfg").read_text()) \
+        if REFERENCE.exists() else True
+    assert not booksim.looks_like_booksim("[topology]\nkind = \"torus\"\n")  # TOML
+    assert not booksim.looks_like_booksim("k = 4\n")  # valid TOML stays TOML
+    assert not booksim.looks_like_booksim("")
+    assert not booksim.looks_like_booksim("hello world;")
+    assert booksim.looks_like_booksim("k = 4;\nn 2;")  # BookSim2 with a syntax error: parse reports the line
+
+
+# ---------------------------------------------------------------- mappings
+
+def test_booksim_defaults():
+    """Only routing_function given: BookSim2's 8x8 torus, 16 VCs of 8 flits, 4-stage router, uniform 0.1."""
+    cfg = convert("routing_function = dim_order;")
+    assert cfg == {
+        "topology": {"kind": "torus", "dims": [8, 8], "p": 1},
+        "router": {"buffer_phits": 8, "delay": 4, "speedup": 1.0, "alloc_iters": 1, "credit_delay": 0, "vcs": 16},
+        "links": {"latency": 2, "latency_injection": 1},
+        "routing": {"algorithm": "dor"},
+        "traffic": {"pattern": "uniform", "load": 0.1, "packet_phits": 1},
+        "sim": {"warmup": 3000, "measure": 10000},  # 3 x 1000; the window never shorter than fastnet's default
+    }
+    config.resolve(cfg)
+
+
+@pytest.mark.parametrize("text,topology,links", [
+    ("topology = dragonflynew; k = 3; n = 1; routing_function = min;",
+     {"kind": "dragonfly", "p": 3, "a": 6, "h": 3, "arrangement": "consecutive"},
+     {"latency": 1, "latency_local": 10, "latency_global": 100}),
+    ("topology = torus; k = 4; n = 3; routing_function = dim_order;",
+     {"kind": "torus", "dims": [4, 4, 4], "p": 1}, {"latency": 2, "latency_injection": 1}),
+    ("topology = torus; k = 4; n = 1; use_noc_latency = 0; routing_function = dim_order;",
+     {"kind": "torus", "dims": [4], "p": 1}, {"latency": 1, "latency_injection": 1}),
+    ("topology = mesh; k = 5; n = 2; routing_function = dim_order;",
+     {"kind": "mesh", "dims": [5, 5], "p": 1}, {"latency": 1, "latency_injection": 1}),
+    ("topology = fattree; k = 4; n = 3; routing_function = nca;",
+     {"kind": "fattree", "k": 4, "n": 3}, {"latency": 1}),
+])
+def test_topologies_and_channel_latencies(text, topology, links):
+    cfg = convert(text)
+    assert cfg["topology"] == topology and cfg["links"] == links
+    config.resolve(cfg)
+
+
+ANYNET = "router 0 node 0 node 1 node 2 router 1\nrouter 1 node 3 node 4 node 5\n\n" \
+         "router 2 node 6 node 7 node 8 router 1 router 0\n"  # BookSim2's src/examples/anynet/anynet_file
+
+
+def test_anynet(tmp_path):
+    (tmp_path / "net").write_text(ANYNET)
+    cfg = convert("topology = anynet; network_file = net; routing_function = min; num_vcs = 4;", tmp_path)
+    assert cfg["topology"] == {"kind": "graph", "edges": [[0, 1], [0, 2], [1, 2]], "p": 3}
+    assert cfg["links"] == {"latency": 1} and cfg["router"]["vcs"] == 4 and cfg["routing"] == {"algorithm": "min"}
+    assert describe(config.resolve(cfg))["nodes"] == 9
+    (tmp_path / "net").write_text("router 0 router 1 5 node 0 3 node 1 3\nrouter 1 router 0 5 node 2 3 node 3 3\n")
+    cfg = convert("topology = anynet; network_file = net; routing_function = min;", tmp_path)
+    assert cfg["topology"]["edges"] == [[0, 1]] and cfg["links"] == {"latency": 5, "latency_injection": 3}
+
+
+@pytest.mark.parametrize("net,why", [
+    ("router 0 node 0 node 1 router 1\nrouter 1 node 2\n", "same number of nodes"),
+    ("router 0 node 1 router 1\nrouter 1 node 0\n", "renumber"),
+    ("router 0 node 0 router 1 7\nrouter 1 node 1\n", "latencies differ"),  # 7 one way, 1 back
+    ("router 0 node 0 node 1\nrouter 1 node 1\n", "connected to routers"),
+    ("switch 0 node 0\n", "line 1"),
+])
+def test_anynet_errors(tmp_path, net, why):
+    (tmp_path / "net").write_text(net)
+    with pytest.raises(ConfigError, match=why) as e:
+        convert("topology = anynet; network_file = net; routing_function = min;", tmp_path)
+    assert e.value.field == "network_file"
+
+
+@pytest.mark.parametrize("topology,function,routing", [
+    ("dragonflynew", "min", {"algorithm": "min"}),
+    ("dragonflynew", "ugal", {"algorithm": "ugal_l", "ugal_vcs": "booksim"}),
+    ("torus", "dim_order", {"algorithm": "dor"}),
+    ("torus", "min_adapt", {"algorithm": "adaptive"}),
+    ("torus", "valiant", {"algorithm": "val"}),
+    ("mesh", "dim_order", {"algorithm": "dor"}),
+    ("mesh", "dor", {"algorithm": "dor"}),
+    ("mesh", "min_adapt", {"algorithm": "adaptive"}),
+    ("mesh", "valiant", {"algorithm": "val"}),
+    ("fattree", "nca", {"algorithm": "updown", "up_port": "random"}),
+    ("fattree", "anca", {"algorithm": "updown", "up_port": "adaptive"}),
+])
+def test_routing_functions(topology, function, routing):
+    vcs = "num_vcs = 3;" if function == "ugal" else ""
+    cfg = convert(f"topology = {topology}; k = 4; n = {1 if topology == 'dragonflynew' else 2}; "
+                  f"routing_function = {function}; {vcs}")
+    assert cfg["routing"] == routing
+    config.resolve(cfg)
+
+
+def test_router_keys():
+    cfg = convert("routing_function = dim_order; num_vcs = 6; vc_buf_size = 32; routing_delay = 2; "
+                  "vc_alloc_delay = 3; sw_alloc_delay = 1; st_prepare_delay = 1; st_final_delay = 2; "
+                  "credit_delay = 5; internal_speedup = 1.5; alloc_iters = 2; vc_allocator = separable_input_first; "
+                  "sw_allocator = islip;")
+    assert cfg["router"] == {"buffer_phits": 32, "delay": 9, "speedup": 1.5, "alloc_iters": 2, "credit_delay": 5,
+                             "vcs": 6}
+
+
+def test_dragonfly_vcs():
+    """dragonflynew's routings fix the VC by phase: fastnet's auto layout; extra VCs only add injection VCs."""
+    base = "topology = dragonflynew; k = 2; n = 1; routing_function = min;"
+    assert "vcs" not in convert(base + "num_vcs = 2;")["router"]
+    router = convert(base + "num_vcs = 4;")["router"]
+    assert "vcs" not in router and router["vcs_injection"] == 4
+    assert "vcs_injection" not in convert(base.replace("min", "ugal") + "num_vcs = 3;")["router"]
+
+
+@pytest.mark.parametrize("text,traffic", [
+    ("traffic = uniform; injection_rate = 0.3; packet_size = 1;", ("uniform", 0.3, 1)),
+    ("traffic = bitcomp; injection_rate = 0.05; packet_size = 4;", ("bitcomp", 0.2, 4)),  # packets x size
+    ("traffic = transpose; injection_rate = 0.4; packet_size = 4; injection_rate_uses_flits = 1;",
+     ("transpose", 0.4, 4)),
+    ("traffic = tornado; injection_rate = {0.25};", ("tornado", 0.25, 1)),
+    ("traffic = randperm; perm_seed = 3;", ("permutation", 0.1, 1)),
+])
+def test_traffic(text, traffic):
+    cfg = convert("routing_function = dim_order;" + text)
+    assert (cfg["traffic"]["pattern"], cfg["traffic"]["load"], cfg["traffic"]["packet_phits"]) == \
+        pytest.approx(traffic)
+
+
+def test_measurement():
+    cfg = convert("routing_function = dim_order; warmup_periods = 2; sample_period = 20000; seed = 7;")
+    assert cfg["sim"] == {"warmup": 40000, "measure": 20000, "seed": 7}
+    assert convert("routing_function = dim_order; sample_period = 100;")["sim"] == {"warmup": 300,
+                                                                                      "measure": 10000}
+
+
+def test_keys_without_effect_are_accepted():
+    cfg = convert("routing_function = dim_order; watch_out = -; sim_count = 1; priority = none; "
+                  "input_speedup = 1; output_speedup = 1; max_samples = 10; latency_thres = 500.0; "
+                  "print_csv_results = 1; stats_out = stats.m; hold_switch_for_packet = 1; vct = 1; "
+                  "wait_for_tail_credit = 0; sim_type = latency; router = iq;")
+    assert cfg == convert("routing_function = dim_order;")
+
+
+# ---------------------------------------------------------------- errors through the CLI
+
+@pytest.mark.parametrize("text,key", [
+    ("topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2; routing_function = ran_min;",
+     "topology"),
+    ("topology = hypercube; routing_function = min;", "topology"),
+    ("routing_function = romm;", "routing_function"),
+    ("topology = dragonflynew; k = 4; n = 1; routing_function = valiant;", "routing_function"),
+    ("traffic = uniform;", "routing_function"),  # BookSim2's default routing_function is none
+    ("routing_function = dim_order; traffic = shuffle;", "traffic"),
+    ("routing_function = dim_order; traffic = tornado(4,2);", "traffic"),
+    ("topology = fattree; routing_function = nca; traffic = tornado;", "traffic"),
+    ("routing_function = dim_order; seed = time;", "seed"),
+    ("routing_function = dim_order; vc_allocator = wavefront;", "vc_allocator"),
+    ("routing_function = dim_order; sw_allocator = max_size;", "sw_allocator"),
+    ("routing_function = dim_order; priority = age;", "priority"),
+    ("routing_function = dim_order; sim_count = 2;", "sim_count"),
+    ("routing_function = dim_order; input_speedup = 2;", "input_speedup"),
+    ("routing_function = dim_order; wait_for_tail_credit = 1;", "wait_for_tail_credit"),
+    ("routing_function = dim_order; sim_type = batch;", "sim_type"),
+    ("routing_function = dim_order; colour = red;", "colour"),
+    ("routing_function = dim_order; injection_rate = 0.5; packet_size = 4;", "injection_rate"),
+    ("routing_function = dim_order; injection_rate = {0.1,0.2};", "injection_rate"),
+    ("routing_function = dim_order; packet_size = {1,4};", "packet_size"),
+    ("routing_function = dim_order; warmup_periods = 0;", "warmup_periods"),
+    ("routing_function = dim_order; packet_size = 10;", "vc_buf_size"),  # BookSim2's 8-flit default buffers
+    ("routing_function = dim_order; k = four;", "k"),
+    ("routing_function = dim_order; c = 4;", "c"),
+    ("topology = dragonflynew; k = 4; n = 2; routing_function = min;", "n"),
+    ("topology = dragonflynew; k = 4; n = 1; routing_function = ugal; num_vcs = 2;", "num_vcs"),
+    ("topology = dragonflynew; k = 4; n = 1; routing_function = min; num_vcs = 1;", "num_vcs"),
+    ("topology = anynet; routing_function = min;", "network_file"),
+    ("topology = torus; k = 4;\nrouting_function dim_order;", "config"),
+])
+@pytest.mark.parametrize("command", ["run", "convert"])
+def test_unmappable_is_one_line_exit_2(tmp_path, text, key, command):
+    result = invoke(command, write(tmp_path, text))
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: {key}: "), result.output
+    assert "Traceback" not in result.output
+    if key == "config":
+        assert "line 2: expected `key = value;`" in result.output
+
+
+def test_convert_refuses_toml(tmp_path):
+    result = invoke("convert", write(tmp_path, '[topology]\nkind = "torus"\n', "run.toml"))
+    assert result.exit_code == 2 and "not a BookSim2 config" in result.output
+
+
+# ---------------------------------------------------------------- the CLI
+
+def test_convert_writes_toml_that_resolves_the_same(tmp_path):
+    cfg = write(tmp_path, TORUS_README)
+    out = tmp_path / "run.toml"
+    result = invoke("convert", cfg, "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert config.load_config(out) == config.resolve(booksim.read_file(cfg))
+    printed = invoke("convert", cfg)
+    assert printed.exit_code == 0 and printed.output == out.read_text()
+
+
+def test_info_and_overrides(tmp_path):
+    cfg = write(tmp_path, TORUS_README)
+    facts = json.loads(invoke("info", cfg, "--json").output)
+    assert facts["routers"] == 64 and facts["nodes"] == 64
+    facts = json.loads(invoke("info", cfg, "--set", "topology.dims=[4,4]", "--json").output)  # fastnet field
+    assert facts["routers"] == 16
+    facts = json.loads(invoke("info", cfg, "--set", "k=4", "--set", "n=3", "--json").output)  # BookSim2 keys
+    assert facts["routers"] == 64 and facts["diameter"] == 6
+
+
+def test_run_end_to_end(tmp_path):
+    """A short BookSim2 config run through `fastnet run --json`, with a fastnet override on top."""
+    cfg = write(tmp_path, "topology = mesh; k = 4; n = 2; routing_function = dim_order; num_vcs = 2;\n"
+                          "traffic = uniform; injection_rate = 0.1; warmup_periods = 2; sample_period = 100;\n")
+    result = invoke("run", cfg, "--json", "--set", "sim.measure=500", "--set", "sim.drain=500")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output.strip().splitlines()[-1])
+    assert summary["packets_delivered"] > 0 and summary["cycles"] <= 200 + 500 + 500
+    assert summary["offered_phits_per_node_cycle"] == pytest.approx(0.1, rel=0.3)
+
+
+# ---------------------------------------------------------------- shared/reference/booksim
+
+def needs_reference() -> None:
+    if not REFERENCE.exists():
+        pytest.skip("shared/reference is not next to this checkout")
+
+
+def test_dragonfly_reference_is_the_embedded_default():
+    """BookSim2's dragonfly speed reference converts to exactly `fastnet run`'s embedded default."""
+    needs_reference()
+    cfg = booksim.read_file(REFERENCE / "dragonfly_k4_uniform_min_0.3.cfg")
+    assert config.resolve(cfg) == config.resolve(config.read_toml(config.DEFAULT_CONFIG))
+
+
+def torus_script():
+    sys.path.insert(0, str(ROOT / "docs" / "validation"))
+    try:
+        return importlib.import_module("booksim_torus")
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "validation"))
+
+
+def test_torus_readme_config_is_the_validation_config(tmp_path):
+    """The README's torus config at load 0.2 is docs/validation/booksim_torus.py's config for that point (but
+    the drain, a bound BookSim2 does not have), and `fastnet run` on it gives the script's results."""
+    needs_reference()
+    script = config.resolve(torus_script().config("uniform", "dor", 0.2))
+    ours = config.resolve(booksim.read_file(write(tmp_path, TORUS_README)))
+    assert ours["sim"].pop("drain") >= script["sim"].pop("drain")
+    assert ours == script
+    result = invoke("run", write(tmp_path, TORUS_README), "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output.strip().splitlines()[-1])
+    from fastnet.results import summary as summarize
+    expected = summarize(fastnet.run(torus_script().config("uniform", "dor", 0.2)))
+    summary.pop("wall_seconds"), expected.pop("wall_seconds")
+    assert summary == expected  # cycles too: the drain ends when the last measured packet arrives
+
+
+def test_reference_configs_convert_or_refuse():
+    needs_reference()
+    for path in sorted(REFERENCE.glob("*.cfg")):
+        if path.name.startswith("c_flatfly"):
+            with pytest.raises(ConfigError, match="flatfly"):
+                booksim.read_file(path, ["injection_rate=0.3"])
+        else:
+            config.resolve(booksim.read_file(path, ["injection_rate=0.3"]))
