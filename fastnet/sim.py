@@ -8,6 +8,7 @@ labelled dataset of results.py.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,30 +123,59 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     return Simulation(cfg=cfg, net=net, routes=routes, params=prm, traffic=tr, state=st, workload=wl)
 
 
+def _loop_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
+    """The cycle loop kernel this run calls, and the numba signature it calls it with."""
+    import numba
+
+    from .kernels.cycle import cycle_loop
+
+    args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.cycle, s.cycle, True)
+    return cycle_loop(s.closed_loop, s.params.routing), tuple(numba.typeof(a) for a in args)
+
+
+def compile_kernels(s: Simulation) -> None:
+    """Compile the cycle loop this run needs, or load it from numba's cache (the first run of a routing
+    algorithm compiles it: seconds; later ones load it). simulate() calls it; the CLI calls it first to say so."""
+    loop, sig = _loop_and_signature(s)
+    if sig not in loop.overloads:
+        loop.compile(sig)
+
+
+def _compile_audit(s: Simulation) -> threading.Thread:
+    """Compile (or load) the end-of-run audit in a thread: the cycle loop releases the GIL, so on a cold cache
+    the audit compiles while the simulation runs instead of after it."""
+    import numba
+
+    from .kernels.audit import audit
+
+    sig = (numba.typeof(s.params), numba.typeof(s.state))
+    thread = threading.Thread(target=audit.compile, args=(sig,), name="fastnet-audit-compile", daemon=True)
+    thread.start()
+    return thread
+
+
 def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None) -> Simulation:
     """Run warm-up, measurement window and drain (open loop) or the workload to its end (closed loop); raise
     DeadlockError, WorkloadError or ConservationError if they occur."""
-    from .kernels.cycle import DEADLOCK, DRAINED, FAILED, FINISHED, GROW, pools_low, run_chunk
+    from .kernels.cycle import DEADLOCK, DRAINED, FAILED, FINISHED, GROW
     from .kernels.state import C_CREATED, C_DELIVERED, grow
     from .workloads.build import grow_messages
-    from .workloads.kernel import workload_low
     from .workloads.state import ERRORS, WC_ERROR, WC_FINISHED
 
     prm = s.params
     end = prm.w1 if s.closed_loop else prm.w1 + s.cfg["sim"]["drain"]
     t = s.cycle
+    compile_kernels(s)
+    run_chunk = _loop_and_signature(s)[0]
+    auditing = _compile_audit(s)
     while t < end:
         t1 = min(end, t + CHUNK)
-        status, t = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True)
+        status, t, low = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True)
         s.cycle = t
-        if status == GROW:
-            low = pools_low(s.state.ctr, len(s.state.nd), len(s.state.pt))
-            w = s.workload
-            wlow = workload_low(w.wc, s.state.ctr, w.n_tasks * w.packets_per_message, w.msg_headroom) \
-                if s.closed_loop else 0
-            if low or wlow & 1:
-                s.state = grow(s.state, packets=bool(low & 1 or wlow & 1), events=bool(low & 2))
-            if wlow & 2:
+        if status == GROW:  # low: 1 packets, 2 events, 4 packets for the workload, 8 its message pool
+            if low & 7:
+                s.state = grow(s.state, packets=bool(low & 5), events=bool(low & 2))
+            if low & 8:
                 s.workload = grow_messages(s.workload)
         elif status == DEADLOCK:
             if s.closed_loop and s.state.ctr[C_CREATED] == s.state.ctr[C_DELIVERED]:
@@ -159,6 +189,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None) 
             progress(t, end)
     if s.closed_loop and not s.workload.wc[WC_FINISHED]:
         raise WorkloadError(f"workload did not finish within sim.max_cycles = {end}")
+    auditing.join()
     check_conservation(s)
     return s
 

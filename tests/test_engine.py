@@ -11,7 +11,7 @@ from fastnet.build.network import LOCAL
 from fastnet.build.routing import is_table
 from fastnet.build.vcs import VCP_NONE
 from fastnet.errors import DeadlockError
-from fastnet.kernels.cycle import run_chunk
+from fastnet.kernels.cycle import cycle_loop
 from fastnet.kernels.pool import new_packet
 from fastnet.kernels.routing import distance
 from fastnet.kernels.state import (
@@ -46,7 +46,7 @@ def single_packets(cfg: dict, pairs: list[tuple[int, int]], size: int):
         new_packet(st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm, src, dst, size, t)
         delivered = st.ctr[C_DELIVERED]
         while st.ctr[C_DELIVERED] == delivered:
-            _, t = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, st, t, t + 50, False)
+            _, t, _ = cycle_loop(False, prm.routing)(s.net.topo, s.routes, prm, s.traffic, s.workload, st, t, t + 50, False)
         d = st.sc - before
         out.append((d[S_LAT_SUM], d[S_NET_SUM], d[S_HOPS_SUM], d[S_HOPS_LOCAL], d[S_HOPS_GLOBAL]))
     return s, np.array(out)

@@ -1,4 +1,5 @@
-"""All numba options in one place. Kernels use `@jit`; helpers called inside loops use `@jit_inline`.
+"""All numba options in one place. Kernels use `@jit`; helpers called inside loops use `@jit_inline`. Both compile
+through `_PrunedInlining`, numba's pipeline with an inlining pass that keeps the cold start short (below).
 
 numba's cache only checks the source file of the function it compiled, not the files of the functions it
 inlined or the constants it froze: editing kernels/routing.py would leave a stale cycle loop in the cache. So
@@ -14,7 +15,13 @@ from pathlib import Path
 
 import numba
 import numba.extending
-from numba.core import cgutils
+from numba.core import cgutils, ir, postproc
+from numba.core.analysis import compute_cfg_from_blocks, dead_branch_prune
+from numba.core.compiler import CompilerBase, DefaultPassBuilder
+from numba.core.compiler_machinery import register_pass
+from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
+from numba.core.ir_utils import build_definitions, guard, simplify_CFG
+from numba.core.untyped_passes import InlineInlinables
 
 CACHE = os.environ.get("FASTNET_NUMBA_CACHE", "1") != "0"
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -31,23 +38,21 @@ def _source_hash() -> str:
 
 
 def _cache_dir() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "fastnet"
-    if not os.access(base.parent if not base.exists() else base, os.W_OK):
+    """~/.cache/fastnet/numba-<hash> (created here), else the package's __pycache__ if that cannot be written.
+    Creating it rather than testing whether ~/.cache exists keeps the choice the same in every process: on a
+    fresh machine another library may create ~/.cache mid-run, and sweep workers started after it would
+    otherwise look for their kernels in a different, empty cache."""
+    folder = f"numba-{_source_hash()}"
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fastnet"
+    try:
+        (base / folder).mkdir(parents=True, exist_ok=True)
+    except OSError:
         base = _PACKAGE / "__pycache__"
-    return base / f"numba-{_source_hash()}"
+    return base / folder
 
 
 if CACHE and not os.environ.get("NUMBA_CACHE_DIR"):
     numba.config.CACHE_DIR = str(_cache_dir())
-
-jit = numba.njit(cache=CACHE, nogil=True)
-
-jit_parallel = numba.njit(cache=CACHE, nogil=True, parallel=True)
-
-# Small helpers called inside hot loops are inlined at numba-IR level: a non-inlined call passes each array of
-# its arguments as a dozen scalars and touches its reference count (UGAL's decision as a call cost 1.76x MIN's
-# time per cycle, inlined 1.34x).
-jit_inline = numba.njit(cache=CACHE, nogil=True, inline="always")
 
 
 @numba.extending.intrinsic
@@ -70,3 +75,76 @@ def borrow(typingctx, tup):
         return out
 
     return tup(tup), codegen
+
+
+# ---------------------------------------------------------------- inlining: the compile time of a cold start
+# numba's own inlining pass fetches each `inline="always"` callee by running the whole untyped pipeline on it,
+# inlining included, once per call site: a helper nested n levels deep is expanded once per path to it, and the
+# cycle loop's routing alone took 40 of its 68 cold seconds. It also inlines everything before it prunes dead
+# branches. The pass below inlines one level at a time (a callee comes back with its own calls not yet inlined)
+# and prunes branches on constants before each level, so the cycle loop is compiled in seconds and a loop
+# specialised on a constant (cycle.cycle_loop's routing and open/closed loop) never inlines, types or compiles
+# the branches that constant rules out. Same IR in the end, for what survives; same machine code.
+
+
+def _untyped_without_inlining(state):
+    pm = DefaultPassBuilder.define_untyped_pipeline(state)
+    pm.passes = [(p, d) for p, d in pm.passes if p is not InlineInlinables]
+    return pm
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class _PruneThenInline(InlineInlinables):
+    """numba's inlining pass, one level per round, with dead branches pruned before each round (see above)."""
+
+    _name = "fastnet_prune_then_inline"
+
+    def run_pass(self, state):  # noqa: D102 - see the class
+        worker = InlineWorker(state.typingctx, state.targetctx, state.locals, state.pipeline, state.flags,
+                              validator=callee_ir_validator)
+        worker._compiler_pipeline = _untyped_without_inlining  # a callee's own calls wait for the next round
+        func_ir = state.func_ir
+        modified = False
+        while True:
+            dead_branch_prune(func_ir, state.args)
+            func_ir._definitions = build_definitions(func_ir.blocks)
+            inlined = False
+            for block in list(func_ir.blocks.values()):
+                for i, instr in enumerate(block.body):
+                    if isinstance(instr, ir.Assign) and isinstance(instr.value, ir.Expr) and instr.value.op == "call":
+                        # an empty work list: what the callee calls is inlined next round, after pruning
+                        if guard(self._do_work, state, [], block, i, instr.value, worker):
+                            inlined = True
+                            break  # the block was split
+            if not inlined:
+                break
+            modified = True
+        if modified:  # the clean-up of numba's pass
+            cfg = compute_cfg_from_blocks(func_ir.blocks)
+            for dead in cfg.dead_nodes():
+                del func_ir.blocks[dead]
+            postproc.PostProcessor(func_ir).run()
+            func_ir.blocks = simplify_CFG(func_ir.blocks)
+        return True
+
+
+class _PrunedInlining(CompilerBase):
+    """numba's nopython pipeline with `_PruneThenInline` in place of its inlining pass (numba's documented way
+    to change a pipeline: `pipeline_class`)."""
+
+    def define_pipelines(self):  # noqa: D102
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        i = [p for p, _ in pm.passes].index(InlineInlinables)
+        pm.passes[i] = (_PruneThenInline, pm.passes[i][1])
+        pm.finalize()
+        return [pm]
+
+
+jit = numba.njit(cache=CACHE, nogil=True, pipeline_class=_PrunedInlining)
+
+jit_parallel = numba.njit(cache=CACHE, nogil=True, parallel=True)
+
+# Small helpers called inside hot loops are inlined at numba-IR level: a non-inlined call passes each array of
+# its arguments as a dozen scalars and touches its reference count (UGAL's decision as a call cost 1.76x MIN's
+# time per cycle, inlined 1.34x).
+jit_inline = numba.njit(cache=CACHE, nogil=True, inline="always", pipeline_class=_PrunedInlining)

@@ -28,6 +28,8 @@ to a stage costs no reference counting; stages pass plain arrays to the helpers 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..build.network import N_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_ROUTER
@@ -194,7 +196,7 @@ def blocked_until(pt, prm, p, o, own_link):
 
 
 @jit_inline
-def request_round(topo, rt, prm, st, t, stamp, n0):
+def request_round(topo, rt, prm, st, t, stamp, n0, routing):
     """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
     multiple ejection, every input asking for its node's ejection port wins it). Appends the granted input
@@ -213,8 +215,8 @@ def request_round(topo, rt, prm, st, t, stamp, n0):
         if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
             if pk[h, PK_OUT] < 0 or prm.reroute:
                 before = pk[h, PK_OUT]
-                route(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, pt, prm, pk, st.rng_router, st.buf,
-                      st.buf2, port[p, P_ROUTER], h)
+                route(routing, ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, pt, prm, pk, st.rng_router,
+                      st.buf, st.buf2, port[p, P_ROUTER], h)
                 if before >= 0:
                     pt[before, PT_WAIT] -= pk[h, PK_SIZE]
                 pt[pk[h, PK_OUT], PT_WAIT] += pk[h, PK_SIZE]
@@ -277,12 +279,12 @@ def request_round(topo, rt, prm, st, t, stamp, n0):
 
 
 @jit_inline
-def allocate(topo, rt, prm, st, t):
+def allocate(topo, rt, prm, st, t, routing):
     """Separable input-first allocation with `iters` iterations; fills st.grants, returns their count."""
     n = 0
     for _ in range(prm.iters):
         st.ctr[C_STAMP] += 1
-        m = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n)
+        m = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing)
         n += m
         if m == 0:
             break
@@ -364,40 +366,56 @@ def pools_low(ctr, n_nodes, n_ports):
     return low
 
 
-@jit
-def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained):
-    """Advance cycles t0..t1-1. Returns (status, next cycle). Stops early to grow pools, on a deadlock, once the
-    window has ended and every measured packet is delivered (when stop_when_drained), or when the closed-loop
-    workload `wl` has finished or failed."""
-    topo, rt, tr, wl, st = borrow(topo), borrow(rt), borrow(tr), borrow(wl), borrow(st)
-    ctr, wheel, wc = st.ctr, st.wheel, wl.wc
-    n_nodes, n_ports = len(st.nd), len(st.pt)
-    packets_needed, msg_headroom = wl.n_tasks * wl.packets_per_message, wl.msg_headroom
-    closed = wl.kind != W_OPEN_LOOP
-    for t in range(t0, t1):
-        if pools_low(ctr, n_nodes, n_ports) != 0 or (closed and workload_low(wc, ctr, packets_needed, msg_headroom)):
-            return GROW, t
-        # the router pipeline, one stage at a time; a stage with nothing to do is skipped
-        if wheel[t & prm.wheel_mask] >= 0:
-            fire_events(prm, st, wl.kind, wl.msg, wc, wl.inbox, t)
-        if not closed:
-            generate_open_loop(tr, prm, st, t)
-        elif workload_due(wc, ctr, t):
-            advance_workload(wl, prm, st, t)
-        if ctr[C_N_ACTIVE_NODES] > 0:
-            inject(topo, rt, prm, st, t)
-        if ctr[C_N_ACTIVE] > 0:
-            n = allocate(topo, rt, prm, st, t)
-            if n > 0:
-                traverse(topo, prm, st, t, n)
-        if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
-            record_timeseries(prm, st, t)
-        if ctr[C_CREATED] > ctr[C_DELIVERED] and t - ctr[C_LAST_PROGRESS] > prm.watchdog:
-            return DEADLOCK, t + 1
-        if stop_when_drained and t + 1 >= prm.w1 and ctr[C_MEAS_CREATED] == ctr[C_MEAS_DELIVERED]:
-            return DRAINED, t + 1
-        if closed:
-            w = workload_status(wc, ctr, prm.watchdog, t)
-            if w != WS_RUNNING:
-                return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1
-    return OK, t1
+@functools.cache
+def cycle_loop(closed: bool, routing: int):
+    """The cycle loop kernel for open-loop traffic (closed = False) or a closed-loop workload (True), and one routing
+    algorithm (Params.routing), made on first use. Both are constants of the kernel: numba prunes the branches
+    they rule out before inlining what those branches call (_jit._PruneThenInline), so an open-loop run never
+    compiles a workload and a run compiles only its own routing (most of the compile time of a loop serving
+    every case). The kernels are cached on disk like any other, one per combination."""
+
+    @jit
+    def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained):
+        """Advance cycles t0..t1-1. Returns (status, next cycle, low): stops early when a pool runs low (GROW;
+        `low` says which: bits 1 and 2 as pools_low, 4 and 8 as workload_low's bits 1 and 2), on a deadlock, once
+        the window has ended and every measured packet is delivered (when stop_when_drained), or when the
+        closed-loop workload `wl` has finished or failed."""
+        topo, rt, tr, wl, st = borrow(topo), borrow(rt), borrow(tr), borrow(wl), borrow(st)
+        ctr, wheel, wc = st.ctr, st.wheel, wl.wc
+        n_nodes, n_ports = len(st.nd), len(st.pt)
+        packets_needed, msg_headroom = wl.n_tasks * wl.packets_per_message, wl.msg_headroom
+        for t in range(t0, t1):
+            low = pools_low(ctr, n_nodes, n_ports)
+            if closed:
+                low |= workload_low(wc, ctr, packets_needed, msg_headroom) << 2
+            if low != 0:
+                return GROW, t, low
+            # the router pipeline, one stage at a time; a stage with nothing to do is skipped
+            if wheel[t & prm.wheel_mask] >= 0:
+                fire_events(prm, st, wl.kind, wl.msg, wc, wl.inbox, t)
+            if closed:  # (not `if not closed`: numba prunes a branch on a constant, not on its negation)
+                if workload_due(wc, ctr, t):
+                    advance_workload(wl, prm, st, t)
+            else:
+                generate_open_loop(tr, prm, st, t)
+            if ctr[C_N_ACTIVE_NODES] > 0:
+                inject(topo, rt, prm, st, t)
+            if ctr[C_N_ACTIVE] > 0:
+                n = allocate(topo, rt, prm, st, t, routing)
+                if n > 0:
+                    traverse(topo, prm, st, t, n)
+            if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
+                record_timeseries(prm, st, t)
+            if ctr[C_CREATED] > ctr[C_DELIVERED] and t - ctr[C_LAST_PROGRESS] > prm.watchdog:
+                return DEADLOCK, t + 1, 0
+            if stop_when_drained and t + 1 >= prm.w1 and ctr[C_MEAS_CREATED] == ctr[C_MEAS_DELIVERED]:
+                return DRAINED, t + 1, 0
+            if closed:
+                w = workload_status(wc, ctr, prm.watchdog, t)
+                if w != WS_RUNNING:
+                    return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1, 0
+        return OK, t1, 0
+
+    return run_chunk
+
+

@@ -1,6 +1,6 @@
 """Routing algorithms: the route stage decides each head packet's output port and VC class at each router.
 
-`route(...)` dispatches on `prm.routing` (build/vcs.py ROUTING_CODES):
+`route(...)` dispatches on the routing algorithm (`prm.routing`, build/vcs.py ROUTING_CODES):
 
 - min       a uniformly random port among the minimal ones (minimal.py).
 - val       Valiant: a random intermediate (dragonfly: a group, as in the dragonfly literature and FOGSim; fat tree:
@@ -403,21 +403,22 @@ def vc_class(ip, prm, pk, h, part, glob):
 
 
 @jit_inline
-def route(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r, h):
-    """Set PK_OUT and PK_CLS of head packet h at router r."""
+def route(routing, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r, h):
+    """Set PK_OUT and PK_CLS of head packet h at router r. `routing` (= prm.routing) is a constant of the cycle
+    loop (cycle.cycle_loop): every branch that calls an algorithm's helpers compares it with that algorithm's
+    code directly, so the helpers of the others are pruned before they are inlined (_jit._PruneThenInline)."""
     dn = pk[h, PK_DST]
     d = node[dn, N_ROUTER]
     n_routers = len(ps) - 1
-    routing = prm.routing
     kind = ip[IP_KIND]
     valiant = routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G
-    if valiant:
+    if routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G:
         if pk[h, PK_PHASE] == TO_INTER and pk[h, PK_INTER] < 0:  # at the source: choose the route
             if r == d:
                 pk[h, PK_PHASE] = TO_DEST
             elif routing == R_VAL:
                 pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
-            else:
+            elif routing == R_UGAL_L or routing == R_UGAL_G:
                 ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h)
         if pk[h, PK_PHASE] == TO_INTER and reached(ip, r, pk[h, PK_INTER]):
             pk[h, PK_PHASE] = TO_DEST
@@ -446,7 +447,8 @@ def route(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r
                 choice = below(rng, r, n)
             pk[h, PK_INTER] = choice
         out = ksp_walk(ps, port, dist, s, d, prm.hop_limit, pk[h, PK_INTER], pk[h, PK_HOPS], buf, buf2)
-    elif kind == K_FATTREE and (routing == R_UPDOWN or valiant):
+    elif kind == K_FATTREE and (routing == R_UPDOWN or routing == R_VAL or routing == R_UGAL_L
+                                or routing == R_UGAL_G):
         if to_inter:  # up along the unique path to the chosen top switch
             k, S = ip[IP_K], ip[IP_K] ** (ip[IP_N] - 1)
             out = ps[r] + k + ((target % S) // k ** (r // S)) % k
@@ -455,19 +457,20 @@ def route(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r
             if out < 0:
                 out = ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, dn)
     elif (kind == K_TORUS or kind == K_MESH) and routing != R_MIN:
-        if routing == R_ADAPTIVE and pk[h, PK_PHASE] != ESCAPED:
-            n = min_ports(ps, port, dist, ip, alg, r, d, buf)
-            best_room = pk[h, PK_SIZE] - 1  # virtual cut-through: the whole packet must fit
-            for j in range(n):
-                fits = room(port, vc, vcr, prm.vcs, buf[j], prm.n_escape)
-                if fits > best_room:
-                    out, best_room = buf[j], fits
-            if out >= 0:
-                pk[h, PK_OUT] = out
-                pk[h, PK_CLS] = prm.n_escape  # the adaptive class
-                return
+        if routing == R_ADAPTIVE:
+            if pk[h, PK_PHASE] != ESCAPED:
+                n = min_ports(ps, port, dist, ip, alg, r, d, buf)
+                best_room = pk[h, PK_SIZE] - 1  # virtual cut-through: the whole packet must fit
+                for j in range(n):
+                    fits = room(port, vc, vcr, prm.vcs, buf[j], prm.n_escape)
+                    if fits > best_room:
+                        out, best_room = buf[j], fits
+                if out >= 0:
+                    pk[h, PK_OUT] = out
+                    pk[h, PK_CLS] = prm.n_escape  # the adaptive class
+                    return
         out, part = dor_step(ps, ip, alg, pk, rng, r, target, h)
-    elif kind == K_DRAGONFLY and to_inter:
+    elif kind == K_DRAGONFLY and (routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G) and to_inter:
         out, _, _ = df_to_group(ps, port, ip, rng, r, target)
     else:
         n = min_ports(ps, port, dist, ip, alg, r, target, buf)
