@@ -158,8 +158,8 @@ def convert(
     except FastnetError as e:
         fail(str(e))
         return
-    text = _booksim.to_toml(cfg, f"fastnet run config converted from the BookSim2 config {config}\n"
-                                 "(BookSim2's defaults written out; docs/booksim.md has the mapping)")
+    text = _config.to_toml(cfg, f"fastnet run config converted from the BookSim2 config {config}\n"
+                                "(BookSim2's defaults written out; docs/booksim.md has the mapping)")
     if output is None:
         print(text, end="")
         return
