@@ -2,8 +2,8 @@
 
 A config is a dict of sections (`topology`, `router`, `links`, `routing`, `traffic`, `sim`, `workload`). Every key
 has a default below; `resolve()` fills them in, checks each value and raises `ConfigError(field, message)` naming
-the dotted field and what is allowed. `fastnet run` without a config runs `configs/default.toml`, BookSim2's
-dragonfly reference run (shared/reference/booksim/dragonfly_k4_uniform_min_0.3.cfg).
+the dotted field and what is allowed. `fastnet run` with neither a config nor `--set` runs `configs/default.toml`,
+BookSim2's dragonfly reference run (shared/reference/booksim/dragonfly_k4_uniform_min_0.3.cfg).
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ SECTION_ORDER = ("topology", "router", "links", "routing", "traffic", "sim")
 
 
 def defaults(kind: str = "dragonfly") -> dict[str, dict[str, Any]]:
-    """The full default config for a topology kind (the embedded default run when kind is dragonfly)."""
+    """The full default config for a topology kind, unresolved (not the embedded example, whose links are slower)."""
     cfg: dict[str, dict[str, Any]] = {"topology": {"kind": kind}}
     cfg["topology"].update({k: copy.deepcopy(v[0]) for k, v in TOPOLOGY_KINDS[kind].items()})
     for name, keys in SECTIONS.items():
