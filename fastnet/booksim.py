@@ -452,25 +452,3 @@ def _sim(b: dict[str, Value], given: dict[str, Value]) -> dict[str, Any]:
             raise ConfigError("seed", f"must be an integer >= 0 (got {seed!r})")
         sim["seed"] = seed
     return sim
-
-
-# ---------------------------------------------------------------- writing TOML
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    raise TypeError(f"cannot write {v!r} as TOML")
-
-
-def to_toml(cfg: dict[str, dict[str, Any]], header: str = "") -> str:
-    """A fastnet config (sections of scalars and lists) as TOML text."""
-    lines = [f"# {line}" for line in header.splitlines()]
-    for section, values in cfg.items():
-        lines += ["", f"[{section}]"] + [f"{k} = {_toml_value(v)}" for k, v in values.items()]
-    return "\n".join(lines).lstrip("\n") + "\n"

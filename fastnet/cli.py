@@ -31,14 +31,32 @@ def fail(message: str) -> None:
 
 
 def config_from_args(config: Optional[Path], overrides: list[str]) -> dict[str, Any]:
-    """A resolved config: the file (or the embedded default), then each --set override. A BookSim2 config
-    (docs/booksim.md) is converted first; its `--set key=value` items without a section are BookSim2 keys."""
+    """A resolved config: `unresolved_config` checked and filled in with the documented defaults."""
+    return _config.resolve(unresolved_config(config, overrides))
+
+
+def unresolved_config(config: Optional[Path], overrides: list[str]) -> dict[str, Any]:
+    """The config a command's arguments name, before `resolve`: the file, then each --set override. A BookSim2
+    config (docs/booksim.md) is converted first; its `--set key=value` items without a section are BookSim2 keys.
+    Without a file, --set overrides apply to the documented defaults (docs/config.md), as `fastnet.run(dict)`
+    does, so no key of the embedded example leaks into another network; with no --set either, it is the embedded
+    example (configs/default.toml, BookSim2's dragonfly reference run)."""
     if config is not None and _booksim.is_booksim_file(config):
         raw = _booksim.read_file(config, [s for s in overrides if _booksim.is_override(s)])
         overrides = [s for s in overrides if not _booksim.is_override(s)]
+    elif config is not None:
+        raw = _config.read_toml(config)
+    elif overrides:
+        raw = {}
     else:
-        raw = _config.read_toml(config if config is not None else _config.DEFAULT_CONFIG)
-    return _config.resolve(_config.merge(raw, _config.parse_set(overrides)))
+        raw = _config.read_toml(_config.DEFAULT_CONFIG)
+    return _config.merge(raw, _config.parse_set(overrides))
+
+
+def show_config(cfg: dict[str, Any]) -> None:
+    """--show-config: the resolved config as TOML on stdout (which `fastnet run FILE` reads back the same)."""
+    text = _config.to_toml(cfg, "the resolved fastnet config: every key (docs/config.md)")
+    print(text, end="")  # not through rich, which would take [section] for markup
 
 
 def _fmt(v: Any) -> str:
@@ -50,11 +68,13 @@ def _fmt(v: Any) -> str:
 @app.command()
 def run(
     config: Optional[Path] = typer.Argument(None, help="TOML run config or BookSim2 config; omit for the built-in "
-                                            "1056-node dragonfly"),
+                                            "1056-node dragonfly, or with --set for the documented defaults"),
     set_: list[str] = typer.Option([], "--set", help="override section.key=value (value parsed as TOML)"),
     out_path: Optional[Path] = typer.Option(None, "--out", help="write the results dataset to this .zarr"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object instead of a table"),
     quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
+    show: bool = typer.Option(False, "--show-config", help="print the resolved config as TOML and exit without "
+                              "simulating"),
 ) -> None:
     """Simulate one configuration and print a summary."""
     import time
@@ -64,6 +84,9 @@ def run(
 
     try:
         cfg = config_from_args(config, set_)
+        if show:
+            show_config(cfg)
+            return
         t0 = time.perf_counter()
         s = prepare(cfg)
         if quiet or as_json or not sys.stderr.isatty():
@@ -111,17 +134,21 @@ def run(
 @app.command()
 def info(
     config: Optional[Path] = typer.Argument(None, help="TOML run config or BookSim2 config; omit for the built-in "
-                                            "dragonfly"),
+                                            "dragonfly, or with --set for the documented defaults"),
     set_: list[str] = typer.Option([], "--set", help="override section.key=value"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     export: Optional[Path] = typer.Option(None, "--export", help="also write the topology: .graphml (routers and "
                                           "nodes) or .edges/.edgelist/.txt (router links, read by the graph kind)"),
+    show: bool = typer.Option(False, "--show-config", help="print the resolved config as TOML and exit"),
 ) -> None:
     """Describe a topology: routers, nodes, radix, diameter, links and a memory estimate."""
     from .inspect import describe
 
     try:
         cfg = config_from_args(config, set_)
+        if show:
+            show_config(cfg)
+            return
         facts = describe(cfg)
         if export is not None:
             from .build import build_network
@@ -158,8 +185,8 @@ def convert(
     except FastnetError as e:
         fail(str(e))
         return
-    text = _booksim.to_toml(cfg, f"fastnet run config converted from the BookSim2 config {config}\n"
-                                 "(BookSim2's defaults written out; docs/booksim.md has the mapping)")
+    text = _config.to_toml(cfg, f"fastnet run config converted from the BookSim2 config {config}\n"
+                                "(BookSim2's defaults written out; docs/booksim.md has the mapping)")
     if output is None:
         print(text, end="")
         return

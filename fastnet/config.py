@@ -2,8 +2,8 @@
 
 A config is a dict of sections (`topology`, `router`, `links`, `routing`, `traffic`, `sim`, `workload`). Every key
 has a default below; `resolve()` fills them in, checks each value and raises `ConfigError(field, message)` naming
-the dotted field and what is allowed. `fastnet run` without a config runs `configs/default.toml`, BookSim2's
-dragonfly reference run (shared/reference/booksim/dragonfly_k4_uniform_min_0.3.cfg).
+the dotted field and what is allowed. `fastnet run` with neither a config nor `--set` runs `configs/default.toml`,
+BookSim2's dragonfly reference run (shared/reference/booksim/dragonfly_k4_uniform_min_0.3.cfg).
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ SECTION_ORDER = ("topology", "router", "links", "routing", "traffic", "sim")
 
 
 def defaults(kind: str = "dragonfly") -> dict[str, dict[str, Any]]:
-    """The full default config for a topology kind (the embedded default run when kind is dragonfly)."""
+    """The full default config for a topology kind, unresolved (not the embedded example, whose links are slower)."""
     cfg: dict[str, dict[str, Any]] = {"topology": {"kind": kind}}
     cfg["topology"].update({k: copy.deepcopy(v[0]) for k, v in TOPOLOGY_KINDS[kind].items()})
     for name, keys in SECTIONS.items():
@@ -199,6 +199,51 @@ def read_toml(path: str | Path) -> dict[str, Any]:
             return tomllib.load(f)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError("config", f"{p} is not valid TOML ({e})") from None
+
+
+_TOML_ESCAPES = {"\\": "\\\\", '"': '\\"', "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _toml_value(v: Any, field: str) -> str:
+    """One value as TOML; ConfigError(field) for a value TOML cannot hold, rather than text that reads back
+    different or not at all."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        if not -2**63 <= v < 2**63:
+            raise ConfigError(field, f"cannot be written as TOML, whose integers are 64-bit (got {v})")
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        return ("inf" if v > 0 else "-inf") if math.isinf(v) else repr(v)  # repr: the shortest exact decimal
+    if isinstance(v, str):
+        if any(0xD800 <= ord(c) <= 0xDFFF for c in v):
+            raise ConfigError(field, f"cannot be written as TOML: not valid Unicode (got {v!r})")
+        return '"' + "".join(_TOML_ESCAPES.get(c) or (f"\\u{ord(c):04x}" if ord(c) < 0x20 or ord(c) == 0x7F else c)
+                             for c in v) + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x, field) for x in v) + "]"
+    raise ConfigError(field, f"cannot be written as TOML (got {v!r}, a {type(v).__name__})")
+
+
+def _toml_key(k: str, field: str) -> str:
+    bare = k and all(c.isascii() and (c.isalnum() or c in "_-") for c in k)
+    return k if bare else _toml_value(k, field)
+
+
+def to_toml(cfg: dict[str, Any], header: str = "") -> str:
+    """A config (tables of scalars and lists) as TOML text that `read_toml` reads back to the same dict: sections
+    in SECTION_ORDER, then the extra ones (`workload`), then any others; `header` becomes # comment lines."""
+    known = [s for s in (*SECTION_ORDER, *EXTRA_SECTIONS) if s in cfg]
+    lines = [f"# {line}".rstrip() for line in header.splitlines()]
+    for section in known + [s for s in cfg if s not in known]:
+        values = cfg[section]
+        if not isinstance(values, dict):
+            raise ConfigError(section, "must be a table")
+        lines += ["", f"[{_toml_key(section, section)}]"]
+        lines += [f"{_toml_key(k, f'{section}.{k}')} = {_toml_value(v, f'{section}.{k}')}" for k, v in values.items()]
+    return "\n".join(lines).lstrip("\n") + "\n"
 
 
 def parse_set(items: list[str]) -> dict[str, dict[str, Any]]:

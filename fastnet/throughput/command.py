@@ -47,8 +47,9 @@ def _models_arg(models: Optional[str]) -> Optional[list[str]]:
 
 
 def load_config(config: Optional[Path], overrides: list[str], options: dict[str, Any]) -> dict[str, Any]:
-    raw = _config.read_toml(config if config is not None else _config.DEFAULT_CONFIG)
-    cfg = _config.merge(raw, _config.parse_set(overrides))
+    from ..cli import unresolved_config  # the run and info commands' base config and --set handling
+
+    cfg = unresolved_config(config, overrides)
     given = {k: v for k, v in options.items() if v is not None}
     if given:
         cfg = _config.merge(cfg, {"throughput": given})
