@@ -59,6 +59,41 @@ def show_config(cfg: dict[str, Any]) -> None:
     print(text, end="")  # not through rich, which would take [section] for markup
 
 
+def compile_kernels_saying_so(s: Any, quiet: bool) -> None:
+    """Compile (or load from numba's cache) the kernels of a prepared run, telling the user when that is the
+    first run's compilation: a spinner with the elapsed time on a terminal, one line afterwards elsewhere."""
+    import threading
+    import time
+
+    import numba
+
+    from .sim import compile_kernels
+
+    what = (f"compiling kernels ({s.cfg['routing']['algorithm']} routing{', closed loop' if s.closed_loop else ''}"
+            "; first run only)")
+    t0 = time.perf_counter()
+    if quiet or not err.is_terminal:
+        compile_kernels(s)
+        took = time.perf_counter() - t0
+        if not quiet and took > 1.0:  # a cache load takes a fraction of a second
+            err.print(f"{what} in {numba.config.CACHE_DIR} ({took:.1f} s)", highlight=False, soft_wrap=True)
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TimeElapsedColumn(), TextColumn("{task.description}"), console=err,
+                  transient=True) as bar:
+        task = bar.add_task("loading kernels", total=None)
+        done = threading.Event()
+        # the text changes only once it is clear numba is compiling, not loading from its cache
+        timer = threading.Timer(1.0, lambda: done.is_set() or bar.update(task, description=what))
+        timer.start()
+        try:
+            compile_kernels(s)
+        finally:
+            done.set()
+            timer.cancel()
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
@@ -89,6 +124,7 @@ def run(
             return
         t0 = time.perf_counter()
         s = prepare(cfg)
+        compile_kernels_saying_so(s, quiet=quiet or as_json)
         if quiet or as_json or not sys.stderr.isatty():
             simulate(s)
         else:

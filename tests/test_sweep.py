@@ -2,6 +2,7 @@
 are recorded and counted; the numba cache is filled in the parent so that workers never compile."""
 
 import json
+import os
 import subprocess
 import sys
 import types
@@ -155,29 +156,26 @@ def test_kernel_compiles_counts_what_numba_compiled():
         del sys.modules[mod.__name__]
 
 
-def test_workers_started_against_a_cold_kernel_load_what_the_parent_compiled(tmp_path):
-    """House style 10: a kernel missing from numba's cache is compiled once, by the parent's probe, before the
-    workers start; no worker compiles it (two workers compiling into one cache is numba#4807's crash).
-
-    A fully empty cache is the same mechanism with every kernel; it costs minutes of compilation, so it is
-    measured by `perf/sweep_bench.py --cold` rather than in every test run."""
-    from fastnet.kernels.audit import audit
-
-    cache = Path(audit._cache.cache_path)
-    cold = list(cache.glob("audit.audit-*.nb[ic]"))
-    assert cold, f"no cache files of the audit kernel in {cache}"
-    for f in cold:  # cold for this kernel: the next process that runs must compile it
-        f.unlink()
+def test_workers_started_against_an_empty_cache_load_what_the_parent_compiled(tmp_path):
+    """House style 10: on a fresh machine (no ~/.cache, an empty numba cache) the parent's probe compiles every
+    kernel a point needs before the workers start, and no worker compiles one (two workers compiling into one
+    cache is numba#4807's crash). The sweep runs in a new process whose home has no .cache, as a newcomer's."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env.update(HOME=str(home), MPLCONFIGDIR=str(tmp_path / "mpl"))
     spec = tmp_path / "spec.toml"
     spec.write_text('[base.topology]\nkind = "torus"\ndims = [4, 4]\n[base.sim]\nwarmup = 100\nmeasure = 300\n'
                     'drain = 300\n[sweep]\ntraffic.load = [0.1, 0.2, 0.3, 0.4]\n')
     r = subprocess.run([sys.executable, "-m", "fastnet", "sweep", str(spec), "--out", str(tmp_path / "c.zarr"),
-                        "--workers", "2", "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                        "--workers", "2", "--quiet"], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=600)
     assert r.returncode == 0, r.stderr
+    cache = list((home / ".cache" / "fastnet").glob("numba-*"))
+    assert len(cache) == 1 and list(cache[0].rglob("*cycle_loop*.nbi")), "the parent did not fill the new cache"
     marks = store.markers(tmp_path / "c.zarr")
     assert len(marks) == 4 and len({m["pid"] for m in marks.values()}) == 2
     assert [m["compiled"] for m in marks.values()] == [0, 0, 0, 0]
-    assert list(cache.glob("audit.audit-*.nbi"))  # the parent compiled it again and saved it
 
 
 def test_workload_tables_hold_the_longest_run(tmp_path):

@@ -28,8 +28,6 @@ to a stage costs no reference counting; stages pass plain arrays to the helpers 
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ..build.network import N_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_ROUTER
@@ -366,14 +364,22 @@ def pools_low(ctr, n_nodes, n_ports):
     return low
 
 
-@functools.cache
+LOOPS: dict[tuple[bool, int], object] = {}  # (closed, routing) -> the kernels made so far
+
+
 def cycle_loop(closed: bool, routing: int):
     """The cycle loop kernel for open-loop traffic (closed = False) or a closed-loop workload (True), and one routing
     algorithm (Params.routing), made on first use. Both are constants of the kernel: numba prunes the branches
     they rule out before inlining what those branches call (_jit._PruneThenInline), so an open-loop run never
     compiles a workload and a run compiles only its own routing (most of the compile time of a loop serving
     every case). The kernels are cached on disk like any other, one per combination."""
+    key = (bool(closed), int(routing))
+    if key not in LOOPS:
+        LOOPS[key] = _make_cycle_loop(*key)
+    return LOOPS[key]
 
+
+def _make_cycle_loop(closed: bool, routing: int):
     @jit
     def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained):
         """Advance cycles t0..t1-1. Returns (status, next cycle, low): stops early when a pool runs low (GROW;

@@ -152,7 +152,10 @@ def _same_spec(path: Path, spec: Spec) -> dict[str, Any]:
 @contextlib.contextmanager
 def _client(workers: int | None, scheduler: str | None, probes: list[dict[str, Any]], points: int
             ) -> Iterator[Any]:
+    import numba
     from distributed import Client, LocalCluster
+
+    from ..kernels import _jit  # noqa: F401  (sets numba's cache directory)
 
     if scheduler:
         if workers is not None:
@@ -169,7 +172,8 @@ def _client(workers: int | None, scheduler: str | None, probes: list[dict[str, A
     n = min(workers or cores, points)  # a resume with one point left needs one worker
     # One single-threaded process per core: points are independent and each is one sequential kernel loop;
     # numba's parallel routing-table build gets the cores a worker would otherwise oversubscribe.
-    env = {"NUMBA_NUM_THREADS": str(max(1, cores // n))}
+    # The workers load the kernels the parent's probe compiled, from the cache directory the parent uses.
+    env = {"NUMBA_NUM_THREADS": str(max(1, cores // n)), "NUMBA_CACHE_DIR": numba.config.CACHE_DIR}
     with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=logging.ERROR, env=env) as cluster, Client(cluster) as client:
         yield client
@@ -254,6 +258,7 @@ def kernel_compiles() -> int:
     for name, mod in list(sys.modules.items()):
         if name.startswith("fastnet.") and mod is not None:
             for obj in vars(mod).values():
-                if isinstance(obj, Dispatcher):
-                    seen[id(obj)] = obj
+                for d in obj.values() if isinstance(obj, dict) else [obj]:  # dicts: kernels made on demand (LOOPS)
+                    if isinstance(d, Dispatcher):
+                        seen[id(d)] = d
     return sum(sum(d.stats.cache_misses.values()) for d in seen.values())
