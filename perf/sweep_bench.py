@@ -144,28 +144,45 @@ def render(rows: list[dict], n_points: int, loads: dict, sim: dict, repeat: int,
 
 
 def cold_cache() -> str:
-    """House style 10 in full: `fastnet sweep` with 2 workers and an empty NUMBA_CACHE_DIR. The parent's probe
-    compiles every kernel before the workers start; the markers say how many kernels each worker compiled."""
+    """House style 10 in full: `fastnet sweep` of 4 torus points with 2 workers and an empty NUMBA_CACHE_DIR (the
+    parent's probe compiles every kernel before the workers start; the markers say how many kernels each worker
+    compiled), against the same 4 points as `fastnet run` commands one after another on another empty cache (the
+    first compiles, the others load)."""
+    import resource
     import subprocess
 
     from fastnet.sweeps import store
 
+    loads = [0.1, 0.2, 0.3, 0.4]
+    base = {"topology.kind": '"torus"', "topology.dims": "[4, 4]", "sim.warmup": "100", "sim.measure": "300",
+            "sim.drain": "300"}
     with tempfile.TemporaryDirectory(prefix="fastnet-cold-") as tmp:
         tmp = Path(tmp)
         (tmp / "spec.toml").write_text('[base.topology]\nkind = "torus"\ndims = [4, 4]\n[base.sim]\nwarmup = 100\n'
-                                       'measure = 300\ndrain = 300\n[sweep]\ntraffic.load = [0.1, 0.2, 0.3, 0.4]\n')
+                                       f'measure = 300\ndrain = 300\n[sweep]\ntraffic.load = {loads}\n')
         env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp / "numba-cache")}
         load0 = os.getloadavg()[0]
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "fastnet", "sweep", str(tmp / "spec.toml"), "--out",
                         str(tmp / "c.zarr"), "--workers", "2", "--quiet"], cwd=ROOT, env=env, check=True)
         wall = time.perf_counter() - t0
+        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         marks = store.markers(tmp / "c.zarr").values()
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp / "numba-cache-runs")}
+        runs = []
+        for load in loads:
+            sets = [x for k, v in {**base, "traffic.load": str(load)}.items() for x in ("--set", f"{k}={v}")]
+            t1 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "fastnet", "run", *sets, "--json"], cwd=ROOT, env=env, check=True,
+                           capture_output=True)
+            runs.append(time.perf_counter() - t1)
     compiled = sum(m["compiled"] for m in marks)
     workers = len({m["pid"] for m in marks})
     return (f"Cold numba cache ({dt.date.today().isoformat()}, `python perf/sweep_bench.py --cold`, load average "
-            f"{load0:.2f}): a 4-point torus sweep on {workers} workers took {wall:.0f} s, nearly all of it the "
-            f"parent's one compilation; the workers compiled {compiled} kernels (they load the parent's cache).")
+            f"{load0:.2f}): a 4-point torus sweep on {workers} workers took {wall:.1f} s wall (peak RSS of a process "
+            f"{rss:.0f} MB); the workers compiled {compiled} kernels (they load the parent's cache). The same points "
+            f"as `fastnet run` commands on an empty cache: {runs[0]:.1f} s for the first (it compiles), "
+            f"{sum(runs):.1f} s for all four.")
 
 
 def write_block(name: str, body: str) -> None:
