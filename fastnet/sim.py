@@ -21,7 +21,7 @@ import numpy as np
 from .build import build_network, build_routes
 from .build.network import Network
 from .build.network import GLOBAL, LOCAL, NODE
-from .build.routing import Routes, with_distance_table
+from .build.routing import Routes, minimal_scan, with_distance_table
 from .build.vcs import ROUTING_CODES, vc_layout
 from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
 from .traffic.patterns import Traffic, compile_traffic
@@ -130,7 +130,8 @@ def _loop_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
     from .kernels.cycle import cycle_loop
 
     args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.cycle, s.cycle, True)
-    return cycle_loop(s.closed_loop, s.params.routing), tuple(numba.typeof(a) for a in args)
+    loop = cycle_loop(s.closed_loop, s.params.routing, minimal_scan(s.routes))
+    return loop, tuple(numba.typeof(a) for a in args)
 
 
 def compile_kernels(s: Simulation) -> None:

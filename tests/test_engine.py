@@ -8,7 +8,7 @@ import xarray as xr
 
 import fastnet
 from fastnet.build.network import LOCAL
-from fastnet.build.routing import is_table
+from fastnet.build.routing import is_table, minimal_scan
 from fastnet.build.vcs import VCP_NONE
 from fastnet.errors import DeadlockError
 from fastnet.kernels.cycle import cycle_loop
@@ -41,7 +41,7 @@ def single_packets(cfg: dict, pairs: list[tuple[int, int]], size: int):
     st, prm = s.state, s.params
     st.nd[:, ND_NEXT_ARRIVAL] = -1  # no open-loop traffic
     t, out = 0, []
-    loop = cycle_loop(False, prm.routing)
+    loop = cycle_loop(False, prm.routing, minimal_scan(s.routes))
     for src, dst in pairs:
         before = st.sc.copy()
         new_packet(st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm, src, dst, size, t)
@@ -73,7 +73,7 @@ def test_zero_load_latency_is_analytic(name, speedup):
     topo, rt = s.net.topo, s.routes
     buf = np.zeros(64, np.int64)
     dist = [distance(topo.router_port_start, topo.port, rt.dist, rt.ip, rt.alg,
-                     int(s.net.node_router[a]), int(s.net.node_router[b]), buf) for a, b in pairs]
+                     int(s.net.node_router[a]), int(s.net.node_router[b]), buf, minimal_scan(rt)) for a, b in pairs]
     np.testing.assert_array_equal(hops, dist)  # minimal paths
     if name.startswith("dragonfly"):
         assert hg.max() == 1 and not is_table(rt)

@@ -8,7 +8,7 @@ import pytest
 
 from fastnet.build import build_network, build_routes, from_networkx, network_from_graph, to_networkx
 from fastnet.build.gf import field, prime_power
-from fastnet.build.routing import diameter, is_table
+from fastnet.build.routing import diameter, is_table, minimal_scan
 from fastnet.errors import ConfigError
 from fastnet.kernels.routing import distance, min_ports
 
@@ -96,7 +96,7 @@ def test_dragonfly_equals_booksim_dragonflynew_k4():
             if d == r:
                 ours = local
             else:
-                assert min_ports(ps, net.topo.port, rt.dist, rt.ip, rt.alg, r, d, buf) == 1
+                assert min_ports(ps, net.topo.port, rt.dist, rt.ip, rt.alg, r, d, buf, minimal_scan(rt)) == 1
                 ours = int(buf[0] - ps[r])
             assert ours == booksim_dragonfly_port(r, dest, 4, 8), (r, dest)
 
@@ -167,10 +167,10 @@ def test_algebraic_routing_equals_table(topology):
         for d in leaves:
             if d == r:
                 continue
-            n1 = min_ports(ps, port, table.dist, table.ip, table.alg, r, d, b1)
-            n2 = min_ports(ps, port, alg.dist, alg.ip, alg.alg, r, d, b2)
+            n1 = min_ports(ps, port, table.dist, table.ip, table.alg, r, d, b1, minimal_scan(table))
+            n2 = min_ports(ps, port, alg.dist, alg.ip, alg.alg, r, d, b2, minimal_scan(alg))
             assert sorted(b1[:n1]) == sorted(b2[:n2]), (r, d)
-            assert distance(ps, port, alg.dist, alg.ip, alg.alg, r, d, b2) == table.dist[r, d]
+            assert distance(ps, port, alg.dist, alg.ip, alg.alg, r, d, b2, minimal_scan(alg)) == table.dist[r, d]
     assert diameter(alg) == diameter(table) or topology["kind"] == "fattree"
 
 

@@ -194,7 +194,7 @@ def blocked_until(pt, prm, p, o, own_link):
 
 
 @jit_inline
-def request_round(topo, rt, prm, st, t, stamp, n0, routing):
+def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
     multiple ejection, every input asking for its node's ejection port wins it). Appends the granted input
@@ -213,8 +213,8 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing):
         if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
             if pk[h, PK_OUT] < 0 or prm.reroute:
                 before = pk[h, PK_OUT]
-                route(routing, ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, pt, prm, pk, st.rng_router,
-                      st.buf, st.buf2, port[p, P_ROUTER], h)
+                route(routing, scan, ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, pt, prm, pk,
+                      st.rng_router, st.buf, st.buf2, port[p, P_ROUTER], h)
                 if before >= 0:
                     pt[before, PT_WAIT] -= pk[h, PK_SIZE]
                 pt[pk[h, PK_OUT], PT_WAIT] += pk[h, PK_SIZE]
@@ -277,12 +277,12 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing):
 
 
 @jit_inline
-def allocate(topo, rt, prm, st, t, routing):
+def allocate(topo, rt, prm, st, t, routing, scan):
     """Separable input-first allocation with `iters` iterations; fills st.grants, returns their count."""
     n = 0
     for _ in range(prm.iters):
         st.ctr[C_STAMP] += 1
-        m = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing)
+        m = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
         n += m
         if m == 0:
             break
@@ -364,22 +364,23 @@ def pools_low(ctr, n_nodes, n_ports):
     return low
 
 
-LOOPS: dict[tuple[bool, int], object] = {}  # (closed, routing) -> the kernels made so far
+LOOPS: dict[tuple[bool, int, int], object] = {}  # (closed, routing, scan) -> the kernels made so far
 
 
-def cycle_loop(closed: bool, routing: int):
-    """The cycle loop kernel for open-loop traffic (closed = False) or a closed-loop workload (True), and one routing
-    algorithm (Params.routing), made on first use. Both are constants of the kernel: numba prunes the branches
-    they rule out before inlining what those branches call (_jit._PruneThenInline), so an open-loop run never
-    compiles a workload and a run compiles only its own routing (most of the compile time of a loop serving
-    every case). The kernels are cached on disk like any other, one per combination."""
-    key = (bool(closed), int(routing))
+def cycle_loop(closed: bool, routing: int, scan: int):
+    """The cycle loop kernel for open-loop traffic (closed = False) or a closed-loop workload (True), one routing
+    algorithm (Params.routing) and one way of finding minimal ports (`scan`: build/routing.py minimal_scan), made
+    on first use. All three are constants of the kernel: numba prunes the branches they rule out before inlining
+    what those branches call (_jit._PruneThenInline), so an open-loop run never compiles a workload and a run
+    compiles only its own routing and topology (most of the compile time of a loop serving every case). The
+    kernels are cached on disk like any other, one per combination."""
+    key = (bool(closed), int(routing), int(scan))
     if key not in LOOPS:
         LOOPS[key] = _make_cycle_loop(*key)
     return LOOPS[key]
 
 
-def _make_cycle_loop(closed: bool, routing: int):
+def _make_cycle_loop(closed: bool, routing: int, scan: int):
     @jit
     def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained):
         """Advance cycles t0..t1-1. Returns (status, next cycle, low): stops early when a pool runs low (GROW;
@@ -407,7 +408,7 @@ def _make_cycle_loop(closed: bool, routing: int):
             if ctr[C_N_ACTIVE_NODES] > 0:
                 inject(topo, rt, prm, st, t)
             if ctr[C_N_ACTIVE] > 0:
-                n = allocate(topo, rt, prm, st, t, routing)
+                n = allocate(topo, rt, prm, st, t, routing, scan)
                 if n > 0:
                     traverse(topo, prm, st, t, n)
             if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:

@@ -2,11 +2,11 @@
 
 The routing algorithms themselves (min, val, ugal, dor, ...) are in routing.py and build on these.
 
-`min_ports(ps, port, dist, ip, alg, r, d, buf)` writes into `buf` the global ids of the ports of router r that
+`min_ports(ps, port, dist, ip, alg, r, d, buf, scan)` writes into `buf` the global ids of the ports of router r that
 start a minimal path to router d (r != d) and returns how many; `distance(...)` is the hop count. `ps` is
 Topology.router_port_start, `port` Topology.port, and `dist, ip, alg` are the fields of build/routing.py's
-Routes. Dispatch is on integer codes in `ip`, so the cached kernels stay cached. Port layouts are documented in
-each builder module under fastnet/build/.
+Routes; `scan` is S_TABLE or the topology kind (`scan_of(ip)`, or a constant of the cycle loop). Port layouts
+are documented in each builder module under fastnet/build/.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..build.network import P_PEER_ROUTER
 from ..build.routing import (
     IP_A, IP_DIMS, IP_G, IP_H, IP_K, IP_KIND, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P, IP_PALM, IP_Q, IP_STRIDES,
-    IP_WRAP, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
+    IP_WRAP, S_TABLE, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
 )
 from ._jit import jit, jit_inline
 
@@ -196,37 +196,44 @@ def _ft_scan(ps, ip, r, d, buf):
 
 
 # ---------------------------------------------------------------- dispatch
+# `scan` (build/routing.py minimal_scan): S_TABLE or the topology kind. The cycle loop passes it as a constant,
+# so numba prunes the other topologies' scans before compiling them (kernels/_jit.py).
 @jit_inline
-def algebraic_scan(ps, port, ip, alg, r, d, buf):
-    kind = ip[IP_KIND]
-    if kind == K_DRAGONFLY:
+def algebraic_scan(ps, port, ip, alg, r, d, buf, scan):
+    if scan == K_DRAGONFLY:
         return _df_scan(ps, port, ip, r, d, buf)
-    if kind == K_SLIMFLY:
+    if scan == K_SLIMFLY:
         return _sf_scan(ps, ip, alg, r, d, buf)
-    if kind == K_TORUS or kind == K_MESH:
+    if scan == K_TORUS or scan == K_MESH:
         return _torus_scan(ps, ip, alg, r, d, buf)
     return _ft_scan(ps, ip, r, d, buf)
 
 
 @jit_inline
-def min_ports(ps, port, dist, ip, alg, r, d, buf):
-    if ip[IP_MODE] == TABLE:
+def min_ports(ps, port, dist, ip, alg, r, d, buf, scan):
+    if scan == S_TABLE:
         return table_min_ports(ps, port, dist, r, d, buf)
-    return algebraic_scan(ps, port, ip, alg, r, d, buf)[0]
+    return algebraic_scan(ps, port, ip, alg, r, d, buf, scan)[0]
 
 
 @jit_inline
-def min_ports_len(ps, port, dist, ip, alg, r, d, buf):
+def min_ports_len(ps, port, dist, ip, alg, r, d, buf, scan):
     """min_ports and the minimal path length in one scan."""
-    if ip[IP_MODE] == TABLE:
+    if scan == S_TABLE:
         return table_min_ports(ps, port, dist, r, d, buf), int(dist[r, d])
-    return algebraic_scan(ps, port, ip, alg, r, d, buf)
+    return algebraic_scan(ps, port, ip, alg, r, d, buf, scan)
 
 
 @jit_inline
-def distance(ps, port, dist, ip, alg, r, d, buf):
+def distance(ps, port, dist, ip, alg, r, d, buf, scan):
     if r == d:
         return 0
-    if ip[IP_MODE] == TABLE:
+    if scan == S_TABLE:
         return int(dist[r, d])
-    return algebraic_scan(ps, port, ip, alg, r, d, buf)[1]
+    return algebraic_scan(ps, port, ip, alg, r, d, buf, scan)[1]
+
+
+@jit_inline
+def scan_of(ip):
+    """The `scan` of a Routes.ip, read at run time (for callers that are not specialised on it)."""
+    return S_TABLE if ip[IP_MODE] == TABLE else ip[IP_KIND]

@@ -241,13 +241,13 @@ def ksp_walk(ps, port, dist, s, d, limit, want, hop, stack_r, stack_p):
 
 # ---------------------------------------------------------------- UGAL
 @jit_inline
-def path_cost(ps, port, dist, ip, alg, pt, buf, r, t, global_q):
+def path_cost(ps, port, dist, ip, alg, pt, buf, r, t, global_q, scan):
     """(congestion, hops) toward router t: the first minimal port's occupancy (ugal_l), or the sum along a
     minimal path following the least occupied minimal port at each router (ugal_g)."""
     q = 0
     hops = 0
     while r != t:
-        n, length = min_ports_len(ps, port, dist, ip, alg, r, t, buf)
+        n, length = min_ports_len(ps, port, dist, ip, alg, r, t, buf, scan)
         best, best_q = buf[0], 1 << 62
         for j in range(n):
             qj = occupancy(port, pt, buf[j])
@@ -305,7 +305,7 @@ def ugal_cost(q, hops, size, global_q):
 
 
 @jit_inline
-def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h):
+def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h, scan):
     """At the source router: stay minimal (PK_PHASE = TO_DEST) or go through the best Valiant candidate."""
     global_q = prm.routing == R_UGAL_G
     size = pk[h, PK_SIZE]
@@ -316,7 +316,7 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
     if dragonfly_g:
         q_min, h_min = df_min_cost(ps, port, ip, pt, r, d)
     elif uq != UQ_PORT:
-        n, h_min = min_ports_len(ps, port, dist, ip, alg, r, d, buf)
+        n, h_min = min_ports_len(ps, port, dist, ip, alg, r, d, buf, scan)
         q_min = 1 << 62
         for j in range(n):
             qj = occupancy(port, pt, buf[j])
@@ -328,7 +328,7 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
         if uq == UQ_VC:
             q_min = class_occupancy(port, vc, vcr, V, pt, first_min, cls_min)
     else:
-        q_min, h_min = path_cost(ps, port, dist, ip, alg, pt, buf, r, d, global_q)
+        q_min, h_min = path_cost(ps, port, dist, ip, alg, pt, buf, r, d, global_q, scan)
     cost_min = ugal_cost(q_min, h_min, size, global_q)
     best, best_gain = -1, 0.0
     for _ in range(prm.indirect):
@@ -351,17 +351,17 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
                 q += occupancy(port, pt, df_to_group(ps, port, ip, rng, gateway, inter)[0])
             start = land
         else:
-            q, hops = path_cost(ps, port, dist, ip, alg, pt, buf, r, inter, global_q)
+            q, hops = path_cost(ps, port, dist, ip, alg, pt, buf, r, inter, global_q, scan)
             start = inter
             c_min = cost_min
         if dragonfly_g:
             q2, h2 = df_min_cost(ps, port, ip, pt, start, d)
             q += q2
         elif global_q:
-            q2, h2 = path_cost(ps, port, dist, ip, alg, pt, buf, start, d, True)
+            q2, h2 = path_cost(ps, port, dist, ip, alg, pt, buf, start, d, True, scan)
             q += q2
         else:
-            h2 = distance(ps, port, dist, ip, alg, start, d, buf)
+            h2 = distance(ps, port, dist, ip, alg, start, d, buf, scan)
         gain = c_min - (prm.penalty * ugal_cost(q, hops + h2, size, global_q) + prm.threshold)
         if best < 0 or gain > best_gain:
             best, best_gain = inter, gain
@@ -403,10 +403,11 @@ def vc_class(ip, prm, pk, h, part, glob):
 
 
 @jit_inline
-def route(routing, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r, h):
-    """Set PK_OUT and PK_CLS of head packet h at router r. `routing` (= prm.routing) is a constant of the cycle
-    loop (cycle.cycle_loop): every branch that calls an algorithm's helpers compares it with that algorithm's
-    code directly, so the helpers of the others are pruned before they are inlined (_jit._PruneThenInline)."""
+def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r, h):
+    """Set PK_OUT and PK_CLS of head packet h at router r. `routing` (= prm.routing) and `scan` (minimal.py) are
+    constants of the cycle loop (cycle.cycle_loop): every branch that calls an algorithm's helpers compares
+    `routing` with that algorithm's code directly, so the helpers of the others are pruned before they are
+    inlined (_jit._PruneThenInline)."""
     dn = pk[h, PK_DST]
     d = node[dn, N_ROUTER]
     n_routers = len(ps) - 1
@@ -419,7 +420,7 @@ def route(routing, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf
             elif routing == R_VAL:
                 pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
             elif routing == R_UGAL_L or routing == R_UGAL_G:
-                ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h)
+                ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h, scan)
         if pk[h, PK_PHASE] == TO_INTER and reached(ip, r, pk[h, PK_INTER]):
             pk[h, PK_PHASE] = TO_DEST
             pk[h, PK_VCC] = -1  # a new dimension-order pass starts here
@@ -459,7 +460,7 @@ def route(routing, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf
     elif (kind == K_TORUS or kind == K_MESH) and routing != R_MIN:
         if routing == R_ADAPTIVE:
             if pk[h, PK_PHASE] != ESCAPED:
-                n = min_ports(ps, port, dist, ip, alg, r, d, buf)
+                n = min_ports(ps, port, dist, ip, alg, r, d, buf, scan)
                 best_room = pk[h, PK_SIZE] - 1  # virtual cut-through: the whole packet must fit
                 for j in range(n):
                     fits = room(port, vc, vcr, prm.vcs, buf[j], prm.n_escape)
@@ -473,7 +474,7 @@ def route(routing, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf
     elif kind == K_DRAGONFLY and (routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G) and to_inter:
         out, _, _ = df_to_group(ps, port, ip, rng, r, target)
     else:
-        n = min_ports(ps, port, dist, ip, alg, r, target, buf)
+        n = min_ports(ps, port, dist, ip, alg, r, target, buf, scan)
         out = buf[0] if n == 1 else buf[below(rng, r, n)]
     pk[h, PK_OUT] = out
     pk[h, PK_CLS] = vc_class(ip, prm, pk, h, part, port[out, P_CLASS] == GLOBAL)

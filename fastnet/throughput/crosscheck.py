@@ -31,7 +31,7 @@ from ..build.network import P_PEER_ROUTER, Network
 from ..build.routing import IP_KIND, Routes
 from ..errors import ConfigError
 from ..kernels._jit import jit
-from ..kernels.minimal import K_MESH, K_TORUS, min_ports
+from ..kernels.minimal import K_MESH, K_TORUS, min_ports, scan_of
 from .build import _assemble, links_of
 from .evaluate import MODELS, resolve
 from .instance import Instance
@@ -64,7 +64,7 @@ def _trace(ps, port, dist, ip, alg, pair_s, pair_t, max_len, dor, out_ports, out
         h = 0
         most = 1
         while r != t and h < max_len:
-            n = min_ports(ps, port, dist, ip, alg, r, t, buf)
+            n = min_ports(ps, port, dist, ip, alg, r, t, buf, scan_of(ip))
             q = buf[0]
             if n > 1 and dor:
                 # the engine's dor_step: the lowest dimension that differs; both directions of a ring of even
