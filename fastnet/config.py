@@ -106,6 +106,7 @@ PATTERNS = (
 )
 UGAL_QUEUES = ("port", "vc", "vc_h")
 UGAL_VCS = ("shared", "booksim", "separate")
+ALLOCATORS = ("separable_input_first", "islip")  # switch allocators (kernels/cycle.py A_*)
 ROUTINGS = ("min", "val", "ugal_l", "ugal_g", "dor", "adaptive", "updown", "ksp")
 
 SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
@@ -126,6 +127,9 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         # wins the switch, then the next packet needs VC and switch allocation)
         "speedup": (2.0, _real(1.0, 64.0)),  # crossbar bandwidth / link bandwidth
         "alloc_iters": (1, _int(1, 16)),
+        "allocator": ("separable_input_first", _choice(*ALLOCATORS)),  # switch allocator: each input port picks
+        # one VC, then each output one input; or islip (BookSim2's default): each input asks for every output
+        # one of its VCs wants, each output grants one input, each input accepts one grant
         "credit_delay": (2, _int(0)),  # cycles added to the credit's trip back over the link
         "ejection": ("single", _choice("single", "multiple")),  # single: one ejection channel per node at link
         # rate (BookSim2); multiple: every input port delivers to its node at once (FSIN/INSEE's multiple

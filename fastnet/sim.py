@@ -97,7 +97,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         (algorithm == "updown" and rcfg["up_port"] == "adaptive")
     prm = Params(
         vcs=V, delay=router["delay"], head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]),
-        iters=router["alloc_iters"], credit_delay=router["credit_delay"], multi_eject=router["ejection"] == "multiple",
+        iters=router["alloc_iters"], allocator=_config.ALLOCATORS.index(router["allocator"]),
+        credit_delay=router["credit_delay"], multi_eject=router["ejection"] == "multiple",
         routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,
         n_escape=(2 if net.kind == "torus" else 1) if algorithm == "adaptive" else 0, hop_limit=layout.hop_limit,
         paths=rcfg["paths"], adaptive_choice=adaptive_choice,
@@ -130,7 +131,7 @@ def _loop_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
     from .kernels.cycle import cycle_loop
 
     args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.cycle, s.cycle, True)
-    loop = cycle_loop(s.closed_loop, s.params.routing, minimal_scan(s.routes))
+    loop = cycle_loop(s.closed_loop, s.params.routing, minimal_scan(s.routes), s.params.allocator)
     return loop, tuple(numba.typeof(a) for a in args)
 
 

@@ -48,13 +48,14 @@ from .state import (
     EV_AMOUNT, EV_KIND,
     EV_NEXT, EV_TARGET, HIST_SUB, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
     PK_DVC, PK_INJECT, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
-    PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_VC, PT_WAIT,
+    PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
     S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER, VC_POS,
     VC_WAKE,
 )
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
+A_SEPARABLE, A_ISLIP = 0, 1  # Params.allocator (config.ALLOCATORS)
 
 
 @jit_inline
@@ -277,12 +278,130 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
 
 
 @jit_inline
-def allocate(topo, rt, prm, st, t, routing, scan):
-    """Separable input-first allocation with `iters` iterations; fills st.grants, returns their count."""
+def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, t, v, routing, scan):
+    """The output that VC v's head asks for, if it may ask this cycle: route it (again, if adaptive) and allocate
+    its downstream VC, then check that its crossbar input and output are free and unmatched and that the
+    whole packet fits downstream. Returns (output, downstream VC (-1: to the node), own_link), output -1 if
+    it may not ask. (request_round does the same inline.)"""
+    V = prm.vcs
+    if vc[v, VC_WAKE] > t:  # its ports are busy until then (below)
+        return -1, -1, False
+    p = v // V
+    h = vc[v, VC_HEAD]
+    dvc = pk[h, PK_DVC]
+    if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
+        if pk[h, PK_OUT] < 0 or prm.reroute:
+            before = pk[h, PK_OUT]
+            route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2,
+                  port[p, P_ROUTER], h)
+            if before >= 0:
+                pt[before, PT_WAIT] -= pk[h, PK_SIZE]
+            pt[pk[h, PK_OUT], PT_WAIT] += pk[h, PK_SIZE]
+        o = pk[h, PK_OUT]
+        if port[o, P_CLASS] != NODE:
+            oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
+            dvc = allocate_vc(vc, port[o, P_PEER_PORT] * V + vcr[oc, cls, 0], vcr[oc, cls, 1], h, t)
+            if dvc < 0:
+                return -1, -1, False
+            pk[h, PK_DVC] = dvc
+    o = pk[h, PK_OUT]
+    own_link = dvc >= 0 or not prm.multi_eject  # dvc < 0: o is the node's ejection port
+    wake = blocked_until(pt, prm, p, o, own_link)
+    if wake > t:
+        if dvc >= 0 or not prm.reroute:  # routed for good: not worth looking at again before then
+            vc[v, VC_WAKE] = wake
+        return -1, -1, False
+    if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
+        return -1, -1, False
+    if dvc >= 0 and vc[dvc, VC_FREE] < pk[h, PK_SIZE]:  # virtual cut-through: the whole packet must fit
+        return -1, -1, False
+    return o, dvc, own_link
+
+
+@jit_inline
+def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
+    """One iSLIP iteration (BookSim2's default allocator, its src/allocators/islip.cpp): every input port asks
+    for each output that one of its VCs' heads may take (for each output, the VC first from the input's VC
+    round-robin pointer asks); each output grants the asking input first from its round-robin pointer; each
+    input accepts the granting output first from its own accept pointer (PT_RR_OUT). With multiple ejection
+    the node's port grants every input asking for it. Pointers move past each grant (traverse), in every
+    iteration (iSLIP moves them in the first only). Appends the granted input ports to st.grants from n0 on
+    and returns how many."""
+    pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
+    ps, port, node = topo.router_port_start, topo.port, topo.node
+    dist, ip, alg, vcr = rt.dist, rt.ip, rt.alg, rt.vcr
+    rng, buf, buf2 = st.rng_router, st.buf, st.buf2
+    V = prm.vcs
+    n_in = 0
+    n_out = 0
+    for i in range(st.ctr[C_N_ACTIVE]):  # requests, and the grant phase: each output keeps the first input
+        v = act[i]
+        o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, t, v,
+                                        routing, scan)
+        if o < 0:
+            continue
+        p = v // V
+        r = port[p, P_ROUTER]
+        radix = ps[r + 1] - ps[r]
+        vkey = (v - p * V - pt[p, PT_RR_VC]) % V
+        if not own_link:  # multiple ejection: granted; the input's accept arbiter sees it directly
+            key = ((o - ps[r] - pt[p, PT_RR_OUT]) % radix) * V + vkey
+            if pt[p, PT_IN_STAMP] != stamp:
+                pt[p, PT_IN_STAMP] = stamp
+                st.touched_in[n_in] = p
+                n_in += 1
+            elif key >= pt[p, PT_IN_KEY]:
+                continue
+            pt[p, PT_IN_PICK] = v
+            pt[p, PT_IN_KEY] = key
+            pt[p, PT_IN_DVC] = dvc
+            continue
+        key = ((p - ps[r] - pt[o, PT_RR_IN]) % radix) * V + vkey
+        if pt[o, PT_OUT_STAMP] != stamp:
+            pt[o, PT_OUT_STAMP] = stamp
+            st.touched_out[n_out] = o
+            n_out += 1
+        elif key >= pt[o, PT_OUT_KEY]:
+            continue
+        pt[o, PT_OUT_PICK] = v
+        pt[o, PT_OUT_KEY] = key
+    for j in range(n_out):  # accept phase: each input keeps the first granting output
+        o = st.touched_out[j]
+        v = pt[o, PT_OUT_PICK]
+        p = v // V
+        r = port[p, P_ROUTER]
+        key = ((o - ps[r] - pt[p, PT_RR_OUT]) % (ps[r + 1] - ps[r])) * V
+        if pt[p, PT_IN_STAMP] != stamp:
+            pt[p, PT_IN_STAMP] = stamp
+            st.touched_in[n_in] = p
+            n_in += 1
+        elif key >= pt[p, PT_IN_KEY]:
+            continue
+        pt[p, PT_IN_PICK] = v
+        pt[p, PT_IN_KEY] = key
+        pt[p, PT_IN_DVC] = pk[vc[v, VC_HEAD], PK_DVC]
+    n = n0
+    for j in range(n_in):
+        p = st.touched_in[j]
+        pt[p, PT_IN_MATCH] = t
+        if pt[p, PT_IN_DVC] >= 0 or not prm.multi_eject:
+            pt[pk[vc[pt[p, PT_IN_PICK], VC_HEAD], PK_OUT], PT_OUT_MATCH] = t
+        st.grants[n] = p
+        n += 1
+    return n - n0
+
+
+@jit_inline
+def allocate(topo, rt, prm, st, t, routing, scan, allocator):
+    """Switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, a constant of
+    the cycle loop); fills st.grants, returns their count."""
     n = 0
     for _ in range(prm.iters):
         st.ctr[C_STAMP] += 1
-        m = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
+        if allocator == A_ISLIP:
+            m = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
+        else:
+            m = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
         n += m
         if m == 0:
             break
@@ -337,6 +456,7 @@ def traverse(topo, prm, st, t, n_grants):
         r = port[p, P_ROUTER]
         pt[p, PT_RR_VC] = (v - p * V + 1) % V
         pt[o, PT_RR_IN] = (p - ps[r] + 1) % (ps[r + 1] - ps[r])
+        pt[p, PT_RR_OUT] = (o - ps[r] + 1) % (ps[r + 1] - ps[r])  # iSLIP's accept pointer
         ctr[C_PHIT_HOPS] += size
         if prm.w0 <= t < prm.w1:
             pt[o, PT_PHITS] += size
@@ -364,23 +484,24 @@ def pools_low(ctr, n_nodes, n_ports):
     return low
 
 
-LOOPS: dict[tuple[bool, int, int], object] = {}  # (closed, routing, scan) -> the kernels made so far
+LOOPS: dict[tuple[bool, int, int, int], object] = {}  # (closed, routing, scan, allocator) -> the kernels made
 
 
-def cycle_loop(closed: bool, routing: int, scan: int):
+def cycle_loop(closed: bool, routing: int, scan: int, allocator: int):
     """The cycle loop kernel for open-loop traffic (closed = False) or a closed-loop workload (True), one routing
-    algorithm (Params.routing) and one way of finding minimal ports (`scan`: build/routing.py minimal_scan), made
-    on first use. All three are constants of the kernel: numba prunes the branches they rule out before inlining
-    what those branches call (_jit._PruneThenInline), so an open-loop run never compiles a workload and a run
-    compiles only its own routing and topology (most of the compile time of a loop serving every case). The
-    kernels are cached on disk like any other, one per combination."""
-    key = (bool(closed), int(routing), int(scan))
+    algorithm (Params.routing), one way of finding minimal ports (`scan`: build/routing.py minimal_scan) and one
+    switch allocator (Params.allocator), made on first use. All four are constants of the kernel: numba prunes the
+    branches they rule out before inlining what those branches call (_jit._PruneThenInline), so an open-loop run
+    never compiles a workload and a run compiles only its own routing, topology and allocator (most of the
+    compile time of a loop serving every case). The kernels are cached on disk like any other, one per
+    combination."""
+    key = (bool(closed), int(routing), int(scan), int(allocator))
     if key not in LOOPS:
         LOOPS[key] = _make_cycle_loop(*key)
     return LOOPS[key]
 
 
-def _make_cycle_loop(closed: bool, routing: int, scan: int):
+def _make_cycle_loop(closed: bool, routing: int, scan: int, allocator: int):
     @jit
     def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained):
         """Advance cycles t0..t1-1. Returns (status, next cycle, low): stops early when a pool runs low (GROW;
@@ -408,7 +529,7 @@ def _make_cycle_loop(closed: bool, routing: int, scan: int):
             if ctr[C_N_ACTIVE_NODES] > 0:
                 inject(topo, rt, prm, st, t)
             if ctr[C_N_ACTIVE] > 0:
-                n = allocate(topo, rt, prm, st, t, routing, scan)
+                n = allocate(topo, rt, prm, st, t, routing, scan, allocator)
                 if n > 0:
                     traverse(topo, prm, st, t, n)
             if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:

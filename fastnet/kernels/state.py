@@ -48,7 +48,8 @@ PT_OUT_STAMP, PT_OUT_PICK, PT_OUT_KEY, PT_OUT_MATCH = 10, 11, 12, 13  # output a
 PT_PHITS = 14  # phits sent in the measurement window
 PT_WAIT = 15  # phits of the head packets at this router routed to this output and not yet granted
 PT_HELD = 16  # phits reserved in this input port's VCs (buffered or in flight to it): sum of CAP - FREE
-N_PT = 17
+PT_RR_OUT = 17  # iSLIP: round-robin pointer of the input's accept arbiter (output port)
+N_PT = 18
 
 # nd[node, ...]: node records (int64)
 ND_HEAD, ND_TAIL, ND_BUSY, ND_POS, ND_NEXT_ARRIVAL = 0, 1, 2, 3, 4
@@ -82,6 +83,7 @@ class Params(NamedTuple):
     vc_realloc: int  # cycles after a packet's tail is granted before its downstream VC can be allocated again
     speedup: float  # crossbar speedup S
     iters: int  # allocator iterations
+    allocator: int  # switch allocator (kernels/cycle.py A_*): separable input-first or iSLIP
     credit_delay: int
     multi_eject: bool  # every input port may deliver to its node in the same cycle (no ejection link to share)
     routing: int  # build/vcs.py ROUTING_CODES
