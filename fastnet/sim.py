@@ -129,9 +129,10 @@ def _loop_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
     import numba
 
     from .kernels.cycle import cycle_loop
+    from .workloads.kernel import generator_of
 
     args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.cycle, s.cycle, True)
-    loop = cycle_loop(s.closed_loop, s.params.routing, minimal_scan(s.routes), s.params.allocator)
+    loop = cycle_loop(generator_of(s.workload), s.params.routing, minimal_scan(s.routes), s.params.allocator)
     return loop, tuple(numba.typeof(a) for a in args)
 
 

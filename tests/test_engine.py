@@ -12,6 +12,7 @@ from fastnet.build.routing import is_table, minimal_scan
 from fastnet.build.vcs import VCP_NONE
 from fastnet.errors import DeadlockError
 from fastnet.kernels.cycle import cycle_loop
+from fastnet.workloads.kernel import GEN_OPEN_LOOP
 from fastnet.kernels.pool import new_packet
 from fastnet.kernels.routing import distance
 from fastnet.kernels.state import (
@@ -41,7 +42,7 @@ def single_packets(cfg: dict, pairs: list[tuple[int, int]], size: int):
     st, prm = s.state, s.params
     st.nd[:, ND_NEXT_ARRIVAL] = -1  # no open-loop traffic
     t, out = 0, []
-    loop = cycle_loop(False, prm.routing, minimal_scan(s.routes), prm.allocator)
+    loop = cycle_loop(GEN_OPEN_LOOP, prm.routing, minimal_scan(s.routes), prm.allocator)
     for src, dst in pairs:
         before = st.sc.copy()
         new_packet(st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm, src, dst, size, t)

@@ -83,7 +83,7 @@ def borrow(typingctx, tup):
 # cycle loop's routing alone took 40 of its 68 cold seconds. It also inlines everything before it prunes dead
 # branches. The pass below inlines one level at a time (a callee comes back with its own calls not yet inlined)
 # and prunes branches on constants before each level, so the cycle loop is compiled in seconds and a loop
-# specialised on a constant (cycle.cycle_loop's routing and open/closed loop) never inlines, types or compiles
+# specialised on a constant (cycle.cycle_loop's routing, workload, ...) never inlines, types or compiles
 # the branches that constant rules out. Same IR in the end, for what survives; same machine code.
 
 

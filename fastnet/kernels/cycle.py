@@ -33,7 +33,7 @@ import numpy as np
 from ..build.network import N_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_ROUTER
 from ..traffic.openloop import generate_open_loop
 from ..workloads.kernel import (
-    WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_low, workload_status,
+    GEN_OPEN_LOOP, WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_low, workload_status,
 )
 from ..workloads.messages import packet_arrived
 from ..workloads.state import W_OPEN_LOOP
@@ -484,24 +484,26 @@ def pools_low(ctr, n_nodes, n_ports):
     return low
 
 
-LOOPS: dict[tuple[bool, int, int, int], object] = {}  # (closed, routing, scan, allocator) -> the kernels made
+LOOPS: dict[tuple[int, int, int, int], object] = {}  # (generator, routing, scan, allocator) -> the kernels made
 
 
-def cycle_loop(closed: bool, routing: int, scan: int, allocator: int):
-    """The cycle loop kernel for open-loop traffic (closed = False) or a closed-loop workload (True), one routing
-    algorithm (Params.routing), one way of finding minimal ports (`scan`: build/routing.py minimal_scan) and one
-    switch allocator (Params.allocator), made on first use. All four are constants of the kernel: numba prunes the
-    branches they rule out before inlining what those branches call (_jit._PruneThenInline), so an open-loop run
-    never compiles a workload and a run compiles only its own routing, topology and allocator (most of the
-    compile time of a loop serving every case). The kernels are cached on disk like any other, one per
-    combination."""
-    key = (bool(closed), int(routing), int(scan), int(allocator))
+def cycle_loop(generator: int, routing: int, scan: int, allocator: int):
+    """The cycle loop kernel for one generate stage (`generator`: open-loop traffic or one closed-loop workload,
+    workloads/kernel.py GEN_*), one routing algorithm (Params.routing), one way of finding minimal ports (`scan`:
+    build/routing.py minimal_scan) and one switch allocator (Params.allocator), made on first use. All four are
+    constants of the kernel: numba prunes the branches they rule out before inlining what those branches call
+    (_jit._PruneThenInline), so a run compiles only its own traffic or workload, routing, topology and allocator
+    (most of the compile time of a loop serving every case). The kernels are cached on disk like any other, one
+    per combination."""
+    key = (int(generator), int(routing), int(scan), int(allocator))
     if key not in LOOPS:
         LOOPS[key] = _make_cycle_loop(*key)
     return LOOPS[key]
 
 
-def _make_cycle_loop(closed: bool, routing: int, scan: int, allocator: int):
+def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int):
+    closed = generator != GEN_OPEN_LOOP
+
     @jit
     def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained):
         """Advance cycles t0..t1-1. Returns (status, next cycle, low): stops early when a pool runs low (GROW;
@@ -523,7 +525,7 @@ def _make_cycle_loop(closed: bool, routing: int, scan: int, allocator: int):
                 fire_events(prm, st, wl.kind, wl.msg, wc, wl.inbox, t)
             if closed:  # (not `if not closed`: numba prunes a branch on a constant, not on its negation)
                 if workload_due(wc, ctr, t):
-                    advance_workload(wl, prm, st, t)
+                    advance_workload(wl, prm, st, t, generator)
             else:
                 generate_open_loop(tr, prm, st, t)
             if ctr[C_N_ACTIVE_NODES] > 0:

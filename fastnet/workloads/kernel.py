@@ -21,24 +21,42 @@ from .graph500_fogsim import advance_graph500_fogsim
 from .messages import packetise
 from .micro import advance_collective, advance_sr
 from .state import (
-    V_PAPER, W_GRAPH500, W_SR, WC_ACTIVE_NODES, WC_ERROR, WC_FINISHED, WC_FREE_COUNT, WC_N_INBOX, WC_NEXT,
+    V_PAPER, W_GRAPH500, W_OPEN_LOOP, W_SR, WC_ACTIVE_NODES, WC_ERROR, WC_FINISHED, WC_FREE_COUNT, WC_N_INBOX, WC_NEXT,
     WC_WAKE,
 )
 
 WS_RUNNING, WS_FINISHED, WS_FAILED, WS_STALLED = 0, 1, 2, 3
 
 
+# The generate stage a cycle loop is made for (cycle.cycle_loop's first constant): the open-loop sources, or one
+# closed-loop workload; as a constant, the others' kernels are never compiled.
+GEN_OPEN_LOOP, GEN_SR, GEN_COLLECTIVE, GEN_GRAPH500, GEN_GRAPH500_FOGSIM = 0, 1, 2, 3, 4
+
+
+def generator_of(wl) -> int:
+    """The GEN_* code of a compiled Workload."""
+    kind = int(wl.kind)
+    if kind == W_OPEN_LOOP:
+        return GEN_OPEN_LOOP
+    if kind == W_SR:
+        return GEN_SR
+    if kind == W_GRAPH500:
+        return GEN_GRAPH500 if int(wl.variant) == V_PAPER else GEN_GRAPH500_FOGSIM
+    return GEN_COLLECTIVE
+
+
 @jit_inline
-def advance_workload(wl, prm, st, t):
+def advance_workload(wl, prm, st, t, generator):
+    """The generate stage of a closed-loop run; `generator` (GEN_*) is a constant of the cycle loop, so only its
+    workload's kernel is compiled."""
     packet_bytes = wl.packet_phits * wl.phit_bytes
-    if wl.kind == W_SR:  # each workload is compiled (and cached) on its own: run_chunk stays quick to compile
+    if generator == GEN_SR:  # each workload is a kernel of its own, compiled (and cached) on its own
         advance_sr(wl, packet_bytes, t)
-    elif wl.kind == W_GRAPH500:
-        if wl.variant == V_PAPER:
-            advance_graph500(wl, st.nd, packet_bytes, t)
-        else:
-            advance_graph500_fogsim(wl, st.nd, packet_bytes, t)
-    else:
+    elif generator == GEN_GRAPH500:
+        advance_graph500(wl, st.nd, packet_bytes, t)
+    elif generator == GEN_GRAPH500_FOGSIM:
+        advance_graph500_fogsim(wl, st.nd, packet_bytes, t)
+    elif generator == GEN_COLLECTIVE:
         advance_collective(wl, packet_bytes, t)
     packetise(wl.msg, wl.tk, wl.wc, wl.senders, wl.task_node, st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm,
               wl.packet_phits, wl.phit_bytes, t)
