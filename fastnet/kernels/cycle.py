@@ -195,6 +195,47 @@ def blocked_until(pt, prm, p, o, own_link):
 
 
 @jit_inline
+def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, t, v, routing, scan):
+    """The output that VC v's head asks for, if it may ask this cycle: route it (again, if adaptive) and allocate
+    its downstream VC, then check that its crossbar input and output are free and unmatched and that the
+    whole packet fits downstream. Returns (output, downstream VC (-1: to the node), own_link), output -1 if
+    it may not ask. Both allocators ask through it."""
+    V = prm.vcs
+    if vc[v, VC_WAKE] > t:  # its ports are busy until then (below)
+        return -1, -1, False
+    p = v // V
+    h = vc[v, VC_HEAD]
+    dvc = pk[h, PK_DVC]
+    if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
+        if pk[h, PK_OUT] < 0 or prm.reroute:
+            before = pk[h, PK_OUT]
+            route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2,
+                  port[p, P_ROUTER], h)
+            if before >= 0:
+                pt[before, PT_WAIT] -= pk[h, PK_SIZE]
+            pt[pk[h, PK_OUT], PT_WAIT] += pk[h, PK_SIZE]
+        o = pk[h, PK_OUT]
+        if port[o, P_CLASS] != NODE:
+            oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
+            dvc = allocate_vc(vc, port[o, P_PEER_PORT] * V + vcr[oc, cls, 0], vcr[oc, cls, 1], h, t)
+            if dvc < 0:
+                return -1, -1, False
+            pk[h, PK_DVC] = dvc
+    o = pk[h, PK_OUT]
+    own_link = dvc >= 0 or not prm.multi_eject  # dvc < 0: o is the node's ejection port
+    wake = blocked_until(pt, prm, p, o, own_link)
+    if wake > t:
+        if dvc >= 0 or not prm.reroute:  # routed for good: not worth looking at again before then
+            vc[v, VC_WAKE] = wake
+        return -1, -1, False
+    if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
+        return -1, -1, False
+    if dvc >= 0 and vc[dvc, VC_FREE] < pk[h, PK_SIZE]:  # virtual cut-through: the whole packet must fit
+        return -1, -1, False
+    return o, dvc, own_link
+
+
+@jit_inline
 def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
@@ -206,37 +247,11 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     n_in = 0
     for i in range(st.ctr[C_N_ACTIVE]):  # VCs whose head is ready
         v = act[i]
-        if vc[v, VC_WAKE] > t:  # its ports are busy until then (below)
+        o, dvc, own_link = head_request(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, pt, prm, pk,
+                                        st.rng_router, st.buf, st.buf2, t, v, routing, scan)
+        if o < 0:
             continue
         p = v // V
-        h = vc[v, VC_HEAD]
-        dvc = pk[h, PK_DVC]
-        if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
-            if pk[h, PK_OUT] < 0 or prm.reroute:
-                before = pk[h, PK_OUT]
-                route(routing, scan, ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, pt, prm, pk,
-                      st.rng_router, st.buf, st.buf2, port[p, P_ROUTER], h)
-                if before >= 0:
-                    pt[before, PT_WAIT] -= pk[h, PK_SIZE]
-                pt[pk[h, PK_OUT], PT_WAIT] += pk[h, PK_SIZE]
-            o = pk[h, PK_OUT]
-            if port[o, P_CLASS] != NODE:
-                oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
-                dvc = allocate_vc(vc, port[o, P_PEER_PORT] * V + rt.vcr[oc, cls, 0], rt.vcr[oc, cls, 1], h, t)
-                if dvc < 0:
-                    continue
-                pk[h, PK_DVC] = dvc
-        o = pk[h, PK_OUT]
-        own_link = dvc >= 0 or not prm.multi_eject  # dvc < 0: o is the node's ejection port
-        wake = blocked_until(pt, prm, p, o, own_link)
-        if wake > t:
-            if dvc >= 0 or not prm.reroute:  # routed for good: not worth looking at again before then
-                vc[v, VC_WAKE] = wake
-            continue
-        if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
-            continue
-        if dvc >= 0 and vc[dvc, VC_FREE] < pk[h, PK_SIZE]:  # virtual cut-through: the whole packet must fit
-            continue
         key = (v - p * V - pt[p, PT_RR_VC]) % V
         if pt[p, PT_IN_STAMP] != stamp:
             pt[p, PT_IN_STAMP] = stamp
@@ -275,47 +290,6 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
         st.grants[n] = p
         n += 1
     return n - n0
-
-
-@jit_inline
-def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, t, v, routing, scan):
-    """The output that VC v's head asks for, if it may ask this cycle: route it (again, if adaptive) and allocate
-    its downstream VC, then check that its crossbar input and output are free and unmatched and that the
-    whole packet fits downstream. Returns (output, downstream VC (-1: to the node), own_link), output -1 if
-    it may not ask. (request_round does the same inline.)"""
-    V = prm.vcs
-    if vc[v, VC_WAKE] > t:  # its ports are busy until then (below)
-        return -1, -1, False
-    p = v // V
-    h = vc[v, VC_HEAD]
-    dvc = pk[h, PK_DVC]
-    if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
-        if pk[h, PK_OUT] < 0 or prm.reroute:
-            before = pk[h, PK_OUT]
-            route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2,
-                  port[p, P_ROUTER], h)
-            if before >= 0:
-                pt[before, PT_WAIT] -= pk[h, PK_SIZE]
-            pt[pk[h, PK_OUT], PT_WAIT] += pk[h, PK_SIZE]
-        o = pk[h, PK_OUT]
-        if port[o, P_CLASS] != NODE:
-            oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
-            dvc = allocate_vc(vc, port[o, P_PEER_PORT] * V + vcr[oc, cls, 0], vcr[oc, cls, 1], h, t)
-            if dvc < 0:
-                return -1, -1, False
-            pk[h, PK_DVC] = dvc
-    o = pk[h, PK_OUT]
-    own_link = dvc >= 0 or not prm.multi_eject  # dvc < 0: o is the node's ejection port
-    wake = blocked_until(pt, prm, p, o, own_link)
-    if wake > t:
-        if dvc >= 0 or not prm.reroute:  # routed for good: not worth looking at again before then
-            vc[v, VC_WAKE] = wake
-        return -1, -1, False
-    if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
-        return -1, -1, False
-    if dvc >= 0 and vc[dvc, VC_FREE] < pk[h, PK_SIZE]:  # virtual cut-through: the whole packet must fit
-        return -1, -1, False
-    return o, dvc, own_link
 
 
 @jit_inline
