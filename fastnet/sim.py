@@ -136,12 +136,13 @@ def _loop_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
     return loop, tuple(numba.typeof(a) for a in args)
 
 
-def compile_kernels(s: Simulation) -> None:
-    """Compile the cycle loop this run needs, or load it from numba's cache (the first run of a routing
-    algorithm compiles it: seconds; later ones load it). simulate() calls it; the CLI calls it first to say so."""
+def compile_kernels(s: Simulation) -> Any:
+    """The cycle loop this run needs, compiled or loaded from numba's cache (the first run of a routing algorithm
+    compiles it: seconds; later ones load it). simulate() calls it; the CLI calls it first to say so."""
     loop, sig = _loop_and_signature(s)
     if sig not in loop.overloads:
         loop.compile(sig)
+    return loop
 
 
 def _compile_audit(s: Simulation) -> threading.Thread:
@@ -168,8 +169,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None) 
     prm = s.params
     end = prm.w1 if s.closed_loop else prm.w1 + s.cfg["sim"]["drain"]
     t = s.cycle
-    compile_kernels(s)
-    run_chunk = _loop_and_signature(s)[0]
+    run_chunk = compile_kernels(s)
     auditing = _compile_audit(s)
     while t < end:
         t1 = min(end, t + CHUNK)
