@@ -118,10 +118,18 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     end = sim["max_cycles"] if closed else w1 + sim["drain"]
     n_ts = math.ceil(end / sim["timeseries"]) if sim["timeseries"] else 0
     st = new_state(net.n_routers, net.n_ports, net.n_nodes, net.radix, prm, sim["seed"], n_ts,
-                   packets=2 * net.n_nodes + 1024, events=2 * net.n_nodes + 1024, vc_cap=vc_cap)
+                   packets=2 * net.n_nodes + 1024, events=2 * net.n_nodes + 1024, vc_cap=vc_cap,
+                   arrival_slots=1 if closed else arrival_slots(tr.rate))
     if not closed:
         start_open_loop(tr, st)
     return Simulation(cfg=cfg, net=net, routes=routes, params=prm, traffic=tr, state=st, workload=wl)
+
+
+def arrival_slots(rate: float) -> int:
+    """Open-loop arrival wheel size: a power of two about four mean gaps long (a node is looked at about once per
+    lap it waits), at most 2**16."""
+    mean_gap = 1.0 / rate if rate > 0 else 2.0**16
+    return 1 << min(16, max(4, math.ceil(math.log2(4 * mean_gap))))
 
 
 def _loop_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:

@@ -37,7 +37,8 @@ VC_HEAD, VC_TAIL, VC_FREE, VC_POS, VC_CAP = 0, 1, 2, 3, 4  # FIFO ends, credits 
 # list of VCs with a ready head (act), capacity in phits (0: a VC this port does not have)
 VC_ALLOC = 5  # earliest cycle at which another packet may be allocated this VC (Params.vc_realloc)
 VC_OWNER = 6  # the upstream head packet this VC is allocated to, -1 if free
-VC_WAKE = 7  # its head waits for a busy input, output or link: the allocator skips it before this cycle
+VC_WAKE = 7  # its head waits for a busy input, output or link, or for a downstream VC to be free: off the ready
+# list (parked, with an E_READY) until this cycle
 N_VC = 8
 
 # pt[port, ...]: port records (int64)
@@ -53,7 +54,8 @@ N_PT = 18
 
 # nd[node, ...]: node records (int64)
 ND_HEAD, ND_TAIL, ND_BUSY, ND_POS, ND_NEXT_ARRIVAL = 0, 1, 2, 3, 4
-N_ND = 5
+ND_ARRIVAL_LINK = 5  # the next node on the same slot of the open-loop arrival wheel (traffic/openloop.py)
+N_ND = 6
 
 # ev[e, ...]: events on the timing wheel (int64)
 EV_KIND, EV_TARGET, EV_AMOUNT, EV_NEXT = 0, 1, 2, 3
@@ -131,6 +133,7 @@ class State(NamedTuple):
     ts: np.ndarray  # int64[T, N_TS]
     vc_area: np.ndarray  # int64[P*V] phit-cycles reserved in the window (only with Params.occupancy)
     vc_since: np.ndarray  # int64[P*V]
+    arrivals: np.ndarray  # int64[A] open-loop arrival wheel: first node whose next arrival is due at slot's cycles
 
 
 def _free_rows(n: int, start: int = 0) -> np.ndarray:
@@ -141,8 +144,9 @@ def _free_rows(n: int, start: int = 0) -> np.ndarray:
 
 
 def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: Params, seed: int,
-              n_timeseries: int, packets: int, events: int, vc_cap: np.ndarray) -> State:
-    """vc_cap: int32[P, V] capacity of each VC in phits (0 for VC slots a port does not have)."""
+              n_timeseries: int, packets: int, events: int, vc_cap: np.ndarray, arrival_slots: int = 1) -> State:
+    """vc_cap: int32[P, V] capacity of each VC in phits (0 for VC slots a port does not have); arrival_slots: size
+    of the open-loop arrival wheel (a power of two)."""
     PV = n_ports * prm.vcs
     ctr = np.zeros(N_CTR, dtype=np.int64)
     ctr[C_FREE_COUNT] = packets
@@ -174,6 +178,7 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
         lat_hist=np.zeros(HIST_BINS, np.int64), net_hist=np.zeros(HIST_BINS, np.int64),
         ts=np.zeros((max(n_timeseries, 1), N_TS), np.int64),
         vc_area=np.zeros(occ, np.int64), vc_since=np.zeros(occ, np.int64),
+        arrivals=np.full(arrival_slots, -1, np.int64),
     )
 
 
