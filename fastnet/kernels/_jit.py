@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numba
 import numba.extending
+from llvmlite import ir as llvmir
 from numba.core import cgutils, ir, postproc
 from numba.core.analysis import compute_cfg_from_blocks, dead_branch_prune
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
@@ -75,6 +76,31 @@ def borrow(typingctx, tup):
         return out
 
     return tup(tup), codegen
+
+
+@numba.extending.intrinsic
+def prefetch(typingctx, ary, i):
+    """Ask the CPU to start loading row i of a 2-D (or element i of a 1-D) C-contiguous array, for a loop that
+    will read it a few iterations later: on a million-node network every packet, VC and port record is a cache
+    miss, and a loop that only waits for one miss at a time is bound by memory latency. A hint: it never faults
+    (an index past the end is harmless) and does nothing else."""
+    if not isinstance(ary, numba.types.Array) or not isinstance(i, numba.types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        aryty = sig.args[0]
+        a = context.make_array(aryty)(context, builder, args[0])
+        idx = context.cast(builder, args[1], sig.args[1], numba.types.intp)
+        stride = cgutils.unpack_tuple(builder, a.strides, aryty.ndim)[0]
+        addr = builder.add(builder.ptrtoint(a.data, stride.type), builder.mul(idx, stride))
+        i8p = llvmir.IntType(8).as_pointer()
+        i32 = llvmir.IntType(32)
+        fnty = llvmir.FunctionType(llvmir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.inttoptr(addr, i8p), i32(0), i32(3), i32(1)])  # read, keep, data cache
+        return context.get_dummy_value()
+
+    return numba.types.none(ary, i), codegen
 
 
 # ---------------------------------------------------------------- inlining: the compile time of a cold start

@@ -8,7 +8,8 @@ One cycle, in pipeline order (the body of `run_chunk`):
                   packets to their node's (unbounded) source queue
 3. `inject`       each node whose injection link is free sends its oldest packet into a router VC with room
 4. `allocate`     route newly ready heads; separable input-first round-robin switch allocation (a routed head
-                  whose input, output or link is busy until a known cycle is skipped until then)
+                  whose input, output or link is busy, or whose downstream VCs are all taken, until a known cycle
+                  leaves the ready list until then: waiting costs nothing per cycle)
 5. `traverse`     move the granted packets: reserve the downstream VC (credits), occupy crossbar and link,
                   schedule the credit return and, at the last router, the delivery
 
@@ -37,7 +38,7 @@ from ..workloads.kernel import (
 )
 from ..workloads.messages import packet_arrived
 from ..workloads.state import W_OPEN_LOOP
-from ._jit import borrow, jit, jit_inline
+from ._jit import borrow, jit, jit_inline, prefetch
 from .pool import (
     free_packet, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
 )
@@ -55,6 +56,7 @@ from .state import (
 )
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
+WAIT = -2  # head_request: the head cannot ask before VC_WAKE (the allocator parks its VC until then)
 A_SEPARABLE, A_ISLIP = 0, 1  # Params.allocator (config.ALLOCATORS)
 
 
@@ -186,8 +188,7 @@ def blocked_until(pt, prm, p, o, own_link):
     """First cycle at which input p and output o could both be free for a head (the busy times only grow while
     it waits, since neither port can be granted before then); <= t if they are free now. `own_link`: output o
     is a link the head must wait for (every output but a node's, with multiple ejection). A head that holds its
-    downstream VC keeps its route, so it is not examined again before then (VC_WAKE): the allocator skips it
-    at the cost of one read, and the ready list keeps its order."""
+    downstream VC keeps its route, so it is not examined again before then (VC_WAKE: the allocator parks it)."""
     wake = pt[p, PT_IN_BUSY]
     if own_link:
         wake = max(wake, pt[o, PT_OUT_BUSY], pt[o, PT_LINK_BUSY] - prm.max_packet)
@@ -195,14 +196,53 @@ def blocked_until(pt, prm, p, o, own_link):
 
 
 @jit_inline
+def vc_free_at(vc, pk, prm, first, count, t):
+    """Earliest cycle (> t) at which one of VCs first..first+count-1, none of which allocate_vc can give now, could
+    be allocated: a VC in its reallocation delay at VC_ALLOC; a VC held by another head once that head is
+    granted (at t at the soonest) and its tail has left, plus the reallocation delay."""
+    soon = t + (1 << 30)
+    for w in range(first, first + count):
+        owner = vc[w, VC_OWNER]
+        at = vc[w, VC_ALLOC] if owner < 0 else t + pk[owner, PK_SIZE] - 1 + prm.vc_realloc
+        soon = min(soon, max(at, t + 1))
+    return soon
+
+
+@jit_inline
+def park(act, vc, ev, wheel, ctr, prm, v, t):
+    """Take VC v, whose head cannot be granted before VC_WAKE, off the ready list until then: a waiting head costs
+    nothing per cycle (its E_READY puts it back). False if that is beyond the event wheel (it stays, skipped)."""
+    wake = vc[v, VC_WAKE]
+    if wake - t > prm.wheel_mask:
+        return False
+    list_remove(act, vc, VC_POS, ctr, C_N_ACTIVE, v)
+    schedule(ev, wheel, ctr, prm.wheel_mask, E_READY, v, 0, wake)
+    return True
+
+
+PREFETCH = 8  # iterations ahead: the records a loop reads for one item are cache misses on a large network; the
+# loops below ask for them this many items (and half as many for the ones found through them) in advance
+
+
+@jit_inline
+def prefetch_heads(act, n, vc, pk, pt, V, i):
+    """Start loading what head_request reads for the ready VCs PREFETCH (VC and port record) and PREFETCH / 2
+    (their head packet) places after i."""
+    far = act[min(i + PREFETCH, n - 1)]
+    prefetch(vc, far)
+    prefetch(pt, far // V)
+    prefetch(pk, vc[act[min(i + PREFETCH // 2, n - 1)], VC_HEAD])
+
+
+@jit_inline
 def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, t, v, routing, scan):
     """The output that VC v's head asks for, if it may ask this cycle: route it (again, if adaptive) and allocate
     its downstream VC, then check that its crossbar input and output are free and unmatched and that the
     whole packet fits downstream. Returns (output, downstream VC (-1: to the node), own_link), output -1 if
-    it may not ask. Both allocators ask through it."""
+    it may not ask this cycle, WAIT if not before VC_WAKE. Both allocators ask through it."""
     V = prm.vcs
-    if vc[v, VC_WAKE] > t:  # its ports are busy until then (below)
-        return -1, -1, False
+    if vc[v, VC_WAKE] > t:  # its ports are busy, or no downstream VC can be free, until then (below)
+        return WAIT, -1, False
     p = v // V
     h = vc[v, VC_HEAD]
     dvc = pk[h, PK_DVC]
@@ -217,8 +257,12 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, 
         o = pk[h, PK_OUT]
         if port[o, P_CLASS] != NODE:
             oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
-            dvc = allocate_vc(vc, port[o, P_PEER_PORT] * V + vcr[oc, cls, 0], vcr[oc, cls, 1], h, t)
+            first, count = port[o, P_PEER_PORT] * V + vcr[oc, cls, 0], vcr[oc, cls, 1]
+            dvc = allocate_vc(vc, first, count, h, t)
             if dvc < 0:
+                if not prm.reroute:  # its route is kept: nothing to do before a VC can be free
+                    vc[v, VC_WAKE] = vc_free_at(vc, pk, prm, first, count, t)
+                    return WAIT, -1, False
                 return -1, -1, False
             pk[h, PK_DVC] = dvc
     o = pk[h, PK_OUT]
@@ -227,6 +271,7 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, 
     if wake > t:
         if dvc >= 0 or not prm.reroute:  # routed for good: not worth looking at again before then
             vc[v, VC_WAKE] = wake
+            return WAIT, -1, False
         return -1, -1, False
     if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
         return -1, -1, False
@@ -245,10 +290,15 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     ps, port = topo.router_port_start, topo.port
     V = prm.vcs
     n_in = 0
-    for i in range(st.ctr[C_N_ACTIVE]):  # VCs whose head is ready
+    i = 0
+    while i < st.ctr[C_N_ACTIVE]:  # VCs whose head is ready
         v = act[i]
+        prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
         o, dvc, own_link = head_request(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, pt, prm, pk,
                                         st.rng_router, st.buf, st.buf2, t, v, routing, scan)
+        if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
+            continue  # the last ready VC moved into slot i
+        i += 1
         if o < 0:
             continue
         p = v // V
@@ -308,10 +358,15 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
     V = prm.vcs
     n_in = 0
     n_out = 0
-    for i in range(st.ctr[C_N_ACTIVE]):  # requests, and the grant phase: each output keeps the first input
+    i = 0
+    while i < st.ctr[C_N_ACTIVE]:  # requests, and the grant phase: each output keeps the first input
         v = act[i]
+        prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
         o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, t, v,
                                         routing, scan)
+        if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
+            continue  # the last ready VC moved into slot i
+        i += 1
         if o < 0:
             continue
         p = v // V
@@ -389,6 +444,10 @@ def traverse(topo, prm, st, t, n_grants):
     ps, port = topo.router_port_start, topo.port
     V = prm.vcs
     for j in range(n_grants):
+        prefetch(pt, st.grants[min(j + PREFETCH, n_grants - 1)])
+        ahead = pt[st.grants[min(j + PREFETCH // 2, n_grants - 1)], PT_IN_PICK]
+        prefetch(vc, ahead)
+        prefetch(pk, vc[ahead, VC_HEAD])
         p = st.grants[j]
         v = pt[p, PT_IN_PICK]
         h = pop_vc(pk, vc, v)
@@ -448,12 +507,13 @@ def record_timeseries(prm, st, t):
 @jit_inline
 def pools_low(ctr, n_nodes, n_ports):
     """Bit 1: fewer free packets than nodes (each may create one per cycle); bit 2: fewer free events than three
-    per possible grant (a credit, a delivery or a new head's ready time) and one per injection."""
+    per possible grant (a credit, a delivery or a new head's ready time), one per injection and one per parked
+    head (at most one per packet in flight)."""
     live = ctr[C_CREATED] - ctr[C_DELIVERED]
     low = 0
     if ctr[C_FREE_COUNT] < n_nodes:
         low |= 1
-    if ctr[C_EV_FREE_COUNT] < 3 * min(n_ports, live + n_nodes) + n_nodes + 16:
+    if ctr[C_EV_FREE_COUNT] < 3 * min(n_ports, live + n_nodes) + live + n_nodes + 16:
         low |= 2
     return low
 
