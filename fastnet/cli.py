@@ -113,9 +113,12 @@ def run(
 ) -> None:
     """Simulate one configuration and print a summary."""
     import time
+    from contextlib import nullcontext
 
+    from .occupancy import recorder_for
     from .results import summary, to_dataset
     from .sim import prepare, simulate
+    from .store import StagedStore
 
     try:
         cfg = config_from_args(config, set_)
@@ -123,30 +126,29 @@ def run(
             show_config(cfg)
             return
         t0 = time.perf_counter()
-        s = prepare(cfg)
-        compile_kernels_saying_so(s, quiet=quiet or as_json)
-        if quiet or as_json or not sys.stderr.isatty():
-            simulate(s)
-        else:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+        # the store is staged next to --out (its path checked before the run): streamed variables go there as
+        # the run goes, and it replaces --out only once the run has finished
+        with StagedStore(out_path) if out_path is not None else nullcontext() as stage:
+            s = prepare(cfg)
+            occupancy = recorder_for(s, stage.tmp if stage else None)
+            compile_kernels_saying_so(s, quiet=quiet or as_json)
+            if quiet or as_json or not sys.stderr.isatty():
+                simulate(s, occupancy=occupancy)
+            else:
+                from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-            with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} cycles"),
-                          TimeRemainingColumn(), console=err, transient=True) as bar:
-                # a closed-loop workload's length is unknown: its bar only counts cycles
-                total = None if s.closed_loop else s.params.w1 + s.cfg["sim"]["drain"]
-                task = bar.add_task("run", total=total)
-                simulate(s, progress=lambda t, end: bar.update(task, completed=t))
-        ds = to_dataset(s, wall_seconds=time.perf_counter() - t0)
+                with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} cycles"),
+                              TimeRemainingColumn(), console=err, transient=True) as bar:
+                    # a closed-loop workload's length is unknown: its bar only counts cycles
+                    total = None if s.closed_loop else s.params.w1 + s.cfg["sim"]["drain"]
+                    task = bar.add_task("run", total=total)
+                    simulate(s, progress=lambda t, end: bar.update(task, completed=t), occupancy=occupancy)
+            ds = to_dataset(s, wall_seconds=time.perf_counter() - t0)
+            if stage is not None:
+                stage.commit(ds)
     except FastnetError as e:
         fail(str(e))
         return
-    if out_path is not None:
-        from .store import write_dataset
-
-        try:
-            write_dataset(ds, out_path)
-        except FastnetError as e:
-            fail(str(e))
     summ = summary(ds)
     if as_json:
         print(json.dumps(summ))

@@ -24,6 +24,7 @@ from .build.network import GLOBAL, LOCAL, NODE
 from .build.routing import Routes, minimal_scan, with_distance_table
 from .build.vcs import ROUTING_CODES, vc_layout
 from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
+from .occupancy import OccupancyRecorder
 from .traffic.patterns import Traffic, compile_traffic
 
 CHUNK = 2048  # cycles per kernel call: the granularity of progress reports and pool growth
@@ -158,11 +159,13 @@ def _compile_audit(s: Simulation) -> threading.Thread:
     return thread
 
 
-def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None) -> Simulation:
+def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
+             occupancy: OccupancyRecorder | None = None) -> Simulation:
     """Run warm-up, measurement window and drain (open loop) or the workload to its end (closed loop); raise
-    DeadlockError, WorkloadError or ConservationError if they occur."""
+    DeadlockError, WorkloadError or ConservationError if they occur. `occupancy` samples the ports every
+    sim.occupancy_interval cycles: a chunk ends on each sampling cycle, where the state is read."""
     from .kernels.cycle import DEADLOCK, DRAINED, FAILED, FINISHED, GROW
-    from .kernels.state import C_CREATED, C_DELIVERED, grow
+    from .kernels.state import C_CREATED, C_DELIVERED, PT_HELD, grow
     from .workloads.build import grow_messages
     from .workloads.state import ERRORS, WC_ERROR, WC_FINISHED
 
@@ -172,9 +175,11 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None) 
     run_chunk = compile_kernels(s)
     auditing = _compile_audit(s)
     while t < end:
-        t1 = min(end, t + CHUNK)
+        t1 = min(end, t + CHUNK, occupancy.next_cycle if occupancy else end)
         status, t, low = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True)
         s.cycle = t
+        if occupancy and t == occupancy.next_cycle:  # also when the run drained or finished on this cycle
+            occupancy.sample(t, s.state.pt[:, PT_HELD])
         if status == GROW:  # low: 1 packets, 2 events, 4 packets for the workload, 8 its message pool
             if low & 7:
                 s.state = grow(s.state, packets=bool(low & 5), events=bool(low & 2))
@@ -192,6 +197,8 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None) 
             progress(t, end)
     if s.closed_loop and not s.workload.wc[WC_FINISHED]:
         raise WorkloadError(f"workload did not finish within sim.max_cycles = {end}")
+    if occupancy:
+        occupancy.close()
     auditing.join()
     check_conservation(s)
     return s
@@ -238,11 +245,24 @@ def check_conservation(s: Simulation) -> dict[str, int]:
     return {"queued": int(a[A_QUEUED]), "in_network": int(a[A_IN_VCS] + a[A_DELIVERING])}
 
 
-def run(config: dict[str, Any] | str | Path | None = None, *, progress: Callable[[int, int], None] | None = None):
-    """Simulate one config (dict or TOML path; None: the embedded default) and return an xarray.Dataset."""
+def run(config: dict[str, Any] | str | Path | None = None, *, progress: Callable[[int, int], None] | None = None,
+        out: str | Path | None = None):
+    """Simulate one config (dict or TOML path; None: the embedded default) and return an xarray.Dataset. With
+    `out`, the results are also written to that zarr store (replaced only once the run has finished), and the
+    dataset returned is the store opened lazily: with sim.occupancy_interval, `port_occupancy` streams there."""
+    from .occupancy import recorder_for
     from .results import to_dataset
+    from .store import StagedStore
 
     t0 = time.perf_counter()
-    s = prepare(config)
-    simulate(s, progress)
-    return to_dataset(s, wall_seconds=time.perf_counter() - t0)
+    if out is None:
+        s = prepare(config)
+        simulate(s, progress, recorder_for(s, None))
+        return to_dataset(s, wall_seconds=time.perf_counter() - t0)
+    import xarray as xr
+
+    with StagedStore(out) as stage:
+        s = prepare(config)
+        simulate(s, progress, recorder_for(s, stage.tmp))
+        stage.commit(to_dataset(s, wall_seconds=time.perf_counter() - t0))
+    return xr.open_zarr(out, chunks=None)
