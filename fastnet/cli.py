@@ -259,18 +259,22 @@ def sweep(
 
 @app.command()
 def plot(
-    result: Path = typer.Argument(..., help="a sweep's zarr store"),
+    result: Path = typer.Argument(..., help="a sweep's zarr store, or a run's (fastnet run --out) recorded with "
+                                  "sim.occupancy_interval"),
     output: Path = typer.Option(..., "-o", "--output", help="figure file: .png, .svg or .pdf"),
     x: Optional[str] = typer.Option(None, "--x", help="axis along x (default: traffic.load if swept)"),
     y: list[str] = typer.Option([], "--y", help="variable to draw, repeatable (default: latency and throughput)"),
     hue: Optional[str] = typer.Option(None, "--hue", help="one curve per value of this axis (default: the next varying one)"),
     sel: list[str] = typer.Option([], "--sel", help="fix another axis: AXIS=VALUE (repeatable)"),
+    network_only: bool = typer.Option(False, "--network-only", help="occupancy heatmap: router-to-router ports "
+                                      "only (no injection ports)"),
 ) -> None:
-    """Plot a sweep: curves over an axis, or router x port heatmaps for per-port variables."""
-    from .plot import open_sweep, plot as draw
+    """Plot a sweep (curves over an axis, or router x port heatmaps for per-port variables), or a run's port
+    occupancy over time (ports ordered by router)."""
+    from .plot import open_result, plot as draw
 
     try:
-        draw(open_sweep(result), output, x=x, y=y, hue=hue, sel=sel)
+        draw(open_result(result), output, x=x, y=y, hue=hue, sel=sel, network_only=network_only)
     except FastnetError as e:
         fail(str(e))
         return
