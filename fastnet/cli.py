@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -94,6 +95,39 @@ def compile_kernels_saying_so(s: Any, quiet: bool) -> None:
             timer.cancel()
 
 
+SPEED_WINDOW = 60.0  # seconds of progress the cycles/s figure and the time left are estimated from
+
+
+def cycles_per_second(speed: float | None) -> str:
+    if speed is None:
+        return "- cycles/s"
+    return f"{speed:,.0f} cycles/s" if speed >= 100 else f"{speed:.3g} cycles/s"
+
+
+@contextmanager
+def simulation_progress(s: Any) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr for a prepared run: cycles done of the total (none for a closed-loop workload,
+    whose length is unknown), simulated cycles per second, time elapsed and time left (both from rich's speed
+    estimate over the last SPEED_WINDOW seconds); yields simulate()'s progress callback."""
+    from rich.progress import (
+        BarColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class CyclesPerSecond(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            return Text(cycles_per_second(task.speed), style="progress.data.speed")
+
+    total = None if s.closed_loop else s.params.w1 + s.cfg["sim"]["drain"]
+    count = "{task.completed:,}/{task.total:,} cycles" if total else "{task.completed:,} cycles"
+    columns = [TextColumn("simulating"), BarColumn(), TextColumn(count), CyclesPerSecond(), TimeElapsedColumn()]
+    if total:
+        columns += [TextColumn("left"), TimeRemainingColumn()]
+    with Progress(*columns, console=err, transient=True, speed_estimate_period=SPEED_WINDOW) as bar:
+        task = bar.add_task("run", total=total, completed=s.cycle)
+        yield lambda t, end: bar.update(task, completed=t)
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
@@ -132,17 +166,11 @@ def run(
             s = prepare(cfg)
             occupancy = recorder_for(s, stage.tmp if stage else None)
             compile_kernels_saying_so(s, quiet=quiet or as_json)
-            if quiet or as_json or not sys.stderr.isatty():
+            if quiet or as_json or not err.is_terminal:
                 simulate(s, occupancy=occupancy)
             else:
-                from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
-                with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} cycles"),
-                              TimeRemainingColumn(), console=err, transient=True) as bar:
-                    # a closed-loop workload's length is unknown: its bar only counts cycles
-                    total = None if s.closed_loop else s.params.w1 + s.cfg["sim"]["drain"]
-                    task = bar.add_task("run", total=total)
-                    simulate(s, progress=lambda t, end: bar.update(task, completed=t), occupancy=occupancy)
+                with simulation_progress(s) as report:
+                    simulate(s, progress=report, occupancy=occupancy)
             ds = to_dataset(s, wall_seconds=time.perf_counter() - t0)
             if stage is not None:
                 stage.commit(ds)

@@ -27,7 +27,10 @@ from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
 from .occupancy import OccupancyRecorder
 from .traffic.patterns import Traffic, compile_traffic
 
-CHUNK = 2048  # cycles per kernel call: the granularity of progress reports and pool growth
+CHUNK = 2048  # most cycles per kernel call: the granularity of progress reports and pool growth
+CHUNK_SECONDS = 0.5  # wall time a kernel call aims at (fewer cycles than CHUNK on large networks)
+MIN_CHUNK = 1
+FIRST_CHUNK = 16  # the first call measures the speed; a quick network grows to CHUNK after it
 
 
 @dataclass
@@ -174,9 +177,12 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     t = s.cycle
     run_chunk = compile_kernels(s)
     auditing = _compile_audit(s)
+    chunk = FIRST_CHUNK
     while t < end:
-        t1 = min(end, t + CHUNK, occupancy.next_cycle if occupancy else end)
+        t1 = min(end, t + chunk, occupancy.next_cycle if occupancy else end)
+        t0, w0 = t, time.perf_counter()
         status, t, low = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True)
+        chunk = _next_chunk(chunk, t - t0, time.perf_counter() - w0)
         s.cycle = t
         if occupancy and t == occupancy.next_cycle:  # also when the run drained or finished on this cycle
             occupancy.sample(t, s.state.pt[:, PT_HELD])
@@ -202,6 +208,18 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     auditing.join()
     check_conservation(s)
     return s
+
+
+def _next_chunk(chunk: int, cycles: int, seconds: float) -> int:
+    """Cycles for the next kernel call: about CHUNK_SECONDS of work, at most CHUNK. A million-node network runs
+    ~17 cycles/s, so a fixed 2048-cycle chunk would report progress (and take Ctrl-C) every two minutes. Where a
+    chunk ends does not change the results (tests/test_occupancy.py checks it)."""
+    if cycles <= 0:
+        return chunk
+    target = max(MIN_CHUNK, min(CHUNK, int(cycles * CHUNK_SECONDS / max(seconds, 1e-9))))
+    if target < chunk and seconds < CHUNK_SECONDS / 10:  # too short a call to time: grow, never shrink, on it
+        return chunk
+    return target
 
 
 def blocked_vcs(s: Simulation, limit: int = 8) -> list[tuple[int, int, int]]:
