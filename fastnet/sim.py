@@ -24,6 +24,7 @@ from .build.network import GLOBAL, LOCAL, NODE
 from .build.routing import Routes, minimal_scan, with_distance_table
 from .build.vcs import ROUTING_CODES, vc_layout
 from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
+from .memory import check_memory, memory_estimate
 from .occupancy import OccupancyRecorder
 from .traffic.patterns import Traffic, compile_traffic
 
@@ -119,6 +120,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         vc_cap[net.port_class == cls, :n] = buffers[cls]
     tr = compile_traffic(net, traffic, sim["seed"])
     wl = compile_workload(cfg, net, sim["seed"])
+    # refuse now, before the state (most of a large run's memory) exists, rather than swap or be killed
+    check_memory(memory_estimate(net, routes, cfg, V, layout.hop_limit, extra=(tr, wl)), cfg)
     end = sim["max_cycles"] if closed else w1 + sim["drain"]
     n_ts = math.ceil(end / sim["timeseries"]) if sim["timeseries"] else 0
     st = new_state(net.n_routers, net.n_ports, net.n_nodes, net.radix, prm, sim["seed"], n_ts,
