@@ -296,13 +296,15 @@ def plot(
     sel: list[str] = typer.Option([], "--sel", help="fix another axis: AXIS=VALUE (repeatable)"),
     network_only: bool = typer.Option(False, "--network-only", help="occupancy heatmap: router-to-router ports "
                                       "only (no injection ports)"),
+    reduce: Optional[str] = typer.Option(None, "--reduce", help="occupancy heatmap: mean (default) or max of the "
+                                         "ports and samples one cell stands for on a large network"),
 ) -> None:
     """Plot a sweep (curves over an axis, or router x port heatmaps for per-port variables), or a run's port
     occupancy over time (ports ordered by router)."""
     from .plot import open_result, plot as draw
 
     try:
-        draw(open_result(result), output, x=x, y=y, hue=hue, sel=sel, network_only=network_only)
+        draw(open_result(result), output, x=x, y=y, hue=hue, sel=sel, network_only=network_only, reduce=reduce)
     except FastnetError as e:
         fail(str(e))
         return

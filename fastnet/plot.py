@@ -28,6 +28,7 @@ OCCUPANCY = "port_occupancy"
 MAX_PORT_ROWS = 1500  # rows of the occupancy heatmap: more ports are averaged in router-ordered groups
 MAX_TIME_COLUMNS = 2000  # its columns: more samples are averaged in consecutive groups
 READ_BYTES = 64 * 2**20  # occupancy read per block of samples
+REDUCTIONS = ("mean", "max")  # how the ports (and samples) drawn in one cell of the heatmap combine
 
 LABELS = {
     "traffic.load": "offered load",
@@ -78,15 +79,17 @@ def axes_of(ds: xr.Dataset) -> list[str]:
     return json.loads(ds.attrs["sweep_layout"])["axes"]
 
 
-def plot(ds: xr.Dataset, output: str | Path, network_only: bool = False, **kwargs: Any) -> Path:
-    """Draw `figure(ds, **kwargs)` (a sweep) or `occupancy_figure(ds, network_only)` (a run's store) into
+def plot(ds: xr.Dataset, output: str | Path, network_only: bool = False, reduce: str | None = None,
+         **kwargs: Any) -> Path:
+    """Draw `figure(ds, **kwargs)` (a sweep) or `occupancy_figure(ds, network_only, reduce)` (a run's store) into
     `output` (.png, .svg or .pdf)."""
     output = Path(output)
     if output.suffix.lower() not in FORMATS:
         raise ConfigError("-o", f"must end in one of {', '.join(FORMATS)} (got {output.name})")
     if "sweep_layout" in ds.attrs:
-        if network_only:
-            raise ConfigError("--network-only", "applies to a run's occupancy heatmap, not to a sweep")
+        for flag, given in (("--network-only", network_only), ("--reduce", reduce)):
+            if given:
+                raise ConfigError(flag, "applies to a run's occupancy heatmap, not to a sweep")
         fig = figure(ds, **kwargs)
     else:
         for flag in ("x", "hue", "sel"):
@@ -95,7 +98,7 @@ def plot(ds: xr.Dataset, output: str | Path, network_only: bool = False, **kwarg
                                   "its port occupancy heatmap")
         if any(name != OCCUPANCY for name in kwargs.get("y") or ()):
             raise ConfigError("--y", f"a run's store draws {OCCUPANCY} only")
-        fig = occupancy_figure(ds, network_only)
+        fig = occupancy_figure(ds, network_only, reduce or "mean")
     fig.savefig(output, dpi=150, bbox_inches="tight")
     return output
 
@@ -301,16 +304,19 @@ def _heatmaps(ds: xr.Dataset, axes: list[str], x: str, name: str, hue: str | Non
     return fig
 
 
-def occupancy_figure(ds: xr.Dataset, network_only: bool = False) -> Any:
+def occupancy_figure(ds: xr.Dataset, network_only: bool = False, reduce: str = "mean") -> Any:
     """Heatmap of `port_occupancy(occupancy_time, port)`: time along x, ports along y ordered by router (router 0
     at the bottom); `network_only` leaves out the injection ports. A network with more than MAX_PORT_ROWS ports
-    shows the mean of each run of consecutive ports, so a 14-million-port run still draws from a bounded image,
-    read a block of samples at a time."""
+    shows the mean (`reduce="max"`: the fullest) of each run of consecutive ports, and more than MAX_TIME_COLUMNS
+    samples likewise, so a 14-million-port run still draws from a bounded image, read a block of samples at a
+    time."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
     if OCCUPANCY not in ds:
         raise ConfigError("RESULT", f"no {OCCUPANCY} variable (record it with --set sim.occupancy_interval=N)")
+    if reduce not in REDUCTIONS:
+        raise ConfigError("--reduce", f"must be one of {', '.join(REDUCTIONS)} (got {reduce!r})")
     var = ds[OCCUPANCY]
     times = ds[var.dims[0]].values
     if len(times) == 0:
@@ -329,10 +335,9 @@ def occupancy_figure(ds: xr.Dataset, network_only: bool = False) -> Any:
     for i in range(0, len(times), step):
         block = var[i:i + step].values
         block = block[:, order[0]:order[-1] + 1] if contiguous else block[:, order]
-        ports = np.add.reduceat(block, starts, axis=1, dtype=np.float64) / np.diff(np.append(starts, len(order)))
+        ports = _reduce_groups(block, starts, 1, reduce)
         cols = np.arange(0, len(ports), per_col)
-        image[:, i // per_col:i // per_col + len(cols)] = (
-            np.add.reduceat(ports, cols, axis=0) / np.diff(np.append(cols, len(ports)))[:, None]).T
+        image[:, i // per_col:i // per_col + len(cols)] = _reduce_groups(ports, cols, 0, reduce).T
     fig = Figure(figsize=(8.5, 5.2), layout="constrained")
     ax = fig.add_subplot()
     interval = int(var.attrs.get("interval", times[1] - times[0] if len(times) > 1 else times[0]))
@@ -351,11 +356,19 @@ def occupancy_figure(ds: xr.Dataset, network_only: bool = False) -> Any:
     ax.set_ylabel(f"router ({len(order):,} {kind}, ordered by router)")
     what = label(var, OCCUPANCY)
     if per_row > 1 or per_col > 1:
-        what += "\n" + ", ".join(p for p in (f"mean of {per_row} ports" if per_row > 1 else "",
-                                              f"{per_col} samples" if per_col > 1 else "") if p)
+        what += f"\n{reduce} of " + " x ".join(p for p in (f"{per_row} ports" if per_row > 1 else "",
+                                                            f"{per_col} samples" if per_col > 1 else "") if p)
     fig.colorbar(shown, ax=ax, label=what)
     ax.set_title(_run_title(ds, interval), fontsize=9)
     return fig
+
+
+def _reduce_groups(a: np.ndarray, starts: np.ndarray, axis: int, reduce: str) -> np.ndarray:
+    """Mean or max of `a` over the groups of consecutive rows (axis 0) or columns (axis 1) beginning at starts."""
+    if reduce == "max":
+        return np.maximum.reduceat(a, starts, axis=axis).astype(np.float64)
+    sizes = np.diff(np.append(starts, a.shape[axis]))
+    return np.add.reduceat(a, starts, axis=axis, dtype=np.float64) / (sizes if axis == 1 else sizes[:, None])
 
 
 def _run_title(ds: xr.Dataset, interval: int) -> str:

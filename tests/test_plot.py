@@ -141,7 +141,14 @@ def test_occupancy_heatmap_averages_groups_of_ports_and_samples_read_in_blocks(o
     assert img.shape == (7, -(-occ.shape[0] // per_col))
     np.testing.assert_allclose(img[0, 0], occ[:per_col, :12].mean())
     np.testing.assert_allclose(img[-1, -1], occ[(img.shape[1] - 1) * per_col:, 72:].mean())
-    assert "mean of 12 ports" in fig.axes[-1].get_ylabel()
+    assert f"mean of 12 ports x {per_col} samples" in fig.axes[-1].get_ylabel()
+    fullest = plot.occupancy_figure(ds, reduce="max")  # the fullest port and sample of each cell
+    img = fullest.axes[0].images[0].get_array()
+    assert img[0, 0] == occ[:per_col, :12].max() and img[-1, -1] == occ[(img.shape[1] - 1) * per_col:, 72:].max()
+    assert "max of 12 ports" in fullest.axes[-1].get_ylabel()
+    with pytest.raises(ConfigError) as e:
+        plot.occupancy_figure(ds, reduce="median")
+    assert e.value.field == "--reduce" and "mean, max" in str(e.value)
 
 
 def test_cli_plots_a_run_store_and_refuses_sweep_options_on_it(occupancy_run, result, tmp_path):
@@ -153,6 +160,10 @@ def test_cli_plots_a_run_store_and_refuses_sweep_options_on_it(occupancy_run, re
         assert r.exit_code == 2 and r.output.startswith(f"error: {field}"), r.output
     r = CliRunner().invoke(app, ["plot", str(result), "--network-only", "-o", str(tmp_path / "x.png")])
     assert r.exit_code == 2 and r.output.startswith("error: --network-only"), r.output
+    r = CliRunner().invoke(app, ["plot", str(result), "--reduce", "max", "-o", str(tmp_path / "x.png")])
+    assert r.exit_code == 2 and r.output.startswith("error: --reduce"), r.output
+    r = CliRunner().invoke(app, ["plot", str(occupancy_run), "--reduce", "max", "-o", str(tmp_path / "m.png")])
+    assert r.exit_code == 0, r.output
 
 
 def test_a_run_store_without_occupancy_is_refused(tmp_path):
