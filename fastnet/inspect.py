@@ -19,7 +19,12 @@ def describe(cfg: dict[str, Any]) -> dict[str, Any]:
     links = net.link_counts()
     layout = vc_layout(net, routes, cfg["router"], cfg["routing"])
     vcs = layout.vcs
-    memory = memory_estimate(net, routes, cfg, max(vcs.values()), layout.hop_limit)
+    # the workload's arrays (per node even for open-loop traffic) as the run will build them; the traffic
+    # tables (8 bytes per node) are left out: compiling some patterns takes longer than the rest of info
+    from .workloads.build import compile_workload
+
+    memory = memory_estimate(net, routes, cfg, max(vcs.values()), layout.hop_limit,
+                             extra=(compile_workload(cfg, net, cfg["sim"]["seed"]),))
     deg = np.diff(net.topo.router_port_start)
     return {
         "topology": net.kind,
