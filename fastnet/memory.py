@@ -163,7 +163,15 @@ def _cgroup_room() -> int | None:
 
 
 def peak_rss() -> int:
-    """Peak resident set size of this process so far, in bytes (ru_maxrss: KiB on Linux, bytes on macOS)."""
+    """Peak resident set size of this process so far, in bytes: Linux's VmHWM, else ru_maxrss (KiB on Linux,
+    bytes on macOS). Not ru_maxrss first: Linux carries it across exec, so a process started by a large one
+    (pytest late in the suite) reports its parent's size."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024
 

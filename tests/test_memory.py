@@ -107,3 +107,13 @@ def test_info_reports_an_estimate_that_grows_with_the_load():
         "--set", "links.latency=20", "--set", f"traffic.load={load}", "--json"]).output) for load in (0.05, 0.6))
     assert high["packets_in_flight_estimate"] > 10 * low["packets_in_flight_estimate"] > 0
     assert high["memory_estimate_mb"] > low["memory_estimate_mb"] > 200  # the runtime alone is ~400 MB
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux carries ru_maxrss across exec")
+def test_peak_rss_of_a_child_is_its_own_not_its_large_parents():
+    import numpy as np
+
+    ballast = np.ones(400 * 2**20 // 8)  # this process is now 400 MB larger than a fresh one
+    code = "from fastnet.memory import peak_rss; print(peak_rss())"
+    peak = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert ballast.sum() > 0 and peak < 300 * 2**20
