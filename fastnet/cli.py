@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -94,6 +95,39 @@ def compile_kernels_saying_so(s: Any, quiet: bool) -> None:
             timer.cancel()
 
 
+SPEED_WINDOW = 60.0  # seconds of progress the cycles/s figure and the time left are estimated from
+
+
+def cycles_per_second(speed: float | None) -> str:
+    if speed is None:
+        return "- cycles/s"
+    return f"{speed:,.0f} cycles/s" if speed >= 100 else f"{speed:.3g} cycles/s"
+
+
+@contextmanager
+def simulation_progress(s: Any) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr for a prepared run: cycles done of the total (none for a closed-loop workload,
+    whose length is unknown), simulated cycles per second, time elapsed and time left (both from rich's speed
+    estimate over the last SPEED_WINDOW seconds); yields simulate()'s progress callback."""
+    from rich.progress import (
+        BarColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class CyclesPerSecond(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            return Text(cycles_per_second(task.speed), style="progress.data.speed")
+
+    total = None if s.closed_loop else s.params.w1 + s.cfg["sim"]["drain"]
+    count = "{task.completed:,}/{task.total:,} cycles" if total else "{task.completed:,} cycles"
+    columns = [TextColumn("simulating"), BarColumn(), TextColumn(count), CyclesPerSecond(), TimeElapsedColumn()]
+    if total:
+        columns += [TextColumn("left"), TimeRemainingColumn()]
+    with Progress(*columns, console=err, transient=True, speed_estimate_period=SPEED_WINDOW) as bar:
+        task = bar.add_task("run", total=total, completed=s.cycle)
+        yield lambda t, end: bar.update(task, completed=t)
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
@@ -113,9 +147,12 @@ def run(
 ) -> None:
     """Simulate one configuration and print a summary."""
     import time
+    from contextlib import nullcontext
 
+    from .occupancy import recorder_for
     from .results import summary, to_dataset
     from .sim import prepare, simulate
+    from .store import StagedStore
 
     try:
         cfg = config_from_args(config, set_)
@@ -123,30 +160,23 @@ def run(
             show_config(cfg)
             return
         t0 = time.perf_counter()
-        s = prepare(cfg)
-        compile_kernels_saying_so(s, quiet=quiet or as_json)
-        if quiet or as_json or not sys.stderr.isatty():
-            simulate(s)
-        else:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
-            with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} cycles"),
-                          TimeRemainingColumn(), console=err, transient=True) as bar:
-                # a closed-loop workload's length is unknown: its bar only counts cycles
-                total = None if s.closed_loop else s.params.w1 + s.cfg["sim"]["drain"]
-                task = bar.add_task("run", total=total)
-                simulate(s, progress=lambda t, end: bar.update(task, completed=t))
-        ds = to_dataset(s, wall_seconds=time.perf_counter() - t0)
+        # the store is staged next to --out (its path checked before the run): streamed variables go there as
+        # the run goes, and it replaces --out only once the run has finished
+        with StagedStore(out_path) if out_path is not None else nullcontext() as stage:
+            s = prepare(cfg)
+            occupancy = recorder_for(s, stage.tmp if stage else None)
+            compile_kernels_saying_so(s, quiet=quiet or as_json)
+            if quiet or as_json or not err.is_terminal:
+                simulate(s, occupancy=occupancy)
+            else:
+                with simulation_progress(s) as report:
+                    simulate(s, progress=report, occupancy=occupancy)
+            ds = to_dataset(s, wall_seconds=time.perf_counter() - t0)
+            if stage is not None:
+                stage.commit(ds)
     except FastnetError as e:
         fail(str(e))
         return
-    if out_path is not None:
-        from .store import write_dataset
-
-        try:
-            write_dataset(ds, out_path)
-        except FastnetError as e:
-            fail(str(e))
     summ = summary(ds)
     if as_json:
         print(json.dumps(summ))
@@ -257,18 +287,24 @@ def sweep(
 
 @app.command()
 def plot(
-    result: Path = typer.Argument(..., help="a sweep's zarr store"),
+    result: Path = typer.Argument(..., help="a sweep's zarr store, or a run's (fastnet run --out) recorded with "
+                                  "sim.occupancy_interval"),
     output: Path = typer.Option(..., "-o", "--output", help="figure file: .png, .svg or .pdf"),
     x: Optional[str] = typer.Option(None, "--x", help="axis along x (default: traffic.load if swept)"),
     y: list[str] = typer.Option([], "--y", help="variable to draw, repeatable (default: latency and throughput)"),
     hue: Optional[str] = typer.Option(None, "--hue", help="one curve per value of this axis (default: the next varying one)"),
     sel: list[str] = typer.Option([], "--sel", help="fix another axis: AXIS=VALUE (repeatable)"),
+    network_only: bool = typer.Option(False, "--network-only", help="occupancy heatmap: router-to-router ports "
+                                      "only (no injection ports)"),
+    reduce: Optional[str] = typer.Option(None, "--reduce", help="occupancy heatmap: mean (default) or max of the "
+                                         "ports and samples one cell stands for on a large network"),
 ) -> None:
-    """Plot a sweep: curves over an axis, or router x port heatmaps for per-port variables."""
-    from .plot import open_sweep, plot as draw
+    """Plot a sweep (curves over an axis, or router x port heatmaps for per-port variables), or a run's port
+    occupancy over time (ports ordered by router)."""
+    from .plot import open_result, plot as draw
 
     try:
-        draw(open_sweep(result), output, x=x, y=y, hue=hue, sel=sel)
+        draw(open_result(result), output, x=x, y=y, hue=hue, sel=sel, network_only=network_only, reduce=reduce)
     except FastnetError as e:
         fail(str(e))
         return

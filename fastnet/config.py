@@ -170,6 +170,9 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "seed": (1, _int(0, 2**63 - 1)),
         "watchdog": (20000, _int(10)),  # cycles without any phit moving before DeadlockError
         "timeseries": (0, _int(0)),  # record a time series every N cycles (0: off)
+        "occupancy_interval": (0, _int(0)),  # sample every port's buffer occupancy every N cycles into the
+        # --out store as it runs (0: off; fastnet/occupancy.py)
+        "memory_check": (True, _bool),  # refuse a run whose memory estimate exceeds the memory available
         "max_cycles": (2**31 - 1, _int(1, 2**31 - 1)),
     },
 }

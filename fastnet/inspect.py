@@ -10,26 +10,21 @@ from .build import build_network, build_routes
 from .build.network import GLOBAL, LOCAL, NODE
 from .build.routing import diameter, is_table
 from .build.vcs import vc_layout
-
-
-def memory_estimate(n_routers: int, n_ports: int, n_nodes: int, vcs: int, table: bool) -> int:
-    """Bytes of the arrays a run allocates before any packet exists (kernels/state.py layout)."""
-    from .kernels.state import N_ND, N_PK, N_PT, N_VC
-
-    topo = 4 * (n_routers + 1) + 5 * 4 * n_ports + 2 * 4 * n_nodes + 4 * n_routers
-    routes = n_routers * n_routers if table else 0
-    pv = n_ports * vcs
-    state = pv * (N_VC * 4 + 4) + n_ports * (N_PT * 8 + 3 * 4) + n_nodes * (N_ND * 8 + 4 + 8) + 8 * n_routers
-    pools = (2 * n_nodes + 1024) * N_PK * 8 + 2 * (2 * n_nodes + 1024) * 4 * 8
-    return topo + routes + state + pools
+from .memory import memory_estimate
 
 
 def describe(cfg: dict[str, Any]) -> dict[str, Any]:
     net = build_network(cfg)
     routes = build_routes(net)
     links = net.link_counts()
-    vcs = vc_layout(net, routes, cfg["router"], cfg["routing"]).vcs
-    V = max(vcs.values())
+    layout = vc_layout(net, routes, cfg["router"], cfg["routing"])
+    vcs = layout.vcs
+    # the workload's arrays (per node even for open-loop traffic) as the run will build them; the traffic
+    # tables (8 bytes per node) are left out: compiling some patterns takes longer than the rest of info
+    from .workloads.build import compile_workload
+
+    memory = memory_estimate(net, routes, cfg, max(vcs.values()), layout.hop_limit,
+                             extra=(compile_workload(cfg, net, cfg["sim"]["seed"]),))
     deg = np.diff(net.topo.router_port_start)
     return {
         "topology": net.kind,
@@ -48,6 +43,6 @@ def describe(cfg: dict[str, Any]) -> dict[str, Any]:
         "vcs_local": vcs[LOCAL],
         "vcs_global": vcs[GLOBAL],
         "vcs_injection": vcs[NODE],
-        "memory_estimate_mb": round(memory_estimate(net.n_routers, net.n_ports, net.n_nodes, V,
-                                                    is_table(routes)) / 2**20, 1),
+        "memory_estimate_mb": round(memory.total / 2**20, 1),  # peak of a run (fastnet/memory.py)
+        "packets_in_flight_estimate": memory.in_flight,
     }

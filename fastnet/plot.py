@@ -1,9 +1,11 @@
-"""`fastnet plot`: figures from a sweep's dataset (fastnet.sweep / `fastnet sweep`).
+"""`fastnet plot`: figures from a sweep's dataset (fastnet.sweep / `fastnet sweep`) or from one run's store.
 
 Scalar metrics become line plots over one axis (`x`), one curve per value of another (`hue`), with the sweep's
 seeds (`sim.seed`) averaged and their spread shaded. Per-port metrics (any variable with a `port` dimension, and a
 `vc` dimension when runs record one) become heatmaps of router x port, one panel per x value, as in seed 004's
-Fig 8. Every axis label carries its units; PNG, SVG or PDF by the file's suffix.
+Fig 8. A run's store (`fastnet run --out`) with `port_occupancy` (sim.occupancy_interval) becomes one heatmap of
+port occupancy over time, ports ordered by router. Every axis label carries its units; PNG, SVG or PDF by the
+file's suffix.
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ FORMATS = (".png", ".svg", ".pdf")
 DEFAULT_Y = ("packet_latency_mean", "accepted_phits_per_node_cycle")
 SEED = "sim.seed"
 MAX_PANELS = 6  # heatmap columns; more x values are thinned evenly
+OCCUPANCY = "port_occupancy"
+MAX_PORT_ROWS = 1500  # rows of the occupancy heatmap: more ports are averaged in router-ordered groups
+MAX_TIME_COLUMNS = 2000  # its columns: more samples are averaged in consecutive groups
+READ_BYTES = 64 * 2**20  # occupancy read per block of samples
+REDUCTIONS = ("mean", "max")  # how the ports (and samples) drawn in one cell of the heatmap combine
 
 LABELS = {
     "traffic.load": "offered load",
@@ -34,6 +41,7 @@ LABELS = {
     "network_latency_mean": "mean network latency",
     "routing.algorithm": "routing",
     "port_utilization": "port utilisation",
+    "port_occupancy": "port occupancy",
 }
 
 
@@ -54,16 +62,44 @@ def open_sweep(path: str | Path) -> xr.Dataset:
     return ds
 
 
+def open_result(path: str | Path) -> xr.Dataset:
+    """A sweep's store or a run's store with `port_occupancy`; ConfigError(RESULT) for anything else."""
+    path = Path(path)
+    try:
+        ds = xr.open_zarr(path, chunks=None)  # lazy: the occupancy array is read a block of rows at a time
+    except Exception as e:  # noqa: BLE001 - any failure to open means the same to the user
+        raise ConfigError("RESULT", f"cannot open {path} as a zarr dataset ({type(e).__name__})") from None
+    if "sweep_layout" not in ds.attrs and OCCUPANCY not in ds:
+        raise ConfigError("RESULT", f"{path} is neither a sweep store nor a run store with {OCCUPANCY} (record it "
+                          "with fastnet run --out PATH --set sim.occupancy_interval=N)")
+    return ds
+
+
 def axes_of(ds: xr.Dataset) -> list[str]:
     return json.loads(ds.attrs["sweep_layout"])["axes"]
 
 
-def plot(ds: xr.Dataset, output: str | Path, **kwargs: Any) -> Path:
-    """Draw `figure(ds, **kwargs)` into `output` (.png, .svg or .pdf)."""
+def plot(ds: xr.Dataset, output: str | Path, network_only: bool = False, reduce: str | None = None,
+         **kwargs: Any) -> Path:
+    """Draw `figure(ds, **kwargs)` (a sweep) or `occupancy_figure(ds, network_only, reduce)` (a run's store) into
+    `output` (.png, .svg or .pdf)."""
     output = Path(output)
     if output.suffix.lower() not in FORMATS:
         raise ConfigError("-o", f"must end in one of {', '.join(FORMATS)} (got {output.name})")
-    figure(ds, **kwargs).savefig(output, dpi=150, bbox_inches="tight")
+    if "sweep_layout" in ds.attrs:
+        for flag, given in (("--network-only", network_only), ("--reduce", reduce)):
+            if given:
+                raise ConfigError(flag, "applies to a run's occupancy heatmap, not to a sweep")
+        fig = figure(ds, **kwargs)
+    else:
+        for flag in ("x", "hue", "sel"):
+            if kwargs.get(flag):
+                raise ConfigError(f"--{flag}", "applies to a sweep's store; this is one run's store, drawn as "
+                                  "its port occupancy heatmap")
+        if any(name != OCCUPANCY for name in kwargs.get("y") or ()):
+            raise ConfigError("--y", f"a run's store draws {OCCUPANCY} only")
+        fig = occupancy_figure(ds, network_only, reduce or "mean")
+    fig.savefig(output, dpi=150, bbox_inches="tight")
     return output
 
 
@@ -266,3 +302,81 @@ def _heatmaps(ds: xr.Dataset, axes: list[str], x: str, name: str, hue: str | Non
     fig.suptitle(_title(ds, f"mean of {n} seeds" if n > 1 else "") + f"; {LABELS.get(name, name)} per port",
                  fontsize=10)
     return fig
+
+
+def occupancy_figure(ds: xr.Dataset, network_only: bool = False, reduce: str = "mean") -> Any:
+    """Heatmap of `port_occupancy(occupancy_time, port)`: time along x, ports along y ordered by router (router 0
+    at the bottom); `network_only` leaves out the injection ports. A network with more than MAX_PORT_ROWS ports
+    shows the mean (`reduce="max"`: the fullest) of each run of consecutive ports, and more than MAX_TIME_COLUMNS
+    samples likewise, so a 14-million-port run still draws from a bounded image, read a block of samples at a
+    time."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    if OCCUPANCY not in ds:
+        raise ConfigError("RESULT", f"no {OCCUPANCY} variable (record it with --set sim.occupancy_interval=N)")
+    if reduce not in REDUCTIONS:
+        raise ConfigError("--reduce", f"must be one of {', '.join(REDUCTIONS)} (got {reduce!r})")
+    var = ds[OCCUPANCY]
+    times = ds[var.dims[0]].values
+    if len(times) == 0:
+        raise ConfigError("RESULT", f"{OCCUPANCY} has no samples: the run ended before its first sampling cycle")
+    router = ds["port_router"].values
+    keep = np.flatnonzero(ds["port_class"].values != 0) if network_only else np.arange(len(router))
+    if not len(keep):
+        raise ConfigError("--network-only", "the network has no router-to-router ports")
+    order = keep[np.argsort(router[keep], kind="stable")]  # ports are numbered router by router already
+    contiguous = bool(np.array_equal(order, np.arange(order[0], order[0] + len(order))))
+    per_row = -(-len(order) // MAX_PORT_ROWS)
+    starts = np.arange(0, len(order), per_row)
+    per_col = -(-len(times) // MAX_TIME_COLUMNS)
+    image = np.empty((len(starts), -(-len(times) // per_col)))
+    step = max(per_col, READ_BYTES // (var.shape[1] * var.dtype.itemsize) // per_col * per_col)
+    for i in range(0, len(times), step):
+        block = var[i:i + step].values
+        block = block[:, order[0]:order[-1] + 1] if contiguous else block[:, order]
+        ports = _reduce_groups(block, starts, 1, reduce)
+        cols = np.arange(0, len(ports), per_col)
+        image[:, i // per_col:i // per_col + len(cols)] = _reduce_groups(ports, cols, 0, reduce).T
+    fig = Figure(figsize=(8.5, 5.2), layout="constrained")
+    ax = fig.add_subplot()
+    interval = int(var.attrs.get("interval", times[1] - times[0] if len(times) > 1 else times[0]))
+    # a column spans the intervals ending at its sampling cycles
+    x0 = float(times[0] - interval)
+    extent = (x0, x0 + image.shape[1] * per_col * interval, 0, len(starts))
+    shown = ax.imshow(image, aspect="auto", origin="lower", interpolation="nearest", cmap="viridis", vmin=0,
+                      extent=extent)
+    first_router = router[order[starts]]  # router of each row's first port, nondecreasing
+    shown_routers = [int(r) for r in MaxNLocator(nbins=8, integer=True).tick_values(first_router[0],
+                                                                                  first_router[-1])
+                     if first_router[0] <= r <= first_router[-1]]
+    ax.set_yticks(np.searchsorted(first_router, shown_routers), [str(r) for r in shown_routers])
+    ax.set_xlabel("cycle")
+    kind = "network ports" if network_only else "ports"
+    ax.set_ylabel(f"router ({len(order):,} {kind}, ordered by router)")
+    what = label(var, OCCUPANCY)
+    if per_row > 1 or per_col > 1:
+        what += f"\n{reduce} of " + " x ".join(p for p in (f"{per_row} ports" if per_row > 1 else "",
+                                                            f"{per_col} samples" if per_col > 1 else "") if p)
+    fig.colorbar(shown, ax=ax, label=what)
+    ax.set_title(_run_title(ds, interval), fontsize=9)
+    return fig
+
+
+def _reduce_groups(a: np.ndarray, starts: np.ndarray, axis: int, reduce: str) -> np.ndarray:
+    """Mean or max of `a` over the groups of consecutive rows (axis 0) or columns (axis 1) beginning at starts."""
+    if reduce == "max":
+        return np.maximum.reduceat(a, starts, axis=axis).astype(np.float64)
+    sizes = np.diff(np.append(starts, a.shape[axis]))
+    return np.add.reduceat(a, starts, axis=axis, dtype=np.float64) / (sizes if axis == 1 else sizes[:, None])
+
+
+def _run_title(ds: xr.Dataset, interval: int) -> str:
+    cfg = json.loads(ds.attrs.get("config", "{}"))
+    parts = [f"{ds.attrs.get('topology', '')}: {ds.attrs.get('routers', '?')} routers, "
+             f"{ds.attrs.get('nodes', '?')} nodes"]
+    if cfg:
+        parts.append(f"{cfg['routing']['algorithm']} routing, {cfg['traffic']['pattern']} at "
+                     f"{cfg['traffic']['load']:g} phits/node/cycle")
+    parts.append(f"sampled every {interval} cycles")
+    return "; ".join(parts)

@@ -52,6 +52,10 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "ts_packet_latency_mean": (("time",), "cycles", "mean latency of the packets delivered in each interval"),
     "ts_packets_in_network": (("time",), "packets", "packets in the network at the end of each interval"),
     "ts_packets_queued": (("time",), "packets", "packets in source queues at the end of each interval"),
+    # streamed during the run into the --out store (fastnet/occupancy.py), not built by to_dataset
+    "port_occupancy": (("occupancy_time", "port"), "phits",
+                       "phits reserved in each port's input VCs (buffered or on the link to it), sampled"),
+    "occupancy_time": (("occupancy_time",), "cycle", "cycle at which the occupancy was sampled (end of cycle - 1)"),
     # closed-loop workloads (fastnet/workloads/): the whole run is the measurement window
     "execution_cycles": ((), "cycles", "cycles until the workload completed (its last cycle + 1)"),
     "execution_seconds": ((), "s", "Graph500: execution_cycles x cycle_ns"),

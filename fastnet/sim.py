@@ -24,9 +24,14 @@ from .build.network import GLOBAL, LOCAL, NODE
 from .build.routing import Routes, minimal_scan, with_distance_table
 from .build.vcs import ROUTING_CODES, vc_layout
 from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
+from .memory import check_memory, memory_estimate
+from .occupancy import OccupancyRecorder
 from .traffic.patterns import Traffic, compile_traffic
 
-CHUNK = 2048  # cycles per kernel call: the granularity of progress reports and pool growth
+CHUNK = 2048  # most cycles per kernel call: the granularity of progress reports and pool growth
+CHUNK_SECONDS = 0.5  # wall time a kernel call aims at (fewer cycles than CHUNK on large networks)
+MIN_CHUNK = 1
+FIRST_CHUNK = 16  # the first call measures the speed; a quick network grows to CHUNK after it
 
 
 @dataclass
@@ -115,6 +120,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         vc_cap[net.port_class == cls, :n] = buffers[cls]
     tr = compile_traffic(net, traffic, sim["seed"])
     wl = compile_workload(cfg, net, sim["seed"])
+    # refuse now, before the state (most of a large run's memory) exists, rather than swap or be killed
+    check_memory(memory_estimate(net, routes, cfg, V, layout.hop_limit, extra=(tr, wl)), cfg)
     end = sim["max_cycles"] if closed else w1 + sim["drain"]
     n_ts = math.ceil(end / sim["timeseries"]) if sim["timeseries"] else 0
     st = new_state(net.n_routers, net.n_ports, net.n_nodes, net.radix, prm, sim["seed"], n_ts,
@@ -166,11 +173,13 @@ def _compile_audit(s: Simulation) -> threading.Thread:
     return thread
 
 
-def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None) -> Simulation:
+def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
+             occupancy: OccupancyRecorder | None = None) -> Simulation:
     """Run warm-up, measurement window and drain (open loop) or the workload to its end (closed loop); raise
-    DeadlockError, WorkloadError or ConservationError if they occur."""
+    DeadlockError, WorkloadError or ConservationError if they occur. `occupancy` samples the ports every
+    sim.occupancy_interval cycles: a chunk ends on each sampling cycle, where the state is read."""
     from .kernels.cycle import DEADLOCK, DRAINED, FAILED, FINISHED, GROW
-    from .kernels.state import C_CREATED, C_DELIVERED, grow
+    from .kernels.state import C_CREATED, C_DELIVERED, PT_HELD, grow
     from .workloads.build import grow_messages
     from .workloads.state import ERRORS, WC_ERROR, WC_FINISHED
 
@@ -179,10 +188,15 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None) 
     t = s.cycle
     run_chunk = compile_kernels(s)
     auditing = _compile_audit(s)
+    chunk = FIRST_CHUNK
     while t < end:
-        t1 = min(end, t + CHUNK)
+        t1 = min(end, t + chunk, occupancy.next_cycle if occupancy else end)
+        t0, w0 = t, time.perf_counter()
         status, t, low = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True)
+        chunk = _next_chunk(chunk, t - t0, time.perf_counter() - w0)
         s.cycle = t
+        if occupancy and t == occupancy.next_cycle:  # also when the run drained or finished on this cycle
+            occupancy.sample(t, s.state.pt[:, PT_HELD])
         if status == GROW:  # low: 1 packets, 2 events, 4 packets for the workload, 8 its message pool
             if low & 7:
                 s.state = grow(s.state, packets=bool(low & 5), events=bool(low & 2))
@@ -200,9 +214,23 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None) 
             progress(t, end)
     if s.closed_loop and not s.workload.wc[WC_FINISHED]:
         raise WorkloadError(f"workload did not finish within sim.max_cycles = {end}")
+    if occupancy:
+        occupancy.close()
     auditing.join()
     check_conservation(s)
     return s
+
+
+def _next_chunk(chunk: int, cycles: int, seconds: float) -> int:
+    """Cycles for the next kernel call: about CHUNK_SECONDS of work, at most CHUNK. A million-node network runs
+    ~17 cycles/s, so a fixed 2048-cycle chunk would report progress (and take Ctrl-C) every two minutes. Where a
+    chunk ends does not change the results (tests/test_occupancy.py checks it)."""
+    if cycles <= 0:
+        return chunk
+    target = max(MIN_CHUNK, min(CHUNK, int(cycles * CHUNK_SECONDS / max(seconds, 1e-9))))
+    if target < chunk and seconds < CHUNK_SECONDS / 10:  # too short a call to time: grow, never shrink, on it
+        return chunk
+    return target
 
 
 def blocked_vcs(s: Simulation, limit: int = 8) -> list[tuple[int, int, int]]:
@@ -246,11 +274,24 @@ def check_conservation(s: Simulation) -> dict[str, int]:
     return {"queued": int(a[A_QUEUED]), "in_network": int(a[A_IN_VCS] + a[A_DELIVERING])}
 
 
-def run(config: dict[str, Any] | str | Path | None = None, *, progress: Callable[[int, int], None] | None = None):
-    """Simulate one config (dict or TOML path; None: the embedded default) and return an xarray.Dataset."""
+def run(config: dict[str, Any] | str | Path | None = None, *, progress: Callable[[int, int], None] | None = None,
+        out: str | Path | None = None):
+    """Simulate one config (dict or TOML path; None: the embedded default) and return an xarray.Dataset. With
+    `out`, the results are also written to that zarr store (replaced only once the run has finished), and the
+    dataset returned is the store opened lazily: with sim.occupancy_interval, `port_occupancy` streams there."""
+    from .occupancy import recorder_for
     from .results import to_dataset
+    from .store import StagedStore
 
     t0 = time.perf_counter()
-    s = prepare(config)
-    simulate(s, progress)
-    return to_dataset(s, wall_seconds=time.perf_counter() - t0)
+    if out is None:
+        s = prepare(config)
+        simulate(s, progress, recorder_for(s, None))
+        return to_dataset(s, wall_seconds=time.perf_counter() - t0)
+    import xarray as xr
+
+    with StagedStore(out) as stage:
+        s = prepare(config)
+        simulate(s, progress, recorder_for(s, stage.tmp))
+        stage.commit(to_dataset(s, wall_seconds=time.perf_counter() - t0))
+    return xr.open_zarr(out, chunks=None)

@@ -1,4 +1,9 @@
-"""Writing result datasets to zarr without ever leaving a half-written store behind."""
+"""Writing result datasets to zarr without ever leaving a half-written store behind.
+
+A run's store is built under a hidden temporary name next to `--out` (`StagedStore`): variables streamed during
+the run (fastnet/occupancy.py) go there first, the results dataset is added at the end, and only then does the
+store replace `--out`. A failed run leaves `--out` as it was.
+"""
 
 from __future__ import annotations
 
@@ -6,32 +11,63 @@ import shutil
 import uuid
 import warnings
 from pathlib import Path
+from types import TracebackType
 
 import xarray as xr
 
 from .errors import ConfigError
 
 
-def write_dataset(ds: xr.Dataset, path: str | Path) -> Path:
-    """Write `ds` to a zarr store at `path`, replacing an existing store only once the new one is complete."""
-    path = Path(path)
+def check_out_path(path: Path) -> None:
+    """ConfigError(--out) if `path` cannot become a zarr store: before a run, not after it."""
     if path.exists() and not (path / "zarr.json").exists() and not (path / ".zgroup").exists():
         raise ConfigError("--out", f"{path} exists and is not a zarr store; choose another path")
     if not path.parent.exists():
         raise ConfigError("--out", f"directory {path.parent} does not exist")
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
+
+
+class StagedStore:
+    """A zarr store written at `tmp` (created on first use) and moved to `path` by `commit`; leaving the `with`
+    block without a commit removes it."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        check_out_path(self.path)
+        self.tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:8]}.tmp")
+        self.committed = False
+
+    def commit(self, ds: xr.Dataset) -> Path:
+        """Add `ds` to what was streamed into the store (or write it alone), then put the store in place."""
+        import zarr
+
         with warnings.catch_warnings():  # consolidated metadata is a zarr-python extension of format 3
             warnings.filterwarnings("ignore", message="Consolidated metadata", category=UserWarning)
-            ds.to_zarr(tmp, mode="w", zarr_format=3, consolidated=True)
-        if path.exists():
-            old = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.old")
-            path.rename(old)
-            tmp.rename(path)
+            # mode "a" keeps the streamed arrays already in the group and adds the dataset's variables
+            ds.to_zarr(self.tmp, mode="a" if self.tmp.exists() else "w", zarr_format=3, consolidated=False)
+            zarr.consolidate_metadata(str(self.tmp))  # one metadata document covering both
+        if self.path.exists():
+            old = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:8]}.old")
+            self.path.rename(old)
+            self.tmp.rename(self.path)
             shutil.rmtree(old)
         else:
-            tmp.rename(path)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-    return path
+            self.tmp.rename(self.path)
+        self.committed = True
+        return self.path
+
+    def discard(self) -> None:
+        if self.tmp.exists():
+            shutil.rmtree(self.tmp)
+
+    def __enter__(self) -> StagedStore:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if not self.committed:
+            self.discard()
+
+
+def write_dataset(ds: xr.Dataset, path: str | Path) -> Path:
+    """Write `ds` to a zarr store at `path`, replacing an existing store only once the new one is complete."""
+    with StagedStore(path) as stage:
+        return stage.commit(ds)

@@ -100,3 +100,75 @@ def test_seeds_can_be_an_axis_of_the_plot_instead_of_averaged(result):
     assert "seeds" not in fig._suptitle.get_text()
     heat = figure(ds, y=["port_utilization"], hue="sim.seed", sel=["traffic.pattern=uniform"])
     assert len([ax for ax in heat.axes if ax.images]) == 2 * len(LOADS)
+
+
+@pytest.fixture(scope="module")
+def occupancy_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("occupancy") / "run.zarr"
+    fastnet.run({"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"load": 0.6},
+                 "sim": {"warmup": 100, "measure": 700, "drain": 700, "occupancy_interval": 20}}, out=out)
+    return out
+
+
+def test_occupancy_heatmap_has_time_along_x_and_ports_by_router_along_y(occupancy_run):
+    from fastnet.plot import occupancy_figure, open_result
+
+    ds = open_result(occupancy_run)
+    occ = ds["port_occupancy"].values
+    fig = occupancy_figure(ds)
+    ax = fig.axes[0]
+    img = ax.images[0].get_array()
+    assert img.shape == (80, len(ds.occupancy_time))  # 16 routers x 5 ports, one column per sample
+    np.testing.assert_array_equal(img, occ.T)  # ports are numbered router by router: row = port
+    assert ax.get_xlabel() == "cycle" and ax.get_xlim() == (0.0, float(ds.occupancy_time.values[-1]))
+    assert ax.get_ylabel() == "router (80 ports, ordered by router)"
+    assert fig.axes[-1].get_ylabel() == "port occupancy [phits]"
+    net = occupancy_figure(ds, network_only=True).axes[0].images[0].get_array()
+    np.testing.assert_array_equal(net, occ[:, ds["port_class"].values != 0].T)
+
+
+def test_occupancy_heatmap_averages_groups_of_ports_and_samples_read_in_blocks(occupancy_run, monkeypatch):
+    import fastnet.plot as plot
+
+    ds = plot.open_result(occupancy_run)
+    occ = ds["port_occupancy"].values.astype(float)
+    monkeypatch.setattr(plot, "MAX_PORT_ROWS", 7)  # 80 ports -> rows of 12 (the last of 8)
+    monkeypatch.setattr(plot, "MAX_TIME_COLUMNS", 10)
+    monkeypatch.setattr(plot, "READ_BYTES", 3 * 80 * 2)  # a few samples per read
+    fig = plot.occupancy_figure(ds)
+    img = fig.axes[0].images[0].get_array()
+    per_col = -(-occ.shape[0] // 10)
+    assert img.shape == (7, -(-occ.shape[0] // per_col))
+    np.testing.assert_allclose(img[0, 0], occ[:per_col, :12].mean())
+    np.testing.assert_allclose(img[-1, -1], occ[(img.shape[1] - 1) * per_col:, 72:].mean())
+    assert f"mean of 12 ports x {per_col} samples" in fig.axes[-1].get_ylabel()
+    fullest = plot.occupancy_figure(ds, reduce="max")  # the fullest port and sample of each cell
+    img = fullest.axes[0].images[0].get_array()
+    assert img[0, 0] == occ[:per_col, :12].max() and img[-1, -1] == occ[(img.shape[1] - 1) * per_col:, 72:].max()
+    assert "max of 12 ports" in fullest.axes[-1].get_ylabel()
+    with pytest.raises(ConfigError) as e:
+        plot.occupancy_figure(ds, reduce="median")
+    assert e.value.field == "--reduce" and "mean, max" in str(e.value)
+
+
+def test_cli_plots_a_run_store_and_refuses_sweep_options_on_it(occupancy_run, result, tmp_path):
+    r = CliRunner().invoke(app, ["plot", str(occupancy_run), "--network-only", "-o", str(tmp_path / "o.png")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "o.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for args, field in ((["--x", "traffic.load"], "--x"), (["--y", "port_utilization"], "--y")):
+        r = CliRunner().invoke(app, ["plot", str(occupancy_run), *args, "-o", str(tmp_path / "x.png")])
+        assert r.exit_code == 2 and r.output.startswith(f"error: {field}"), r.output
+    r = CliRunner().invoke(app, ["plot", str(result), "--network-only", "-o", str(tmp_path / "x.png")])
+    assert r.exit_code == 2 and r.output.startswith("error: --network-only"), r.output
+    r = CliRunner().invoke(app, ["plot", str(result), "--reduce", "max", "-o", str(tmp_path / "x.png")])
+    assert r.exit_code == 2 and r.output.startswith("error: --reduce"), r.output
+    r = CliRunner().invoke(app, ["plot", str(occupancy_run), "--reduce", "max", "-o", str(tmp_path / "m.png")])
+    assert r.exit_code == 0, r.output
+
+
+def test_a_run_store_without_occupancy_is_refused(tmp_path):
+    out = tmp_path / "plain.zarr"
+    fastnet.run({"topology": {"kind": "torus", "dims": [4, 4]}, "sim": {"warmup": 0, "measure": 100, "drain": 0}},
+                out=out)
+    r = CliRunner().invoke(app, ["plot", str(out), "-o", str(tmp_path / "x.png")])
+    assert r.exit_code == 2 and "sim.occupancy_interval" in r.output and len(r.output.strip().splitlines()) == 1

@@ -77,7 +77,11 @@ class Spec:
     def config(self, pos: tuple[int, ...]) -> dict[str, Any]:
         """The resolved run config of one point; ConfigError names the point."""
         try:
-            return _config.resolve(apply(self.base, self.assignments(pos)))
+            cfg = _config.resolve(apply(self.base, self.assignments(pos)))
+            if cfg["sim"]["occupancy_interval"]:  # it streams into a run's own store; a sweep has one for all
+                raise ConfigError("sim.occupancy_interval", "is not recorded in sweeps (set it to 0); run the point "
+                                  "alone with fastnet run --out PATH to record it")
+            return cfg
         except ConfigError as e:
             raise self.error_at(e, pos) from None
 

@@ -1,0 +1,119 @@
+"""Memory: the estimate (fastnet/memory.py) against real runs, and the up-front refusal (sim.memory_check)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+import fastnet
+import fastnet.memory as memory
+from fastnet.cli import app
+from fastnet.errors import ConfigError
+
+SLIMFLY = {"topology": {"kind": "slimfly", "q": 13, "p": 9}, "links": {"latency": 20},
+           "router": {"vcs": 2, "buffer_phits": 1600, "delay": 39, "speedup": 1.0},
+           "traffic": {"load": 0.071, "packet_phits": 8}, "sim": {"warmup": 0, "measure": 2000, "drain": 0}}
+TORUS = {"topology": {"kind": "torus", "dims": [8, 8]}, "sim": {"warmup": 0, "measure": 3000, "drain": 0}}
+
+
+def test_a_run_needing_more_than_is_available_is_refused_before_its_state_exists(monkeypatch):
+    import fastnet.kernels.state as state
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 50 * 2**20)
+    monkeypatch.setattr(state, "new_state", lambda *a, **k: pytest.fail("state allocated before the check"))
+    with pytest.raises(ConfigError) as e:
+        fastnet.run(SLIMFLY)
+    text = str(e.value)
+    assert e.value.field == "sim.memory_check" and "50 MB is available" in text
+    assert "needs about" in text and "in all" in text and "sim.memory_check = false" in text
+
+
+def test_the_refusal_is_one_line_and_exit_code_2(monkeypatch):
+    monkeypatch.setattr(memory, "available_memory", lambda: 50 * 2**20)
+    r = CliRunner().invoke(app, ["run", "--set", "topology.kind=torus"])
+    assert r.exit_code == 2 and r.output.startswith("error: sim.memory_check: this run needs about")
+    assert len(r.output.strip().splitlines()) == 1 and "Traceback" not in r.output
+
+
+def test_memory_check_false_runs_anyway_and_unknown_memory_runs(monkeypatch):
+    monkeypatch.setattr(memory, "available_memory", lambda: 50 * 2**20)
+    assert fastnet.run({**TORUS, "sim": {**TORUS["sim"], "memory_check": False}}).cycles.item() == 3000
+    monkeypatch.setattr(memory, "available_memory", lambda: None)  # nothing says how much there is
+    assert fastnet.run(TORUS).cycles.item() == 3000
+
+
+def test_available_memory_is_memavailable_or_the_tighter_cgroup_room(monkeypatch):
+    meminfo = "MemTotal:       24684092 kB\nMemAvailable:   20000000 kB\n"
+    files = {"/proc/meminfo": meminfo, "/sys/fs/cgroup/memory.max": "8589934592\n",
+             "/sys/fs/cgroup/memory.current": "1073741824\n"}
+
+    def read_text(self, *a, **k):
+        if str(self) not in files:
+            raise OSError(str(self))
+        return files[str(self)]
+
+    monkeypatch.setattr(memory.Path, "read_text", read_text)
+    assert memory.available_memory() == 7 * 2**30  # 8 GB limit - 1 GB used < 19 GB available
+    files["/sys/fs/cgroup/memory.max"] = "max\n"
+    assert memory.available_memory() == 20000000 * 1024
+    del files["/proc/meminfo"]  # not Linux: the free physical pages, where the OS reports them
+    monkeypatch.setattr(memory.os, "sysconf", lambda name: {"SC_AVPHYS_PAGES": 1000, "SC_PAGE_SIZE": 4096}[name])
+    assert memory.available_memory() == 4096 * 1000
+
+    def no_sysconf(name):
+        raise ValueError(name)
+
+    monkeypatch.setattr(memory.os, "sysconf", no_sysconf)
+    assert memory.available_memory() is None  # and check_memory lets the run go
+
+
+def test_packets_in_flight_bound_what_a_run_keeps_alive():
+    """Little's law at the longest route's zero-load latency, stretched for queueing: at or above the most
+    packets a run below saturation holds (created - delivered, seen at every chunk end), within 2x."""
+    import fastnet.sim as sim
+    from fastnet.kernels.state import C_CREATED, C_DELIVERED
+
+    for load in (0.05, 0.2, 0.35):
+        s = sim.prepare({**TORUS, "traffic": {"load": load}})
+        est = memory.memory_estimate(s.net, s.routes, s.cfg, s.params.vcs)
+        seen = []
+        sim.simulate(s, progress=lambda t, end: seen.append(int(s.state.ctr[C_CREATED] - s.state.ctr[C_DELIVERED])))
+        assert max(seen) <= est.in_flight <= 2 * max(seen) + 50, (load, max(seen), est.in_flight)
+
+
+def test_the_estimate_bounds_the_peak_rss_of_a_run_from_above(tmp_path):
+    """A fresh process: prepare, 2,000 cycles of the 3,042-node Slim Fly, audit, dataset, zarr write."""
+    code = f"""
+import json, fastnet
+from fastnet.memory import peak_rss
+from fastnet.inspect import describe
+from fastnet.config import resolve
+cfg = {SLIMFLY!r}
+fastnet.run(cfg, out={str(tmp_path / "r.zarr")!r})
+print(json.dumps({{"peak": peak_rss(), "estimate": describe(resolve(cfg))["memory_estimate_mb"] * 2**20}}))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert r["peak"] <= r["estimate"] <= 2.5 * r["peak"], r
+
+
+def test_info_reports_an_estimate_that_grows_with_the_load():
+    low, high = (json.loads(CliRunner().invoke(app, [
+        "info", "--set", 'topology.kind="slimfly"', "--set", "topology.q=13", "--set", "topology.p=9",
+        "--set", "links.latency=20", "--set", f"traffic.load={load}", "--json"]).output) for load in (0.05, 0.6))
+    assert high["packets_in_flight_estimate"] > 10 * low["packets_in_flight_estimate"] > 0
+    assert high["memory_estimate_mb"] > low["memory_estimate_mb"] > 200  # the runtime alone is ~400 MB
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux carries ru_maxrss across exec")
+def test_peak_rss_of_a_child_is_its_own_not_its_large_parents():
+    import numpy as np
+
+    ballast = np.ones(400 * 2**20 // 8)  # this process is now 400 MB larger than a fresh one
+    code = "from fastnet.memory import peak_rss; print(peak_rss())"
+    peak = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert ballast.sum() > 0 and peak < 300 * 2**20
