@@ -224,7 +224,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
 def _next_chunk(chunk: int, cycles: int, seconds: float) -> int:
     """Cycles for the next kernel call: about CHUNK_SECONDS of work, at most CHUNK. A million-node network runs
     ~17 cycles/s, so a fixed 2048-cycle chunk would report progress (and take Ctrl-C) every two minutes. Where a
-    chunk ends does not change the results (tests/test_occupancy.py checks it)."""
+    chunk ends does not change the results (tests/test_progress.py and test_occupancy.py check it)."""
     if cycles <= 0:
         return chunk
     target = max(MIN_CHUNK, min(CHUNK, int(cycles * CHUNK_SECONDS / max(seconds, 1e-9))))

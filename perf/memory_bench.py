@@ -3,11 +3,11 @@
     python perf/memory_bench.py                 # every case, one at a time; rewrites perf/README.md's table
     python perf/memory_bench.py --cases q13_ur01 q37_ur01
 
-Each case runs in its own process (so ru_maxrss is its own): fastnet.sim.prepare, a run of the case's cycles from
-an empty network, the end-of-run audit, the results dataset and its zarr write (fastnet.run(..., out=)).
+Each case runs in its own process, so its peak RSS (fastnet.memory.peak_rss) is its own: fastnet.sim.prepare,
+a run of the case's cycles from an empty network, the end-of-run audit, the results dataset and its zarr write.
 The estimate is taken from the same prepared network. Kernels load from numba's cache (run a case twice after
 changing kernels), so the runtime's compile allowance (fastnet/memory.py KERNEL_BYTES) is not used. The
-million-node case builds in ~16 s and runs ~17 cycles/s: it runs 300 cycles, past the ~230-cycle latency of
+million-node case builds in ~16 s and runs ~17 cycles/s: it runs 300 cycles, past the ~205-cycle latency of
 its packets, so its packets in flight have reached their steady number.
 """
 
