@@ -281,6 +281,22 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, 
 
 
 @jit_inline
+def arbitrate(pt, x, stamp, key, pick, touched, n, c_stamp, c_key, c_pick):
+    """Round-robin arbiter of port x in one allocation round (`stamp`): it keeps the request with the lowest key
+    (distance from its round-robin pointer), recording it in columns c_pick and c_key. The port's first request
+    of the round appends x to `touched`. Returns (ports touched so far, whether x took this request)."""
+    if pt[x, c_stamp] != stamp:
+        pt[x, c_stamp] = stamp
+        touched[n] = x
+        n += 1
+    elif key >= pt[x, c_key]:
+        return n, False
+    pt[x, c_pick] = pick
+    pt[x, c_key] = key
+    return n, True
+
+
+@jit_inline
 def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
@@ -303,15 +319,9 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
             continue
         p = v // V
         key = (v - p * V - pt[p, PT_RR_VC]) % V
-        if pt[p, PT_IN_STAMP] != stamp:
-            pt[p, PT_IN_STAMP] = stamp
-            st.touched_in[n_in] = p
-            n_in += 1
-        elif key >= pt[p, PT_IN_KEY]:
-            continue
-        pt[p, PT_IN_PICK] = v
-        pt[p, PT_IN_KEY] = key
-        pt[p, PT_IN_DVC] = dvc
+        n_in, took = arbitrate(pt, p, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
+        if took:
+            pt[p, PT_IN_DVC] = dvc
     n_out = 0
     n = n0
     for j in range(n_in):
@@ -324,14 +334,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
         o = pk[vc[pt[p, PT_IN_PICK], VC_HEAD], PK_OUT]
         r = port[p, P_ROUTER]
         key = (p - ps[r] - pt[o, PT_RR_IN]) % (ps[r + 1] - ps[r])
-        if pt[o, PT_OUT_STAMP] != stamp:
-            pt[o, PT_OUT_STAMP] = stamp
-            st.touched_out[n_out] = o
-            n_out += 1
-        elif key >= pt[o, PT_OUT_KEY]:
-            continue
-        pt[o, PT_OUT_PICK] = p
-        pt[o, PT_OUT_KEY] = key
+        n_out, _ = arbitrate(pt, o, stamp, key, p, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
     for j in range(n_out):
         o = st.touched_out[j]
         p = pt[o, PT_OUT_PICK]
@@ -375,40 +378,21 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
         vkey = (v - p * V - pt[p, PT_RR_VC]) % V
         if not own_link:  # multiple ejection: granted; the input's accept arbiter sees it directly
             key = ((o - ps[r] - pt[p, PT_RR_OUT]) % radix) * V + vkey
-            if pt[p, PT_IN_STAMP] != stamp:
-                pt[p, PT_IN_STAMP] = stamp
-                st.touched_in[n_in] = p
-                n_in += 1
-            elif key >= pt[p, PT_IN_KEY]:
-                continue
-            pt[p, PT_IN_PICK] = v
-            pt[p, PT_IN_KEY] = key
-            pt[p, PT_IN_DVC] = dvc
+            n_in, took = arbitrate(pt, p, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
+            if took:
+                pt[p, PT_IN_DVC] = dvc
             continue
         key = ((p - ps[r] - pt[o, PT_RR_IN]) % radix) * V + vkey
-        if pt[o, PT_OUT_STAMP] != stamp:
-            pt[o, PT_OUT_STAMP] = stamp
-            st.touched_out[n_out] = o
-            n_out += 1
-        elif key >= pt[o, PT_OUT_KEY]:
-            continue
-        pt[o, PT_OUT_PICK] = v
-        pt[o, PT_OUT_KEY] = key
+        n_out, _ = arbitrate(pt, o, stamp, key, v, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
     for j in range(n_out):  # accept phase: each input keeps the first granting output
         o = st.touched_out[j]
         v = pt[o, PT_OUT_PICK]
         p = v // V
         r = port[p, P_ROUTER]
         key = ((o - ps[r] - pt[p, PT_RR_OUT]) % (ps[r + 1] - ps[r])) * V
-        if pt[p, PT_IN_STAMP] != stamp:
-            pt[p, PT_IN_STAMP] = stamp
-            st.touched_in[n_in] = p
-            n_in += 1
-        elif key >= pt[p, PT_IN_KEY]:
-            continue
-        pt[p, PT_IN_PICK] = v
-        pt[p, PT_IN_KEY] = key
-        pt[p, PT_IN_DVC] = pk[vc[v, VC_HEAD], PK_DVC]
+        n_in, took = arbitrate(pt, p, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
+        if took:
+            pt[p, PT_IN_DVC] = pk[vc[v, VC_HEAD], PK_DVC]
     n = n0
     for j in range(n_in):
         p = st.touched_in[j]
