@@ -15,7 +15,6 @@ import datetime as dt
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
@@ -65,6 +64,7 @@ CASES = {
 def run_case(name: str) -> dict:
     """Body of one case's child process."""
     import fastnet
+    from fastnet.memory import peak_rss
 
     fastnet.run({"topology": {"kind": "torus", "dims": [4, 4]}, "sim": {"warmup": 10, "measure": 10, "drain": 0}})
     t0 = time.perf_counter()
@@ -77,7 +77,7 @@ def run_case(name: str) -> dict:
         "cycles_per_s": cycles / wall,
         "phit_hops_per_s": int(ds.phit_hops) / wall,
         "router_cycles_per_s": cycles * ds.attrs["routers"] / wall,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss() / 2**20,
         "accepted": float(ds.accepted_phits_per_node_cycle),
         "latency": float(ds.packet_latency_mean),
     }
@@ -123,9 +123,8 @@ def in_child(name: str) -> dict:
 def start_times() -> dict:
     """`fastnet run` (the embedded 1056-node dragonfly) as a newcomer's first and second command: cold (an empty
     numba cache: its kernels compile) and warm (cache filled), each with the process's peak RSS."""
-    cmd = [sys.executable, "-c", "import resource, sys\nfrom fastnet.cli import main\nsys.argv = ['fastnet', "
-           "'run', '--json']\ntry:\n    main()\nfinally:\n    print(resource.getrusage(resource.RUSAGE_SELF)"
-           ".ru_maxrss, file=sys.stderr)"]
+    cmd = [sys.executable, "-c", "import sys\nfrom fastnet.cli import main\nfrom fastnet.memory import peak_rss\n"
+           "sys.argv = ['fastnet', 'run', '--json']\ntry:\n    main()\nfinally:\n    print(peak_rss(), file=sys.stderr)"]
     out = {}
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
@@ -133,7 +132,7 @@ def start_times() -> dict:
             t0 = time.perf_counter()
             r = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
             out[f"run_{label}_s"] = time.perf_counter() - t0
-            out[f"run_{label}_rss_mb"] = int(r.stderr.strip().splitlines()[-1]) / 1024
+            out[f"run_{label}_rss_mb"] = int(r.stderr.strip().splitlines()[-1]) / 2**20
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "fastnet", "--help"], capture_output=True, check=True)
     out["help_s"] = time.perf_counter() - t0

@@ -42,8 +42,9 @@ CASES = {
 }
 
 CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 sys.path.insert(0, {root!r})
+from fastnet.memory import peak_rss
 from fastnet.sim import prepare, simulate
 from fastnet.workloads.presets import seed002, table4
 from fastnet.workloads.state import WC_END, WC_POSTED
@@ -54,7 +55,7 @@ for _ in range({repeat}):
     s = simulate(prepare({build}))
     out.append(dict(wall=time.perf_counter() - w, cpu=time.process_time() - c,
                     cycles=int(s.workload.wc[WC_END]) + 1, messages=int(s.workload.wc[WC_POSTED])))
-print(json.dumps(dict(runs=out, peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)))
+print(json.dumps(dict(runs=out, peak_rss_mb=peak_rss() / 2**20)))
 """
 
 
