@@ -126,14 +126,14 @@ FAT_TREE_BOOKSIM = {  # shared/reference/booksim/a_fattree_uniform_nca.cfg as fa
 }
 
 
-def test_islip_carries_what_booksim2_carries_on_a_fat_tree():
-    """Issue 19: BookSim2 (iSLIP, 1 iteration, 16 VCs) carries 0.75 flits/node/cycle uniform on the 64-node fat
-    tree. A separable input-first allocator commits each input to one VC's output before the outputs choose and
-    saturates at about 0.665; iSLIP lets an input be matched to any output its VCs want."""
-    islip = fastnet.run(fastnet.config.merge(FAT_TREE_BOOKSIM, {"router": {"allocator": "islip"}}))
-    assert islip.accepted_phits_per_node_cycle > 0.74 and islip.packet_latency_mean < 120
-    separable = fastnet.run(FAT_TREE_BOOKSIM)
-    assert separable.accepted_phits_per_node_cycle < 0.70
+@pytest.mark.parametrize("allocator", ["islip", "separable_input_first"])
+def test_fat_tree_carries_what_booksim2_carries(allocator):
+    """Issue 19: BookSim2 carries 0.75 flits/node/cycle uniform on the 64-node fat tree (16 VCs, 1 iteration) with
+    iSLIP, and 0.70 with its separable input-first allocator. fastnet's input-first allocator once carried
+    0.665: its input arbiters took turns over VCs, not over outputs as BookSim2's do, so inputs kept asking
+    for the same outputs and lost to each other."""
+    ds = fastnet.run(fastnet.config.merge(FAT_TREE_BOOKSIM, {"router": {"allocator": allocator}}))
+    assert ds.accepted_phits_per_node_cycle > 0.74 and ds.packet_latency_mean < 200
 
 
 def test_accepted_equals_offered_below_saturation():

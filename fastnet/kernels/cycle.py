@@ -318,7 +318,17 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
         if o < 0:
             continue
         p = v // V
-        key = (v - p * V - pt[p, PT_RR_VC]) % V
+        # the input arbiter chooses among outputs (first from its pointer), then among the VCs asking for that
+        # output, as BookSim2's separable allocators do: inputs that last won different outputs ask for
+        # different outputs next, which is where a separable allocator's matching efficiency comes from
+        r = port[p, P_ROUTER]
+        okey = o - ps[r] - pt[p, PT_RR_OUT]
+        if okey < 0:
+            okey += ps[r + 1] - ps[r]
+        vkey = v - p * V - pt[p, PT_RR_VC]
+        if vkey < 0:
+            vkey += V
+        key = okey * V + vkey
         n_in, took = arbitrate(pt, p, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
         if took:
             pt[p, PT_IN_DVC] = dvc
