@@ -91,16 +91,17 @@ ROUTING: dict[str, dict[str, dict[str, Any]]] = {
              "min_adapt": {"algorithm": "adaptive"}, "valiant": {"algorithm": "val"}},
     "fattree": {"nca": {"algorithm": "updown", "up_port": "random"},
                 "anca": {"algorithm": "updown", "up_port": "adaptive"}},
-    "anynet": {"min": {"algorithm": "min"}},
+    "anynet": {"min": {"algorithm": "min", "min_path": "fixed"}},
 }
 
 # BookSim2 traffic -> fastnet traffic.pattern (tornado only where fastnet's digit-wise definition applies)
 PATTERNS = {"uniform": "uniform", "bitcomp": "bitcomp", "transpose": "transpose", "randperm": "permutation",
-            "tornado": "tornado"}
+            "tornado": "tornado", "bad_dragon": "group_adversarial"}
 
 MIN_MEASURE: int = SECTIONS["sim"]["measure"][0]  # fastnet's default measurement window (10,000 cycles)
 
-ALLOCATORS = ("separable_input_first", "islip")  # fastnet's separable input-first round-robin allocator
+# BookSim2 sw_allocator -> fastnet router.allocator (the VC allocator is fastnet's own: either name maps)
+ALLOCATORS = {"separable_input_first": "separable_input_first", "islip": "islip"}
 
 NO_KIND = {
     "flatfly": "the flattened butterfly (all routers of a row or column connected, channel latency growing "
@@ -386,8 +387,8 @@ def _routing(b: dict[str, Value], topo: str) -> dict[str, Any]:
                                               + ", ".join(mapped))
     for key in ("vc_allocator", "sw_allocator"):
         if b[key] not in ALLOCATORS:
-            raise ConfigError(key, f"{b[key]!r} does not map: fastnet's allocator is separable input-first with "
-                                   "round-robin arbiters (separable_input_first, islip)")
+            raise ConfigError(key, f"{b[key]!r} does not map: fastnet's allocators are "
+                                   + " and ".join(ALLOCATORS))
     return dict(mapped[name])
 
 
@@ -396,7 +397,8 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
                                             "st_prepare_delay", "st_final_delay"))
     speedup = _number(b, "internal_speedup")
     router: dict[str, Any] = {"buffer_phits": _int(b, "vc_buf_size", 1), "delay": delay, "speedup": float(speedup),
-                              "alloc_iters": _int(b, "alloc_iters", 1), "credit_delay": _int(b, "credit_delay", 0)}
+                              "alloc_iters": _int(b, "alloc_iters", 1), "credit_delay": _int(b, "credit_delay", 0),
+                              "allocator": ALLOCATORS[str(b["sw_allocator"])]}
     vcs = _int(b, "num_vcs", 1)
     if topo != "dragonflynew":
         router["vcs"] = vcs  # fastnet splits a port's VCs among the routing's classes as BookSim2 does
@@ -419,6 +421,9 @@ def _traffic(b: dict[str, Value], topo: str) -> dict[str, Any]:
         raise ConfigError("traffic", f"{name!r} has no fastnet pattern; mapped: " + ", ".join(PATTERNS))
     if name == "tornado" and topo not in ("torus", "mesh"):
         raise ConfigError("traffic", f"BookSim2's tornado is defined on k-ary n-cube digits; not mapped on {topo}")
+    if name == "bad_dragon" and topo != "dragonflynew":
+        raise ConfigError("traffic", f"BookSim2's bad_dragon (a random node of the next group) is defined on "
+                                     f"dragonflynew; not mapped on {topo}")
     size = b["packet_size"]
     if isinstance(size, list) and len(size) == 1:
         size = size[0]

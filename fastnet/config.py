@@ -153,6 +153,8 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "paths": (4, _int(1, 64)),  # ksp: k, the paths per router pair
         "hop_limit": ("auto", _int_or_auto(1)),  # ksp: longest path allowed; auto: diameter + 1
         "path_choice": ("random", _choice("random", "adaptive")),  # ksp: per packet, random or least-occupied
+        "min_path": ("random", _choice("random", "fixed")),  # min: a random minimal port at each hop, or one fixed
+        # shortest path per router pair (BookSim2's anynet: kernels/routing.py fixed_min_port)
     },
     "traffic": {
         "pattern": ("uniform", _choice(*PATTERNS)),

@@ -70,7 +70,11 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
                               f"(>= traffic.packet_phits = {traffic['packet_phits']}, got {buffers[cls]})")
     net = build_network(cfg)
     routes = build_routes(net) if table_budget is None else build_routes(net, table_budget)
-    if rcfg["algorithm"] == "ksp":
+    fixed_min = rcfg["algorithm"] == "min" and rcfg["min_path"] == "fixed"
+    if fixed_min and net.kind == "dragonfly":
+        raise ConfigError("routing.min_path", "fixed is for graphs whose minimal paths are shortest paths; a "
+                          "dragonfly's are hierarchical (one global hop): use random")
+    if rcfg["algorithm"] == "ksp" or fixed_min:
         routes = with_distance_table(net, routes)
     layout = vc_layout(net, routes, router, rcfg)
     routes = routes._replace(vcr=layout.ranges)
@@ -107,7 +111,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,
         n_escape=(2 if net.kind == "torus" else 1) if algorithm == "adaptive" else 0, hop_limit=layout.hop_limit,
         paths=rcfg["paths"], adaptive_choice=adaptive_choice,
-        mlid=algorithm == "updown" and rcfg["up_port"] == "mlid",
+        mlid=algorithm == "updown" and rcfg["up_port"] == "mlid", fixed_min=fixed_min,
         indirect=rcfg["indirect_candidates"], penalty=float(rcfg["penalty"]), threshold=float(rcfg["threshold"]),
         ugal_vcs=_config.UGAL_VCS.index(rcfg["ugal_vcs"]),
         ugal_queue=_config.UGAL_QUEUES.index(rcfg["ugal_queue"]),

@@ -84,7 +84,8 @@ def test_booksim_defaults():
     cfg = convert("routing_function = dim_order;")
     assert cfg == {
         "topology": {"kind": "torus", "dims": [8, 8], "p": 1},
-        "router": {"buffer_phits": 8, "delay": 4, "speedup": 1.0, "alloc_iters": 1, "credit_delay": 0, "vcs": 16},
+        "router": {"buffer_phits": 8, "delay": 4, "speedup": 1.0, "alloc_iters": 1, "credit_delay": 0,
+                   "allocator": "islip", "vcs": 16},  # BookSim2's default switch allocator is iSLIP
         "links": {"latency": 2, "latency_injection": 1},
         "routing": {"algorithm": "dor"},
         "traffic": {"pattern": "uniform", "load": 0.1, "packet_phits": 1},
@@ -120,7 +121,8 @@ def test_anynet(tmp_path):
     (tmp_path / "net").write_text(ANYNET)
     cfg = convert("topology = anynet; network_file = net; routing_function = min; num_vcs = 4;", tmp_path)
     assert cfg["topology"] == {"kind": "graph", "edges": [[0, 1], [0, 2], [1, 2]], "p": 3}
-    assert cfg["links"] == {"latency": 1} and cfg["router"]["vcs"] == 4 and cfg["routing"] == {"algorithm": "min"}
+    assert cfg["links"] == {"latency": 1} and cfg["router"]["vcs"] == 4
+    assert cfg["routing"] == {"algorithm": "min", "min_path": "fixed"}  # BookSim2's one path per router pair
     assert describe(config.resolve(cfg))["nodes"] == 9
     (tmp_path / "net").write_text("router 0 router 1 5 node 0 3 node 1 3\nrouter 1 router 0 5 node 2 3 node 3 3\n")
     cfg = convert("topology = anynet; network_file = net; routing_function = min;", tmp_path)
@@ -168,7 +170,12 @@ def test_router_keys():
                   "credit_delay = 5; internal_speedup = 1.5; alloc_iters = 2; vc_allocator = separable_input_first; "
                   "sw_allocator = islip;")
     assert cfg["router"] == {"buffer_phits": 32, "delay": 9, "speedup": 1.5, "alloc_iters": 2, "credit_delay": 5,
-                             "vcs": 6}
+                             "allocator": "islip", "vcs": 6}
+    cfg = convert("routing_function = dim_order; sw_allocator = separable_input_first;")
+    assert cfg["router"]["allocator"] == "separable_input_first"
+    with pytest.raises(ConfigError, match="separable_input_first and islip") as e:
+        convert("routing_function = dim_order; sw_allocator = wavefront;")
+    assert e.value.field == "sw_allocator"
 
 
 def test_dragonfly_vcs():
@@ -192,6 +199,38 @@ def test_traffic(text, traffic):
     cfg = convert("routing_function = dim_order;" + text)
     assert (cfg["traffic"]["pattern"], cfg["traffic"]["load"], cfg["traffic"]["packet_phits"]) == \
         pytest.approx(traffic)
+
+
+def test_bad_dragon_is_group_adversarial():
+    cfg = convert("topology = dragonflynew; k = 2; n = 1; routing_function = min; traffic = bad_dragon;")
+    assert cfg["traffic"]["pattern"] == "group_adversarial"
+    with pytest.raises(ConfigError, match="dragonflynew") as e:
+        convert("routing_function = dim_order; traffic = bad_dragon;")
+    assert e.value.field == "traffic"
+
+
+def test_anynet_export_round_trip(tmp_path):
+    """`fastnet info --export x.anynet` writes a network file that BookSim2's anynet and fastnet read back as the
+    same graph: the same router links and nodes."""
+    toml = write(tmp_path, '[topology]\nkind = "slimfly"\nq = 4\np = 4\n', "sf.toml")
+    result = invoke("info", toml, "--export", str(tmp_path / "sf.anynet"))
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "sf.anynet").read_text()
+    assert text.splitlines()[0].startswith("router 0 node 0 node 1 node 2 node 3 router 1 1 ")
+    cfg = convert("topology = anynet; network_file = sf.anynet; routing_function = min;", tmp_path)
+    from fastnet.build import build_network
+    ours = build_network(config.resolve(config.read_toml(toml)))
+    back = build_network(config.resolve(cfg))
+    assert back.n_nodes == ours.n_nodes == 128 and cfg["links"] == {"latency": 1}
+    edges = {tuple(sorted(e)) for e in zip(ours.port_router.tolist(), ours.port_peer_router.tolist())
+             if -1 not in e and e[0] != e[1]}
+    assert {tuple(e) for e in cfg["topology"]["edges"]} == edges
+
+
+def test_anynet_export_refuses_node_latency(tmp_path):
+    toml = write(tmp_path, '[topology]\nkind = "slimfly"\nq = 5\n[links]\nlatency_injection = 3\n', "sf.toml")
+    result = invoke("info", toml, "--export", str(tmp_path / "sf.anynet"))
+    assert result.exit_code == 2 and "latency_injection" in result.output
 
 
 def test_measurement():

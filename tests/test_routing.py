@@ -3,6 +3,7 @@ the configured VCs cannot keep it deadlock-free."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import fastnet
@@ -107,3 +108,54 @@ def test_dragonfly_ugal_vc_options_no_deadlock(routing, ugal_vcs, ugal_queue):
         assert ds.packets_delivered > 0
         assert ds.packets_created == ds.packets_delivered + ds.packets_in_flight + ds.packets_queued
         assert ds.attrs["vcs"] == (4 if ugal_vcs == "separate" else 3)
+
+
+def booksim_anynet_first_hops(adj: dict[int, list[int]], r0: int) -> dict[int, int]:
+    """BookSim2's AnyNet::route (src/networks/anynet.cpp) for router r0, transcribed: Dijkstra over hop counts,
+    the unfinished router of least distance taken first (ties: lowest id, its std::set order), a router's
+    predecessor replaced only by a strictly shorter distance; then the first hop toward every router."""
+    n = len(adj)
+    dist, prev = [1 << 30] * n, [-1] * n
+    dist[r0] = 0
+    todo = set(range(n))
+    while todo:
+        u = min(todo, key=lambda i: (dist[i], i))
+        todo.remove(u)
+        for v in sorted(adj[u]):
+            if dist[u] + 1 < dist[v]:
+                dist[v], prev[v] = dist[u] + 1, u
+    hops = {}
+    for d in range(n):
+        if d != r0:
+            x = d
+            while prev[x] != r0:
+                x = prev[x]
+            hops[d] = x
+    return hops
+
+
+def test_fixed_min_path_is_booksim2_anynet_path():
+    """routing.min_path = "fixed" takes, at every router and for every destination, the next router of BookSim2's
+    anynet routing table, on a random regular graph where many minimal paths tie."""
+    from fastnet.build import build_network
+    from fastnet.build.routing import build_routes, with_distance_table
+    from fastnet.kernels.routing import fixed_min_port
+    from fastnet.kernels.minimal import min_ports
+
+    cfg = fastnet.config.resolve({"topology": {"kind": "jellyfish", "switches": 24, "radix": 8, "p": 2, "seed": 3}})
+    net = build_network(cfg)
+    routes = with_distance_table(net, build_routes(net))
+    ps, port = net.topo.router_port_start, net.topo.port
+    adj = {r: sorted({int(s) for s in net.port_peer_router[ps[r]:ps[r + 1]] if s >= 0}) for r in range(net.n_routers)}
+    buf = np.zeros(64, dtype=np.int32)
+    from fastnet.build.routing import minimal_scan
+    scan = minimal_scan(routes)
+    ties = 0
+    for r in range(net.n_routers):
+        expected = booksim_anynet_first_hops(adj, r)
+        for d, nxt in expected.items():
+            n = min_ports(ps, port, routes.dist, routes.ip, routes.alg, r, d, buf, scan)
+            ties += n > 1
+            out = fixed_min_port(ps, port, routes.dist, r, d, buf, n)
+            assert net.port_peer_router[out] == nxt, (r, d)
+    assert ties > 100  # the choice was made, not forced

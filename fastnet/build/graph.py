@@ -276,17 +276,44 @@ def write_edge_list(net: Network, path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def write_anynet(net: Network, path: Path) -> None:
+    """BookSim2's anynet network file (src/networks/anynet.cpp): one line per router, `router r node n ...` for its
+    nodes, then `router s L` for each link to a higher-numbered router s, L its latency in cycles (BookSim2 makes
+    router links bidirectional). Node ids are fastnet's, so patterns such as bitcomp agree. Node links carry no
+    latency: BookSim2's parser stores a latency written after a node as a router link, so its node channels are
+    always 1 cycle, and a network with other injection latencies is refused."""
+    node_lat = np.unique(net.port_latency[net.node_port])
+    if node_lat.size and node_lat.tolist() != [1]:
+        raise ConfigError("--export", f"BookSim2's anynet files give node channels 1 cycle; this network's "
+                                      f"injection latency is {node_lat.tolist()} (set links.latency_injection = 1)")
+    lines = []
+    for r in range(net.n_routers):
+        words = [f"router {r}"] + [f"node {n}" for n in np.flatnonzero(net.node_router == r)]
+        lo, hi = net.topo.router_port_start[r], net.topo.router_port_start[r + 1]
+        for port in range(lo, hi):
+            s = int(net.port_peer_router[port])
+            if s > r:
+                words.append(f"router {s} {int(net.port_latency[port])}")
+        lines.append(" ".join(words))
+    path.write_text("\n".join(lines) + "\n")
+
+
+EXPORTS = (".graphml", ".anynet") + EDGE_LIST_SUFFIXES
+
+
 def write_network(net: Network, path: str | Path) -> None:
-    """Export a compiled network by file suffix: `.graphml` (routers and nodes, `to_networkx(net, terminals=True)`)
-    or `.edges`, `.edgelist`, `.txt` (router links, `write_edge_list`)."""
+    """Export a compiled network by file suffix: `.graphml` (routers and nodes, `to_networkx(net, terminals=True)`),
+    `.anynet` (BookSim2's anynet file, `write_anynet`) or `.edges`, `.edgelist`, `.txt` (router links,
+    `write_edge_list`)."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix != ".graphml" and suffix not in EDGE_LIST_SUFFIXES:
-        raise ConfigError("--export", f"the file must end in .graphml or {', '.join(EDGE_LIST_SUFFIXES)} "
-                          f"(got {path.name!r})")
+    if suffix not in EXPORTS:
+        raise ConfigError("--export", f"the file must end in {', '.join(EXPORTS)} (got {path.name!r})")
     try:
         if suffix == ".graphml":
             nx.write_graphml(to_networkx(net, terminals=True), path)
+        elif suffix == ".anynet":
+            write_anynet(net, path)
         else:
             write_edge_list(net, path)
     except OSError as e:

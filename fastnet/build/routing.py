@@ -127,11 +127,12 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES) -> Routes:
 
 
 def with_distance_table(net: Network, routes: Routes, budget: int = TABLE_BUDGET_BYTES) -> Routes:
-    """Routes that also carry the full distance table (k-shortest paths need it whatever the routing mode)."""
+    """Routes that also carry the full distance table (k-shortest paths and min's fixed paths need it whatever
+    the routing mode)."""
     if routes.dist.shape[0] == net.n_routers:
         return routes
     if table_bytes(net.n_routers) > budget:
-        raise ConfigError("routing.algorithm", f"ksp needs a {table_bytes(net.n_routers) / 2**30:.1f} GiB distance "
+        raise ConfigError("routing.algorithm", f"this routing needs a {table_bytes(net.n_routers) / 2**30:.1f} GiB distance "
                           f"table for {net.n_routers} routers; it is limited to {budget / 2**20:.0f} MiB")
     return routes._replace(dist=distance_table(net))
 

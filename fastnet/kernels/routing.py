@@ -2,7 +2,8 @@
 
 `route(...)` dispatches on the routing algorithm (`prm.routing`, build/vcs.py ROUTING_CODES):
 
-- min       a uniformly random port among the minimal ones (minimal.py).
+- min       a uniformly random port among the minimal ones (minimal.py); with `min_path` = fixed, one fixed
+            shortest path per router pair, the one BookSim2's anynet takes (fixed_min_port).
 - val       Valiant: a random intermediate (dragonfly: a group, as in the dragonfly literature and FOGSim; fat tree:
             a top switch; else a router other than source and destination), minimal to it, then minimal to the
             destination (dimension order in each phase on a torus or mesh).
@@ -475,9 +476,34 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
         out, _, _ = df_to_group(ps, port, ip, rng, r, target)
     else:
         n = min_ports(ps, port, dist, ip, alg, r, target, buf, scan)
-        out = buf[0] if n == 1 else buf[below(rng, r, n)]
+        if n == 1:
+            out = buf[0]
+        elif routing == R_MIN and prm.fixed_min:
+            out = fixed_min_port(ps, port, dist, r, target, buf, n)
+        else:
+            out = buf[below(rng, r, n)]
     pk[h, PK_OUT] = out
     pk[h, PK_CLS] = vc_class(ip, prm, pk, h, part, port[out, P_CLASS] == GLOBAL)
+
+
+@jit_inline
+def fixed_min_port(ps, port, dist, r, d, buf, n):
+    """The minimal port of r toward d that BookSim2's anynet routing takes (src/networks/anynet.cpp AnyNet::route:
+    Dijkstra from r over hop counts, routers taken in (distance, id) order, each reached first from, and so
+    remembering, its lowest-numbered neighbour one hop closer to r). Walk back from d along those neighbours to
+    the one next to r; of the minimal ports buf[:n], the first leading to it. Needs the distance table."""
+    x = d
+    while dist[r, x] > 1:
+        closer = -1
+        for q in range(ps[x], ps[x + 1]):
+            y = port[q, P_PEER_ROUTER]
+            if y >= 0 and dist[r, y] == dist[r, x] - 1 and (closer < 0 or y < closer):
+                closer = y
+        x = closer
+    for j in range(n):
+        if port[buf[j], P_PEER_ROUTER] == x:
+            return buf[j]
+    return buf[0]
 
 
 @jit_inline

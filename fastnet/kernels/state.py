@@ -95,6 +95,7 @@ class Params(NamedTuple):
     paths: int  # ksp: k
     adaptive_choice: bool  # ksp path / updown up port chosen by occupancy (else random or destination-based)
     mlid: bool  # updown: up port from the destination's digits (seed 003's MLID)
+    fixed_min: bool  # min: one fixed shortest path per router pair (routing.min_path = "fixed")
     indirect: int  # UGAL: Valiant candidates n_I
     penalty: float  # UGAL: weight of the Valiant cost
     threshold: float  # UGAL: added to the Valiant cost
