@@ -132,8 +132,8 @@ def with_distance_table(net: Network, routes: Routes, budget: int = TABLE_BUDGET
     if routes.dist.shape[0] == net.n_routers:
         return routes
     if table_bytes(net.n_routers) > budget:
-        raise ConfigError("routing.algorithm", f"this routing needs a {table_bytes(net.n_routers) / 2**30:.1f} GiB distance "
-                          f"table for {net.n_routers} routers; it is limited to {budget / 2**20:.0f} MiB")
+        raise ConfigError("routing.algorithm", f"this routing needs a {table_bytes(net.n_routers) / 2**30:.1f} GiB "
+                          f"distance table for {net.n_routers} routers; it is limited to {budget / 2**20:.0f} MiB")
     return routes._replace(dist=distance_table(net))
 
 
