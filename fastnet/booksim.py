@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Union
 
-from .config import SECTIONS
+from .config import ALLOCATORS, SECTIONS
 from .errors import ConfigError
 
 Value = Union[int, float, str, list["Value"]]
@@ -100,8 +100,6 @@ PATTERNS = {"uniform": "uniform", "bitcomp": "bitcomp", "transpose": "transpose"
 
 MIN_MEASURE: int = SECTIONS["sim"]["measure"][0]  # fastnet's default measurement window (10,000 cycles)
 
-# BookSim2 sw_allocator -> fastnet router.allocator (the VC allocator is fastnet's own: either name maps)
-ALLOCATORS = {"separable_input_first": "separable_input_first", "islip": "islip"}
 
 NO_KIND = {
     "flatfly": "the flattened butterfly (all routers of a row or column connected, channel latency growing "
@@ -385,7 +383,7 @@ def _routing(b: dict[str, Value], topo: str) -> dict[str, Any]:
     if name not in mapped:
         raise ConfigError("routing_function", f"{name} on {topo} has no fastnet equivalent; mapped here: "
                                               + ", ".join(mapped))
-    for key in ("vc_allocator", "sw_allocator"):
+    for key in ("vc_allocator", "sw_allocator"):  # VC allocation is fastnet's own: either name maps to it
         if b[key] not in ALLOCATORS:
             raise ConfigError(key, f"{b[key]!r} does not map: fastnet's allocators are "
                                    + " and ".join(ALLOCATORS))
@@ -398,7 +396,7 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
     speedup = _number(b, "internal_speedup")
     router: dict[str, Any] = {"buffer_phits": _int(b, "vc_buf_size", 1), "delay": delay, "speedup": float(speedup),
                               "alloc_iters": _int(b, "alloc_iters", 1), "credit_delay": _int(b, "credit_delay", 0),
-                              "allocator": ALLOCATORS[str(b["sw_allocator"])]}
+                              "allocator": b["sw_allocator"]}  # fastnet's allocators have BookSim2's names
     vcs = _int(b, "num_vcs", 1)
     if topo != "dragonflynew":
         router["vcs"] = vcs  # fastnet splits a port's VCs among the routing's classes as BookSim2 does

@@ -138,9 +138,9 @@ def test_fixed_min_path_is_booksim2_anynet_path():
     """routing.min_path = "fixed" takes, at every router and for every destination, the next router of BookSim2's
     anynet routing table, on a random regular graph where many minimal paths tie."""
     from fastnet.build import build_network
-    from fastnet.build.routing import build_routes, with_distance_table
-    from fastnet.kernels.routing import fixed_min_port
+    from fastnet.build.routing import build_routes, minimal_scan, with_distance_table
     from fastnet.kernels.minimal import min_ports
+    from fastnet.kernels.routing import fixed_min_port
 
     cfg = fastnet.config.resolve({"topology": {"kind": "jellyfish", "switches": 24, "radix": 8, "p": 2, "seed": 3}})
     net = build_network(cfg)
@@ -148,7 +148,6 @@ def test_fixed_min_path_is_booksim2_anynet_path():
     ps, port = net.topo.router_port_start, net.topo.port
     adj = {r: sorted({int(s) for s in net.port_peer_router[ps[r]:ps[r + 1]] if s >= 0}) for r in range(net.n_routers)}
     buf = np.zeros(64, dtype=np.int32)
-    from fastnet.build.routing import minimal_scan
     scan = minimal_scan(routes)
     ties = 0
     for r in range(net.n_routers):

@@ -286,15 +286,15 @@ def write_anynet(net: Network, path: Path) -> None:
     if node_lat.size and node_lat.tolist() != [1]:
         raise ConfigError("--export", f"BookSim2's anynet files give node channels 1 cycle; this network's "
                                       f"injection latency is {node_lat.tolist()} (set links.latency_injection = 1)")
+    ps = net.topo.router_port_start.tolist()
+    peer_router, peer_port = net.port_peer_router.tolist(), net.port_peer_port.tolist()
+    latency = net.port_latency.tolist()
     lines = []
     for r in range(net.n_routers):
-        words = [f"router {r}"] + [f"node {n}" for n in np.flatnonzero(net.node_router == r)]
-        lo, hi = net.topo.router_port_start[r], net.topo.router_port_start[r + 1]
-        for port in range(lo, hi):
-            s = int(net.port_peer_router[port])
-            if s > r:
-                words.append(f"router {s} {int(net.port_latency[port])}")
-        lines.append(" ".join(words))
+        ports = range(ps[r], ps[r + 1])
+        nodes = [f"node {peer_port[q]}" for q in ports if peer_router[q] < 0]  # a node port's peer is its node
+        links = [f"router {peer_router[q]} {latency[q]}" for q in ports if peer_router[q] > r]
+        lines.append(" ".join([f"router {r}", *nodes, *links]))
     path.write_text("\n".join(lines) + "\n")
 
 

@@ -297,6 +297,21 @@ def arbitrate(pt, x, stamp, key, pick, touched, n, c_stamp, c_key, c_pick):
 
 
 @jit_inline
+def rr_key(x, first, pointer, n):
+    """Distance of entry x of a round-robin arbiter over entries first..first+n-1 from its pointer (0..n-1)."""
+    d = x - first - pointer
+    return d + n if d < 0 else d
+
+
+@jit_inline
+def input_key(ps, r, pt, V, p, o, v):
+    """Input p's arbitration key for VC v asking for output o: outputs first from the input's output pointer,
+    then VCs first from its VC pointer, as BookSim2's separable and iSLIP input arbiters order them (inputs
+    that last won different outputs ask for different outputs next)."""
+    return rr_key(o, ps[r], pt[p, PT_RR_OUT], ps[r + 1] - ps[r]) * V + rr_key(v, p * V, pt[p, PT_RR_VC], V)
+
+
+@jit_inline
 def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
@@ -318,17 +333,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
         if o < 0:
             continue
         p = v // V
-        # the input arbiter chooses among outputs (first from its pointer), then among the VCs asking for that
-        # output, as BookSim2's separable allocators do: inputs that last won different outputs ask for
-        # different outputs next, which is where a separable allocator's matching efficiency comes from
-        r = port[p, P_ROUTER]
-        okey = o - ps[r] - pt[p, PT_RR_OUT]
-        if okey < 0:
-            okey += ps[r + 1] - ps[r]
-        vkey = v - p * V - pt[p, PT_RR_VC]
-        if vkey < 0:
-            vkey += V
-        key = okey * V + vkey
+        key = input_key(ps, port[p, P_ROUTER], pt, V, p, o, v)
         n_in, took = arbitrate(pt, p, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
         if took:
             pt[p, PT_IN_DVC] = dvc
@@ -343,7 +348,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
             continue
         o = pk[vc[pt[p, PT_IN_PICK], VC_HEAD], PK_OUT]
         r = port[p, P_ROUTER]
-        key = (p - ps[r] - pt[o, PT_RR_IN]) % (ps[r + 1] - ps[r])
+        key = rr_key(p, ps[r], pt[o, PT_RR_IN], ps[r + 1] - ps[r])
         n_out, _ = arbitrate(pt, o, stamp, key, p, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
     for j in range(n_out):
         o = st.touched_out[j]
@@ -384,22 +389,20 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
             continue
         p = v // V
         r = port[p, P_ROUTER]
-        radix = ps[r + 1] - ps[r]
-        vkey = (v - p * V - pt[p, PT_RR_VC]) % V
         if not own_link:  # multiple ejection: granted; the input's accept arbiter sees it directly
-            key = ((o - ps[r] - pt[p, PT_RR_OUT]) % radix) * V + vkey
-            n_in, took = arbitrate(pt, p, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
+            n_in, took = arbitrate(pt, p, stamp, input_key(ps, r, pt, V, p, o, v), v, st.touched_in, n_in,
+                                   PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
             if took:
                 pt[p, PT_IN_DVC] = dvc
             continue
-        key = ((p - ps[r] - pt[o, PT_RR_IN]) % radix) * V + vkey
+        key = rr_key(p, ps[r], pt[o, PT_RR_IN], ps[r + 1] - ps[r]) * V + rr_key(v, p * V, pt[p, PT_RR_VC], V)
         n_out, _ = arbitrate(pt, o, stamp, key, v, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
     for j in range(n_out):  # accept phase: each input keeps the first granting output
         o = st.touched_out[j]
         v = pt[o, PT_OUT_PICK]
         p = v // V
         r = port[p, P_ROUTER]
-        key = ((o - ps[r] - pt[p, PT_RR_OUT]) % (ps[r + 1] - ps[r])) * V
+        key = rr_key(o, ps[r], pt[p, PT_RR_OUT], ps[r + 1] - ps[r]) * V
         n_in, took = arbitrate(pt, p, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
         if took:
             pt[p, PT_IN_DVC] = pk[vc[v, VC_HEAD], PK_DVC]
@@ -483,7 +486,7 @@ def traverse(topo, prm, st, t, n_grants):
         r = port[p, P_ROUTER]
         pt[p, PT_RR_VC] = (v - p * V + 1) % V
         pt[o, PT_RR_IN] = (p - ps[r] + 1) % (ps[r + 1] - ps[r])
-        pt[p, PT_RR_OUT] = (o - ps[r] + 1) % (ps[r + 1] - ps[r])  # iSLIP's accept pointer
+        pt[p, PT_RR_OUT] = (o - ps[r] + 1) % (ps[r + 1] - ps[r])  # the input's output pointer
         ctr[C_PHIT_HOPS] += size
         if prm.w0 <= t < prm.w1:
             pt[o, PT_PHITS] += size
