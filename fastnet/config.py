@@ -342,4 +342,7 @@ EXTRA_SECTIONS: dict[str, Callable[[Any], dict[str, Any]]] = {}
 
 from .workloads.schema import resolve_workload as _resolve_workload  # noqa: E402  (needs the checks above)
 
+from .mpi.schema import resolve_mpi as _resolve_mpi  # noqa: E402
+
 EXTRA_SECTIONS["workload"] = _resolve_workload
+EXTRA_SECTIONS["mpi"] = _resolve_mpi

@@ -97,7 +97,7 @@ SUMMARY = (
 
 
 def bin_edges(n_bins: int) -> np.ndarray:
-    """Lower edge of each latency-histogram bin (kernels/cycle.py: hist_bin)."""
+    """Lower edge of each latency-histogram bin (kernels/pool.py: hist_bin)."""
     from .kernels.state import HIST_SUB
 
     b = np.arange(n_bins + 1, dtype=np.int64)

@@ -42,8 +42,9 @@ class Simulation:
     params: Any  # kernels.state.Params
     traffic: Traffic
     state: Any  # kernels.state.State
-    workload: Any  # workloads.state.Workload (kind W_OPEN_LOOP when there is none)
+    workload: Any  # workloads.state.Workload (kind W_OPEN_LOOP when there is none), or mpi.state.Mpi
     cycle: int = 0
+    program: Any = None  # mpi.program.Program of an MPI workload (call counts, skipped calls)
 
     @property
     def closed_loop(self) -> bool:
@@ -123,7 +124,13 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     for cls, n in layout.vcs.items():
         vc_cap[net.port_class == cls, :n] = buffers[cls]
     tr = compile_traffic(net, traffic, sim["seed"])
-    wl = compile_workload(cfg, net, sim["seed"])
+    program = None
+    if workload_section(cfg)["kind"] in ("mpi", "trace"):
+        from .mpi.build import compile_mpi
+
+        wl, program = compile_mpi(cfg, net, sim["seed"])
+    else:
+        wl = compile_workload(cfg, net, sim["seed"])
     # refuse now, before the state (most of a large run's memory) exists, rather than swap or be killed
     check_memory(memory_estimate(net, routes, cfg, V, layout.hop_limit, extra=(tr, wl)), cfg)
     end = sim["max_cycles"] if closed else w1 + sim["drain"]
@@ -133,7 +140,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
                    arrival_slots=1 if closed else arrival_slots(tr.rate))
     if not closed:
         start_open_loop(tr, st)
-    return Simulation(cfg=cfg, net=net, routes=routes, params=prm, traffic=tr, state=st, workload=wl)
+    return Simulation(cfg=cfg, net=net, routes=routes, params=prm, traffic=tr, state=st, workload=wl,
+                      program=program)
 
 
 def arrival_slots(rate: float) -> int:

@@ -26,7 +26,7 @@ from numba.core.untyped_passes import InlineInlinables
 
 CACHE = os.environ.get("FASTNET_NUMBA_CACHE", "1") != "0"
 _PACKAGE = Path(__file__).resolve().parents[1]
-_KERNEL_SOURCES = ("kernels", "traffic", "build", "workloads")
+_KERNEL_SOURCES = ("kernels", "traffic", "build", "workloads", "mpi")
 
 
 def _source_hash() -> str:

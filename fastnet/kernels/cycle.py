@@ -40,14 +40,14 @@ from ..workloads.messages import packet_arrived
 from ..workloads.state import W_OPEN_LOOP
 from ._jit import borrow, jit, jit_inline, prefetch
 from .pool import (
-    free_packet, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
+    free_packet, hist_bin, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
 )
 from .routing import route, took_hop
 from .state import (
     C_CREATED, C_DELIVERED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
     C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
     EV_AMOUNT, EV_KIND,
-    EV_NEXT, EV_TARGET, HIST_SUB, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
+    EV_NEXT, EV_TARGET, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
     PK_DVC, PK_INJECT, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
@@ -58,17 +58,6 @@ from .state import (
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
 WAIT = -2  # head_request: the head cannot ask before VC_WAKE (the allocator parks its VC until then)
 A_SEPARABLE, A_ISLIP = 0, 1  # Params.allocator (config.ALLOCATORS)
-
-
-@jit_inline
-def hist_bin(v):
-    """Log-linear bin: exact below 2*HIST_SUB, then HIST_SUB bins per octave."""
-    if v < 2 * HIST_SUB:
-        return v
-    e = 0
-    while (v >> e) >= 2 * HIST_SUB:
-        e += 1
-    return 2 * HIST_SUB + (e - 1) * HIST_SUB + ((v >> e) - HIST_SUB)
 
 
 @jit_inline

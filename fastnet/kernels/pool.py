@@ -8,7 +8,7 @@ from __future__ import annotations
 from ._jit import jit_inline
 from .state import (
     C_CREATED, C_EV_FREE_COUNT, C_EV_FREE_HEAD, C_FREE_COUNT, C_FREE_HEAD, C_MEAS_CREATED,
-    C_N_ACTIVE_NODES, C_QUEUED, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, ND_POS, ND_TAIL, PK_BIRTH,
+    C_N_ACTIVE_NODES, C_QUEUED, HIST_SUB, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, ND_POS, ND_TAIL, PK_BIRTH,
     PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_NEXT, PK_OUT, PK_PHASE, PK_DVC, PK_SIZE, PK_SRC, PK_VCC, S_OFFERED_PHITS,
     PT_HELD, TS_CREATED_PHITS, VC_CAP, VC_FREE, VC_HEAD, VC_TAIL,
 )
@@ -147,3 +147,14 @@ def vc_reserve(vc, pt, vc_area, vc_since, prm, v, amount, t):
         vc_since[v] = t
     vc[v, VC_FREE] -= amount
     pt[v // prm.vcs, PT_HELD] += amount
+
+
+@jit_inline
+def hist_bin(v):
+    """Log-linear bin: exact below 2*HIST_SUB, then HIST_SUB bins per octave."""
+    if v < 2 * HIST_SUB:
+        return v
+    e = 0
+    while (v >> e) >= 2 * HIST_SUB:
+        e += 1
+    return 2 * HIST_SUB + (e - 1) * HIST_SUB + ((v >> e) - HIST_SUB)

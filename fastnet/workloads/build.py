@@ -117,12 +117,13 @@ def compile_workload(cfg: dict[str, Any], net: Network, seed: int) -> Workload:
     )
 
 
-def grow_messages(wl: Workload) -> Workload:
-    """Double the message pool (between kernel calls); the new rows go to the front of the free list."""
-    from .state import MS_NEXT, N_MS, WC_FREE_COUNT, WC_FREE_HEAD
+def grow_messages(wl: Any) -> Any:
+    """Double the message pool of a Workload or mpi.state.Mpi (between kernel calls); the new rows go to the front
+    of the free list."""
+    from .state import MS_NEXT, WC_FREE_COUNT, WC_FREE_HEAD
 
     n = len(wl.msg)
-    extra = np.zeros((n, N_MS), dtype=np.int64)
+    extra = np.zeros_like(wl.msg)
     extra[:, MS_NEXT] = np.arange(n + 1, 2 * n + 1)
     extra[-1, MS_NEXT] = wl.wc[WC_FREE_HEAD]
     wl.wc[WC_FREE_HEAD] = n

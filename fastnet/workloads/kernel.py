@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from ..kernels._jit import jit, jit_inline
 from ..kernels.state import C_CREATED, C_DELIVERED, C_FREE_COUNT, C_LAST_PROGRESS, C_N_ACTIVE_NODES
+from ..mpi.kernel import advance_mpi
 from .graph500 import advance_graph500
 from .graph500_fogsim import advance_graph500_fogsim
 from .messages import packetise
 from .micro import advance_collective, advance_sr
 from .state import (
-    V_PAPER, W_GRAPH500, W_OPEN_LOOP, W_SR, WC_ACTIVE_NODES, WC_ERROR, WC_FINISHED, WC_FREE_COUNT, WC_N_INBOX, WC_NEXT,
+    V_PAPER, W_GRAPH500, W_MPI, W_OPEN_LOOP, W_SR, WC_ACTIVE_NODES, WC_ERROR, WC_FINISHED, WC_FREE_COUNT, WC_N_INBOX, WC_NEXT,
     WC_WAKE,
 )
 
@@ -30,7 +31,7 @@ WS_RUNNING, WS_FINISHED, WS_FAILED, WS_STALLED = 0, 1, 2, 3
 
 # The generate stage a cycle loop is made for (cycle.cycle_loop's first constant): the open-loop sources, or one
 # closed-loop workload; as a constant, the others' kernels are never compiled.
-GEN_OPEN_LOOP, GEN_SR, GEN_COLLECTIVE, GEN_GRAPH500, GEN_GRAPH500_FOGSIM = 0, 1, 2, 3, 4
+GEN_OPEN_LOOP, GEN_SR, GEN_COLLECTIVE, GEN_GRAPH500, GEN_GRAPH500_FOGSIM, GEN_MPI = 0, 1, 2, 3, 4, 5
 
 
 def generator_of(wl) -> int:
@@ -42,6 +43,8 @@ def generator_of(wl) -> int:
         return GEN_SR
     if kind == W_GRAPH500:
         return GEN_GRAPH500 if int(wl.variant) == V_PAPER else GEN_GRAPH500_FOGSIM
+    if kind == W_MPI:
+        return GEN_MPI
     return GEN_COLLECTIVE
 
 
@@ -58,8 +61,10 @@ def advance_workload(wl, prm, st, t, generator):
         advance_graph500_fogsim(wl, st.nd, packet_bytes, t)
     elif generator == GEN_COLLECTIVE:
         advance_collective(wl, packet_bytes, t)
+    elif generator == GEN_MPI:
+        advance_mpi(wl, t)
     packetise(wl.msg, wl.tk, wl.wc, wl.senders, wl.task_node, st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm,
-              wl.packet_phits, wl.phit_bytes, t)
+              wl.packet_phits, wl.phit_bytes, wl.packets_per_message, t)
     wl.wc[WC_ACTIVE_NODES] = st.ctr[C_N_ACTIVE_NODES]
 
 

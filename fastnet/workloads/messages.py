@@ -71,25 +71,33 @@ def send(msg, tk, wc, senders, src, dst, nbytes, packet_bytes, tag, aux, awaited
 
 
 @jit_inline
-def packetise(msg, tk, wc, senders, task_node, pk, nd, node_act, ctr, sc, ts, prm, packet_phits, phit_bytes, t):
-    """The oldest message of every sending task whose node has an empty source queue becomes packets."""
+def packetise(msg, tk, wc, senders, task_node, pk, nd, node_act, ctr, sc, ts, prm, packet_phits, phit_bytes, burst, t):
+    """The oldest message of every sending task whose node has an empty source queue becomes packets, at most
+    `burst` of them at a time: the next ones follow when the queue empties again, in time for the injection
+    link (it is busy for the last packet's phits), so a message's timing does not depend on `burst` while the
+    packet pool holds only `burst` packets per node."""
     packet_bytes = packet_phits * phit_bytes
     i = 0
     while i < wc[WC_N_SENDERS]:
         task = senders[i]
         n = task_node[task]
-        if nd[n, ND_TAIL] >= 0:  # the previous message is still waiting for the injection link
+        if nd[n, ND_TAIL] >= 0:  # the previous packets are still waiting for the injection link
             i += 1
             continue
         m = tk[task, TK_QHEAD]
         dst = task_node[msg[m, MS_DST]]
-        for k in range(msg[m, MS_PACKETS]):
+        first = msg[m, MS_MADE]
+        last = min(msg[m, MS_PACKETS], first + burst)
+        for k in range(first, last):
             rest = msg[m, MS_BYTES] - k * packet_bytes
             phits = packet_phits if rest >= packet_bytes else (rest + phit_bytes - 1) // phit_bytes
             h = new_packet(pk, nd, node_act, ctr, sc, ts, prm, n, dst, phits, t)
             pk[h, PK_MSG] = m
             pk[h, PK_TAG] = k
-        msg[m, MS_MADE] = msg[m, MS_PACKETS]
+        msg[m, MS_MADE] = last
+        if last < msg[m, MS_PACKETS]:
+            i += 1
+            continue
         nxt = msg[m, MS_NEXT]  # the next message (if any) leads the FIFO
         tk[task, TK_QHEAD] = nxt
         if nxt < 0:

@@ -25,10 +25,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import _bool, _choice, _int, _real, Check
+from ..config import _bool, _choice, _int, _real, _string, Check
 from ..errors import ConfigError
 
-KINDS = ("open_loop", "sr", "gups", "a2a", "o2a", "a2o", "graph500")
+KINDS = ("open_loop", "sr", "gups", "a2a", "o2a", "a2o", "graph500", "mpi", "trace")
+PROGRAMS = ("pingpong", "barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "halo3d", "fft3d",
+            "sweep3d")  # fastnet/mpi/generators.py
+TRACE_FORMATS = ("auto", "otf2", "dumpi_ascii")
 
 
 def _auto_or(inner: Check) -> Check:
@@ -45,7 +48,10 @@ KEYS: dict[str, tuple[Any, Check]] = {
     "kind": ("open_loop", _choice(*KINDS)),
     # task set and placement (all closed-loop kinds)
     "tasks": ("all", _tasks),  # N: tasks 0..N-1, one per node
-    "mapping": ("linear", _choice("linear", "random")),  # task i -> node i, or a seeded random placement
+    # task i -> node i, a seeded random placement, or (mpi, trace) a file of one node number per rank
+    "mapping": ("linear", lambda v: None if v in ("linear", "random") or (isinstance(v, str) and v.endswith(
+        (".txt", ".map", ".csv"))) else "must be \"linear\", \"random\" or a file (.txt, .map, .csv) of one node "
+        "per rank"),
     "mapping_seed": ("auto", _auto_or(_int(0, 2**63 - 1))),  # auto: sim.seed
     # seed 002 micro-kernels
     "message_bytes": (1024, _int(1)),  # S
@@ -53,6 +59,15 @@ KEYS: dict[str, tuple[Any, Check]] = {
     "wave": (10, _int(1)),  # W (sr; gups uses W = M)
     "compute_cycles": (0, _int(0)),  # computation phase after every SR/GUPS wave, cycles
     "root": (0, _int(0)),  # root task of o2a / a2o
+    # MPI programs (kind = "mpi", fastnet/mpi/generators.py) and trace replay (kind = "trace")
+    "program": ("pingpong", _choice(*PROGRAMS)),
+    "iterations": (1, _int(1)),
+    "grid": (128, _int(1)),  # fft3d: N of the N^3 grid
+    "chunks": (4, _int(1)),  # sweep3d: blocks per octant
+    "file": ("", _string),  # trace: an OTF2 anchor file, or a DUMPI ASCII file or directory
+    "format": ("auto", _choice(*TRACE_FORMATS)),
+    "skip_unknown": (False, _bool),  # trace: skip (and count) MPI calls fastnet does not model, else refuse
+    "compute_scale": (1.0, _real(0.0, 1e9)),  # trace: gaps between calls become computation x this
     # seed 000 Graph500
     "variant": ("paper", _choice("paper", "fogsim")),  # equations and node model of the paper, or FOGSim v4's
     "scale": (26, _int(1, 40)),  # s
@@ -75,6 +90,9 @@ def resolve_workload(given: Any) -> dict[str, Any]:
     out = _check_section("workload", given, KEYS)
     if out["kind"] == "sr" and out["wave"] > out["messages"]:
         raise ConfigError("workload.wave", f"must be <= workload.messages = {out['messages']} (got {out['wave']})")
+    if out["kind"] == "trace" and not out["file"]:
+        raise ConfigError("workload.file", "must name the trace to replay (an OTF2 anchor file, or DUMPI ASCII "
+                          "files or their directory)")
     if out["cycle_ns"] != "auto" and out["link_gbps"] != "auto":
         raise ConfigError("workload.cycle_ns", "give either cycle_ns or link_gbps (one sets the other through "
                           "traffic.phit_bytes), not both")

@@ -16,9 +16,9 @@ from typing import NamedTuple
 import numpy as np
 
 # Workload.kind codes; `open_loop` keeps the engine's Bernoulli sources.
-W_OPEN_LOOP, W_SR, W_A2A, W_O2A, W_A2O, W_GRAPH500 = 0, 1, 2, 3, 4, 5
+W_OPEN_LOOP, W_SR, W_A2A, W_O2A, W_A2O, W_GRAPH500, W_MPI = 0, 1, 2, 3, 4, 5, 6
 KIND_CODES = {"open_loop": W_OPEN_LOOP, "sr": W_SR, "gups": W_SR, "a2a": W_A2A, "o2a": W_O2A, "a2o": W_A2O,
-              "graph500": W_GRAPH500}
+              "graph500": W_GRAPH500, "mpi": W_MPI, "trace": W_MPI}  # mpi, trace: fastnet/mpi/
 V_PAPER, V_FOGSIM = 0, 1  # Graph500 variants
 
 # msg[m, ...]: one message (int64)
@@ -74,7 +74,7 @@ class Workload(NamedTuple):
     query_cycles: float  # Graph500: t_q / t_c, cycles of computation per query
     p_gen: float  # Graph500: probability per cycle of producing a full query message (eq 17 / p_s; FOGSim: eq 17)
     msg_headroom: int  # most messages the workload can post in one cycle (the pool grows below this)
-    packets_per_message: int  # most packets of one message
+    packets_per_message: int  # most packets made at once for one message (messages.packetise's burst)
     task_node: np.ndarray  # int64[T]
     stage: np.ndarray  # int8[T]: the workload's IntEnum stage of each task
     tk: np.ndarray  # int64[T, N_TK]

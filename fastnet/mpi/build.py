@@ -1,0 +1,104 @@
+"""Compile `[workload] kind = "mpi" | "trace"` and `[mpi]` into the `Mpi` tuple the kernels read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..build.network import Network
+from ..errors import ConfigError
+from ..kernels.state import HIST_BINS
+from ..workloads.schema import cycle_time_ns
+from ..workloads.state import MS_NEXT, N_WC, W_MPI, TK_FINISH, TK_QHEAD, TK_QTAIL, TK_SPOS, WC_END, WC_FREE_COUNT, \
+    WC_FREE_HEAD, WC_WAKE
+from .calls import Trace
+from .program import Options, Program, ProgramError, lower
+from .schema import resolve_mpi
+from .state import (
+    CALLS, MAX_FANOUT, N_MSG, N_RK, N_RQ, N_WM, RK_BLOCK_T, RK_PC, RK_COP, RK_EARLY, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL,
+    WM_READY, Mpi,
+)
+
+
+def mpi_section(cfg: dict[str, Any]) -> dict[str, Any]:
+    return cfg["mpi"] if "mpi" in cfg else resolve_mpi({})
+
+
+def load_trace(w: dict[str, Any], n_nodes: int) -> Trace:
+    """The program of a `[workload]`: a built-in generator's, or a trace read from its file."""
+    if w["kind"] == "mpi":
+        from .generators import generate
+
+        n = n_nodes if w["tasks"] == "all" else w["tasks"]
+        if w["program"] == "pingpong" and n < 2:
+            raise ConfigError("workload.tasks", "pingpong needs 2 ranks")
+        return generate(w["program"], n, w)
+    from .traces import read_trace
+
+    return read_trace(w["file"], w["format"])
+
+
+def rank_nodes(w: dict[str, Any], n_ranks: int, n_nodes: int, seed: int) -> np.ndarray:
+    if n_ranks > n_nodes:
+        raise ConfigError("workload.tasks", f"the program has {n_ranks} ranks, more than the {n_nodes} nodes of "
+                          "the network (one rank per node)")
+    mapping = w["mapping"]
+    if mapping == "linear":
+        return np.arange(n_ranks, dtype=np.int64)
+    if mapping == "random":
+        mseed = seed if w["mapping_seed"] == "auto" else w["mapping_seed"]
+        return np.random.default_rng([mseed, 0x3A9]).permutation(n_nodes)[:n_ranks].astype(np.int64)
+    path = Path(mapping)
+    try:
+        nodes = np.array([int(x) for x in path.read_text().replace(",", " ").split()], dtype=np.int64)
+    except (OSError, ValueError) as e:
+        raise ConfigError("workload.mapping", f"cannot read one node number per rank from {path}: {e}") from None
+    if len(nodes) < n_ranks or len(np.unique(nodes[:n_ranks])) < n_ranks or nodes.min() < 0 or nodes.max() >= n_nodes:
+        raise ConfigError("workload.mapping", f"{path} must give {n_ranks} distinct nodes below {n_nodes}")
+    return nodes[:n_ranks]
+
+
+def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Program]:
+    w, m, traffic = cfg["workload"], mpi_section(cfg), cfg["traffic"]
+    trace = load_trace(w, net.n_nodes)
+    cycle_ns, _ = cycle_time_ns(w, traffic["phit_bytes"])
+    opt = Options(cycle_ns=cycle_ns, compute_scale=w["compute_scale"], skip_unknown=w["skip_unknown"],
+                  allreduce=m["allreduce"], allreduce_short_bytes=m["allreduce_short_bytes"],
+                  allgather=m["allgather"], allgather_long_bytes=m["allgather_long_bytes"])
+    try:
+        prog = lower(trace, opt)
+    except ProgramError as e:
+        raise ConfigError("workload.file" if w["kind"] == "trace" else "workload.program", str(e)) from None
+    R = trace.n_ranks
+    task_node = rank_nodes(w, R, net.n_nodes, seed)
+    inbox = net.n_nodes + 1
+    headroom = inbox + MAX_FANOUT + 16
+    pool = 2 * headroom + 16
+    msg = np.zeros((pool, N_MSG), np.int64)
+    msg[:, MS_NEXT] = np.arange(1, pool + 1)
+    msg[-1, MS_NEXT] = -1
+    tk = np.zeros((R, N_RK), np.int64)
+    tk[:, [TK_QHEAD, TK_QTAIL, TK_SPOS, TK_FINISH, RK_BLOCK_T, RK_COP, RK_EARLY, RK_QHEAD, RK_QTAIL, RK_RHEAD,
+           RK_RTAIL]] = -1
+    tk[:, RK_PC] = prog.op_begin
+    wc = np.zeros(N_WM, np.int64)
+    wc[WC_FREE_HEAD], wc[WC_FREE_COUNT], wc[WC_END] = 0, pool, -1
+    wc[WC_WAKE] = 0
+    wc[WM_READY] = R
+    assert N_WM > N_WC
+    mpi = Mpi(
+        kind=W_MPI, n_tasks=R, packet_phits=traffic["packet_phits"], phit_bytes=traffic["phit_bytes"],
+        header_bytes=m["header_bytes"], eager_bytes=m["eager_bytes"], msg_headroom=headroom,
+        packets_per_message=m["burst"], max_requests=prog.max_requests, task_node=task_node, ops=prog.ops,
+        op_begin=prog.op_begin, op_end=prog.op_end, req_list=prog.req_list, counts=prog.counts,
+        comm_off=prog.comm_off, comm_size=prog.comm_size, comm_members=prog.comm_members, rc_off=prog.rc_off,
+        rc_comm=prog.rc_comm, rc_me=prog.rc_me, tk=tk, rq=np.zeros((R * prog.max_requests, N_RQ), np.int64),
+        msg=msg, wc=wc, senders=np.zeros(R, np.int64), inbox=np.zeros(inbox, np.int64),
+        ready=np.arange(R - 1, -1, -1, dtype=np.int64),  # rank 0 runs first
+        heap_t=np.zeros(R, np.int64), heap_r=np.zeros(R, np.int64), seen=np.zeros(R, np.int64),
+        call_time=np.zeros(len(CALLS), np.int64), msg_hist=np.zeros((len(CALLS), HIST_BINS), np.int64),
+        scratch_peer=np.zeros(MAX_FANOUT, np.int64), scratch_bytes=np.zeros(MAX_FANOUT, np.int64),
+    )
+    return mpi, prog

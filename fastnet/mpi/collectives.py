@@ -1,0 +1,159 @@
+"""Collectives as rounds of point-to-point messages, expanded lazily: a rank in a collective keeps only its step
+number, and `round_plan` says what it sends (peers as comm ranks, bytes) and how many messages it waits for in
+that step. Nothing is stored per collective message before it is posted, so a million ranks cost what their
+messages in flight cost. The algorithms are MPICH's (docs/mpi.md gives each with its switch-over sizes):
+
+| kind | algorithm | steps | step k of comm rank `me` (rel = (me - root) mod n) |
+|---|---|---|---|
+| barrier | dissemination | ceil(log2 n) | send to me + 2^k, receive from me - 2^k |
+| bcast | binomial | 2 | receive from the parent (rel minus its lowest set bit), then send to each child rel + 2^j, largest first |
+| reduce | binomial | ceil(log2 n) | rel with bit k set sends to rel - 2^k and is done; otherwise receives from rel + 2^k |
+| gather | binomial | ceil(log2 n) | as reduce, sending its subtree's min(2^k, n - rel) blocks |
+| scatter | binomial | 2 | as bcast, sending each child its subtree's blocks |
+| allreduce | recursive_doubling | log2 p + 2 | p = 2^floor(log2 n); the first 2(n - p) ranks pair up first and last |
+| allreduce | ring | 2(n - 1) | reduce-scatter then allgather of n chunks around the ring |
+| allgather | recursive_doubling | log2 n (n a power of two) | exchange 2^k blocks with me xor 2^k |
+| allgather | ring | n - 1 | send a block to me + 1, receive from me - 1 |
+| alltoall(v) | pairwise | n - 1 | exchange with me xor k (n a power of two) or send to me + k and receive from me - k |
+
+A step with nothing to do for a rank is skipped. Reductions cost no computation here.
+"""
+
+from __future__ import annotations
+
+from ..kernels._jit import jit_inline
+from .state import (
+    A_BINOMIAL, A_DISSEMINATION, A_PAIRWISE, A_RECURSIVE_DOUBLING, A_RING, C_ALLGATHER, C_ALLREDUCE, C_ALLTOALL,
+    C_ALLTOALLV, C_BARRIER, C_BCAST, C_GATHER, C_REDUCE, C_SCATTER,
+)
+
+
+@jit_inline
+def ceil_log2(n):
+    k = 0
+    while (1 << k) < n:
+        k += 1
+    return k
+
+
+@jit_inline
+def floor_pow2(n):
+    p = 1
+    while p * 2 <= n:
+        p *= 2
+    return p
+
+
+@jit_inline
+def lowest_bit(rel, n):
+    """rel's lowest set bit (the root, rel = 0: the power of two at or above n)."""
+    if rel == 0:
+        return 1 << ceil_log2(n)
+    return rel & -rel
+
+
+@jit_inline
+def n_steps(kind, alg, n):
+    if n <= 1:
+        return 0
+    if kind == C_BCAST or kind == C_SCATTER:
+        return 2
+    if kind == C_BARRIER or kind == C_REDUCE or kind == C_GATHER:
+        return ceil_log2(n)
+    if kind == C_ALLREDUCE:
+        if alg == A_RING:
+            return 2 * (n - 1)
+        return ceil_log2(floor_pow2(n)) + 2
+    if kind == C_ALLGATHER:
+        if alg == A_RECURSIVE_DOUBLING:
+            return ceil_log2(n)
+        return n - 1
+    return n - 1  # alltoall, alltoallv
+
+
+@jit_inline
+def chunk(nbytes, i, n):
+    """Bytes of chunk i when nbytes are cut into n nearly equal chunks (ring allreduce)."""
+    return nbytes * (i + 1) // n - nbytes * i // n
+
+
+@jit_inline
+def round_plan(kind, alg, me, n, root, step, nbytes, counts, coff, peers, sizes):
+    """Comm rank `me`'s sends in step `step` (peers[i], sizes[i] for i < the first value returned) and how many
+    messages it receives in that step (the second)."""
+    rel = (me - root + n) % n
+    ns = 0
+    nr = 0
+    if kind == C_BARRIER:  # alg == A_DISSEMINATION
+        peers[0] = (me + (1 << step)) % n
+        sizes[0] = 0
+        ns, nr = 1, 1
+    elif kind == C_BCAST or kind == C_SCATTER:  # binomial
+        low = lowest_bit(rel, n)
+        if step == 0:
+            nr = 1 if rel != 0 else 0
+        else:
+            mask = low >> 1
+            while mask > 0:
+                if rel + mask < n:
+                    peers[ns] = (rel + mask + root) % n
+                    sizes[ns] = nbytes if kind == C_BCAST else min(mask, n - rel - mask) * nbytes
+                    ns += 1
+                mask >>= 1
+    elif kind == C_REDUCE or kind == C_GATHER:  # binomial
+        mask = 1 << step
+        if rel & (mask - 1) == 0:
+            if rel & mask:
+                peers[0] = (rel - mask + root) % n
+                sizes[0] = nbytes if kind == C_REDUCE else min(mask, n - rel) * nbytes
+                ns = 1
+            elif rel + mask < n:
+                nr = 1
+    elif kind == C_ALLREDUCE and alg == A_RING:
+        peers[0] = (me + 1) % n
+        if step < n - 1:  # reduce-scatter
+            sizes[0] = chunk(nbytes, (me - step + n) % n, n)
+        else:  # allgather
+            sizes[0] = chunk(nbytes, (me + 1 - (step - n + 1) + n) % n, n)
+        ns, nr = 1, 1
+    elif kind == C_ALLREDUCE:  # recursive doubling, MPICH's handling of n not a power of two
+        p = floor_pow2(n)
+        rem = n - p
+        last = ceil_log2(p) + 1
+        if step == 0 or step == last:
+            if me < 2 * rem:
+                sends = (me % 2 == 0) if step == 0 else (me % 2 == 1)
+                if sends:
+                    peers[0] = me + 1 if step == 0 else me - 1
+                    sizes[0] = nbytes
+                    ns = 1
+                else:
+                    nr = 1
+        else:
+            if me < 2 * rem:
+                newrank = me // 2 if me % 2 == 1 else -1
+            else:
+                newrank = me - rem
+            if newrank >= 0:
+                partner = newrank ^ (1 << (step - 1))
+                peers[0] = partner * 2 + 1 if partner < rem else partner + rem
+                sizes[0] = nbytes
+                ns, nr = 1, 1
+    elif kind == C_ALLGATHER and alg == A_RECURSIVE_DOUBLING:
+        peers[0] = me ^ (1 << step)
+        sizes[0] = (1 << step) * nbytes
+        ns, nr = 1, 1
+    elif kind == C_ALLGATHER:  # ring
+        peers[0] = (me + 1) % n
+        sizes[0] = nbytes
+        ns, nr = 1, 1
+    else:  # alltoall, alltoallv: pairwise exchange
+        i = step + 1
+        if n & (n - 1) == 0:
+            dst = me ^ i
+        else:
+            dst = (me + i) % n
+        peers[0] = dst
+        sizes[0] = counts[coff + dst] if kind == C_ALLTOALLV else nbytes
+        ns, nr = 1, 1
+    return ns, nr

@@ -1,0 +1,591 @@
+"""The MPI kernel: every rank's program advanced inside the cycle loop's generate stage (one call per cycle in
+which a message completed, a computing rank wakes up, or a source queue emptied: workloads/kernel.py).
+
+`advance_mpi(wl, t)`:
+1. messages completed this cycle (the inbox) are delivered by kind:
+   - eager data and rendezvous requests-to-send (RTS) of point-to-point calls are *envelopes*: they wait in
+     their receiver's queue, in the order their senders posted them, until a receive matches them (`deliver`);
+   - a receive matched to an RTS answers with a clear-to-send (CTS); the CTS makes the sender post the data;
+     the data completes both requests;
+   - collective messages are counted by the step they belong to (`coll_arrived`), or kept until their
+     receiver reaches that step;
+2. computing ranks whose time is up become ready;
+3. ready ranks run their ops until one blocks (`run_rank`).
+
+Matching follows MPI: a receive (source or ANY_SOURCE, tag or ANY_TAG, communicator) takes the first envelope
+in its queue that matches it, in post order per sender (non-overtaking), once that envelope has arrived; an
+envelope that arrives goes to the first posted receive it is the first match of; with ANY_SOURCE, an arrived
+candidate of each sender may match, the earliest arrived first. Eager sends complete when posted (the data is
+buffered); a rendezvous send completes when its data has arrived. Every protocol message is a real message on
+the network: payload plus `header_bytes`.
+"""
+
+from __future__ import annotations
+
+from ..kernels._jit import jit, jit_inline
+from ..kernels.pool import hist_bin
+from ..workloads.messages import retire, send
+from ..workloads.state import (
+    E_MSG_POOL, MS_AUX, MS_BIRTH, MS_DST, MS_SRC, MS_TAG, NEVER, TK_FINISH, WC_END, WC_ERROR, WC_FINISHED, WC_FREE_COUNT,
+    WC_FREE_HEAD, WC_N_INBOX, WC_NEXT, WC_TASKS_DONE, WC_WAKE, MS_NEXT,
+)
+from .collectives import n_steps, round_plan
+from .state import (
+    ANY, C_BCAST, C_SCATTER, M_CTS, M_DATA, M_EAGER, M_RTS, MS_ARRIVED, MS_CALL, MS_COMM, MS_MTAG, MS_PAYLOAD, MS_QNEXT,
+    MS_RREQ, MS_SENT, MS_SEQ, MS_SREQ, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE,
+    OP_INDEX, OP_IRECV, OP_ISEND, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, PROC_NULL,
+    Q_DONE, Q_FREE, Q_PENDING, RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV,
+    RK_CSEND, RK_CSTART, RK_EARLY, RK_PC, RK_PEND, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, RK_STATE, RK_STEP,
+    RK_WAIT_CYC, RK_WAKE, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER, RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, S_COLL,
+    S_COMPUTE, S_DONE, S_READY, S_RUNNING, S_WAIT, WM_BYTES, WM_CONTROL, WM_DEFERRED, WM_HEAP, WM_READY, WM_STAMP,
+    WM_TRANSFERS,
+)
+
+
+# ---------------------------------------------------------------- ready list and the wake-up heap
+
+
+@jit_inline
+def make_ready(wl, r):
+    """A blocked or computing rank can go on: it runs later in this cycle's advance."""
+    st = wl.tk[r, RK_STATE]
+    if st == S_WAIT or st == S_COLL or st == S_COMPUTE:
+        wl.tk[r, RK_STATE] = S_READY
+        wl.ready[wl.wc[WM_READY]] = r
+        wl.wc[WM_READY] += 1
+
+
+@jit_inline
+def heap_push(wl, wake, r):
+    ht, hr, wc = wl.heap_t, wl.heap_r, wl.wc
+    i = wc[WM_HEAP]
+    wc[WM_HEAP] = i + 1
+    while i > 0:
+        parent = (i - 1) // 2
+        if ht[parent] < wake or (ht[parent] == wake and hr[parent] < r):
+            break
+        ht[i] = ht[parent]
+        hr[i] = hr[parent]
+        i = parent
+    ht[i] = wake
+    hr[i] = r
+
+
+@jit_inline
+def heap_pop(wl):
+    """Remove the earliest wake-up (ties: the lowest rank) and return its rank."""
+    ht, hr, wc = wl.heap_t, wl.heap_r, wl.wc
+    top = hr[0]
+    n = wc[WM_HEAP] - 1
+    wc[WM_HEAP] = n
+    wake, r = ht[n], hr[n]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and (ht[c + 1] < ht[c] or (ht[c + 1] == ht[c] and hr[c + 1] < hr[c])):
+            c += 1
+        if wake < ht[c] or (wake == ht[c] and r < hr[c]):
+            break
+        ht[i] = ht[c]
+        hr[i] = hr[c]
+        i = c
+    ht[i] = wake
+    hr[i] = r
+    return top
+
+
+# ---------------------------------------------------------------- messages
+
+
+@jit_inline
+def post(wl, src, dst, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, t):
+    """Post one protocol message about `nbytes` of data from rank src to rank dst (never src itself:
+    local_message does that). Eager and rendezvous data carry the bytes; RTS and CTS only the header."""
+    data = kind == M_EAGER or kind == M_DATA
+    wire = max((nbytes if data else 0) + wl.header_bytes, 1)
+    m = send(wl.msg, wl.tk, wl.wc, wl.senders, src, dst, wire, wl.packet_phits * wl.phit_bytes, kind, 0, False, t)
+    if m < 0:
+        return m
+    msg = wl.msg
+    msg[m, MS_COMM] = comm
+    msg[m, MS_MTAG] = mtag
+    msg[m, MS_SEQ] = seq
+    msg[m, MS_SREQ] = sreq
+    msg[m, MS_RREQ] = rreq
+    msg[m, MS_QNEXT] = -1
+    msg[m, MS_ARRIVED] = -1
+    msg[m, MS_CALL] = call
+    msg[m, MS_PAYLOAD] = nbytes
+    msg[m, MS_SENT] = sent
+    if data:
+        wl.wc[WM_BYTES] += nbytes
+        wl.wc[WM_TRANSFERS] += 1
+    else:
+        wl.wc[WM_CONTROL] += 1
+    return m
+
+
+@jit_inline
+def local_message(wl, r, payload, comm, mtag, call, t):
+    """An eager message to oneself: a memory copy, arrived at once, never on the network."""
+    wc, msg = wl.wc, wl.msg
+    m = wc[WC_FREE_HEAD]
+    if m < 0:
+        wc[WC_ERROR] = E_MSG_POOL
+        return -1
+    wc[WC_FREE_HEAD] = msg[m, MS_NEXT]
+    wc[WC_FREE_COUNT] -= 1
+    msg[m, MS_SRC] = r
+    msg[m, MS_DST] = r
+    msg[m, MS_TAG] = M_EAGER
+    msg[m, MS_AUX] = 0
+    msg[m, MS_BIRTH] = t
+    msg[m, MS_NEXT] = -1
+    msg[m, MS_COMM] = comm
+    msg[m, MS_MTAG] = mtag
+    msg[m, MS_SEQ] = -1
+    msg[m, MS_SREQ] = -1
+    msg[m, MS_RREQ] = -1
+    msg[m, MS_QNEXT] = -1
+    msg[m, MS_ARRIVED] = t
+    msg[m, MS_CALL] = call
+    msg[m, MS_PAYLOAD] = payload
+    msg[m, MS_SENT] = t
+    wc[WM_BYTES] += payload
+    wc[WM_TRANSFERS] += 1
+    return m
+
+
+@jit_inline
+def data_arrived(wl, m, t):
+    """Message latency of a transfer, by the MPI call that posted it."""
+    wl.msg_hist[wl.msg[m, MS_CALL], hist_bin(t - wl.msg[m, MS_SENT])] += 1
+
+
+@jit_inline
+def complete_request(wl, q):
+    rq = wl.rq
+    rq[q, RQ_STATE] = Q_DONE
+    if rq[q, RQ_WAITED]:
+        r = rq[q, RQ_RANK]
+        wl.tk[r, RK_PEND] -= 1
+        if wl.tk[r, RK_PEND] == 0:
+            make_ready(wl, r)
+
+
+# ---------------------------------------------------------------- point-to-point matching
+
+
+@jit_inline
+def matches(wl, q, m):
+    rq, msg = wl.rq, wl.msg
+    return (msg[m, MS_COMM] == rq[q, RQ_COMM] and (rq[q, RQ_PEER] == ANY or rq[q, RQ_PEER] == msg[m, MS_SRC])
+            and (rq[q, RQ_TAG] == ANY or rq[q, RQ_TAG] == msg[m, MS_MTAG]))
+
+
+@jit_inline
+def first_of_sender(wl, r, q, m):
+    """True when no envelope posted to rank r before m by m's sender also matches receive q (non-overtaking)."""
+    msg = wl.msg
+    x = wl.tk[r, RK_QHEAD]
+    while x != m:
+        if msg[x, MS_SRC] == msg[m, MS_SRC] and matches(wl, q, x):
+            return False
+        x = msg[x, MS_QNEXT]
+    return True
+
+
+@jit_inline
+def append_envelope(wl, r, m):
+    tk = wl.tk
+    if tk[r, RK_QTAIL] < 0:
+        tk[r, RK_QHEAD] = m
+    else:
+        wl.msg[tk[r, RK_QTAIL], MS_QNEXT] = m
+    tk[r, RK_QTAIL] = m
+
+
+@jit_inline
+def unlink_envelope(wl, r, m):
+    tk, msg = wl.tk, wl.msg
+    prev = -1
+    x = tk[r, RK_QHEAD]
+    while x != m:
+        prev = x
+        x = msg[x, MS_QNEXT]
+    nxt = msg[m, MS_QNEXT]
+    if prev < 0:
+        tk[r, RK_QHEAD] = nxt
+    else:
+        msg[prev, MS_QNEXT] = nxt
+    if tk[r, RK_QTAIL] == m:
+        tk[r, RK_QTAIL] = prev
+
+
+@jit_inline
+def unlink_receive(wl, r, q, prev):
+    tk, rq = wl.tk, wl.rq
+    nxt = rq[q, RQ_NEXT]
+    if prev < 0:
+        tk[r, RK_RHEAD] = nxt
+    else:
+        rq[prev, RQ_NEXT] = nxt
+    if tk[r, RK_RTAIL] == q:
+        tk[r, RK_RTAIL] = prev
+    rq[q, RQ_NEXT] = -1
+
+
+@jit_inline
+def bind(wl, r, q, m, t):
+    """Receive q of rank r takes arrived envelope m: eager data completes it, an RTS is answered by a CTS."""
+    unlink_envelope(wl, r, m)
+    msg = wl.msg
+    if msg[m, MS_TAG] == M_EAGER:
+        data_arrived(wl, m, t)
+        complete_request(wl, q)
+    else:
+        post(wl, r, msg[m, MS_SRC], M_CTS, msg[m, MS_PAYLOAD], msg[m, MS_COMM], msg[m, MS_MTAG], -1,
+             msg[m, MS_SREQ], q, msg[m, MS_CALL], msg[m, MS_SENT], t)
+    retire(msg, wl.wc, m, t)
+
+
+@jit_inline
+def envelope_arrived(wl, r, m, t):
+    """An eager message or RTS reached rank r: the first posted receive whose first match it is takes it."""
+    wl.msg[m, MS_ARRIVED] = t
+    prev = -1
+    q = wl.tk[r, RK_RHEAD]
+    while q >= 0:
+        if matches(wl, q, m) and first_of_sender(wl, r, q, m):
+            unlink_receive(wl, r, q, prev)
+            bind(wl, r, q, m, t)
+            return
+        prev = q
+        q = wl.rq[q, RQ_NEXT]
+
+
+@jit_inline
+def post_receive(wl, r, q, t):
+    """Receive q of rank r looks for its envelope; it waits in the posted list if that has not arrived."""
+    msg, seen = wl.msg, wl.seen
+    wl.wc[WM_STAMP] += 1
+    stamp = wl.wc[WM_STAMP]
+    best = -1
+    x = wl.tk[r, RK_QHEAD]
+    while x >= 0:
+        if matches(wl, q, x):
+            s = msg[x, MS_SRC]
+            if seen[s] != stamp:  # the first match from this sender: the only one it may take from it
+                seen[s] = stamp
+                if msg[x, MS_ARRIVED] >= 0 and (best < 0 or msg[x, MS_ARRIVED] < msg[best, MS_ARRIVED]):
+                    best = x
+                if wl.rq[q, RQ_PEER] != ANY:
+                    break
+        x = msg[x, MS_QNEXT]
+    if best >= 0:
+        bind(wl, r, q, best, t)
+        return
+    tk, rq = wl.tk, wl.rq
+    rq[q, RQ_NEXT] = -1
+    if tk[r, RK_RTAIL] < 0:
+        tk[r, RK_RHEAD] = q
+    else:
+        rq[tk[r, RK_RTAIL], RQ_NEXT] = q
+    tk[r, RK_RTAIL] = q
+
+
+# ---------------------------------------------------------------- collectives
+
+COLL_BLOCKED, COLL_DONE, COLL_DEFERRED = 0, 1, 2
+
+
+@jit_inline
+def coll_key_is_now(wl, r, m):
+    """Message m belongs to the step rank r has started."""
+    tk, msg = wl.tk, wl.msg
+    c = tk[r, RK_COP]
+    return (c >= 0 and tk[r, RK_CRECV] >= 0 and wl.ops[c, OP_COMM] == msg[m, MS_COMM]
+            and wl.ops[c, OP_SEQ] == msg[m, MS_SEQ] and tk[r, RK_STEP] == msg[m, MS_MTAG])
+
+
+@jit_inline
+def step_complete(tk, r):
+    return tk[r, RK_CRECV] == 0 and tk[r, RK_CSEND] == 0
+
+
+@jit_inline
+def coll_take(wl, r, m, t):
+    """Rank r's current step receives collective message m (eager data, or an RTS it answers)."""
+    msg = wl.msg
+    if msg[m, MS_TAG] == M_EAGER:
+        data_arrived(wl, m, t)
+        wl.tk[r, RK_CRECV] -= 1
+    else:
+        post(wl, r, msg[m, MS_SRC], M_CTS, msg[m, MS_PAYLOAD], msg[m, MS_COMM], msg[m, MS_MTAG], msg[m, MS_SEQ],
+             msg[m, MS_SREQ], -1, msg[m, MS_CALL], msg[m, MS_SENT], t)
+    retire(msg, wl.wc, m, t)
+
+
+@jit_inline
+def start_step(wl, r, t):
+    """Post rank r's sends of its current collective step and take the messages of that step that came early."""
+    tk, ops = wl.tk, wl.ops
+    c = tk[r, RK_COP]
+    kind, n, me = ops[c, OP_ARG], tk[r, RK_CN], tk[r, RK_CME]
+    comm, seq, step = ops[c, OP_COMM], ops[c, OP_SEQ], tk[r, RK_STEP]
+    ns, nr = round_plan(kind, ops[c, OP_ALG], me, n, ops[c, OP_ROOT], step, ops[c, OP_BYTES], wl.counts,
+                        ops[c, OP_LIST], wl.scratch_peer, wl.scratch_bytes)
+    tk[r, RK_CRECV] = nr
+    tk[r, RK_CSEND] = 0
+    base = wl.comm_off[comm]
+    call = ops[c, OP_CALL]
+    tag = 0 if kind == C_BCAST or kind == C_SCATTER else step  # the step in which the receiver takes it
+    for i in range(ns):
+        dst = wl.comm_members[base + wl.scratch_peer[i]]
+        nbytes = wl.scratch_bytes[i]
+        if nbytes <= wl.eager_bytes:
+            post(wl, r, dst, M_EAGER, nbytes, comm, tag, seq, -1, -1, call, t, t)
+        else:
+            post(wl, r, dst, M_RTS, nbytes, comm, tag, seq, -1, -1, call, t, t)
+            tk[r, RK_CSEND] += 1
+    prev = -1
+    m = tk[r, RK_EARLY]
+    while m >= 0:
+        nxt = wl.msg[m, MS_QNEXT]
+        if coll_key_is_now(wl, r, m):
+            if prev < 0:
+                tk[r, RK_EARLY] = nxt
+            else:
+                wl.msg[prev, MS_QNEXT] = nxt
+            coll_take(wl, r, m, t)
+        else:
+            prev = m
+        m = nxt
+
+
+@jit_inline
+def coll_advance(wl, r, t):
+    """Move rank r through the steps of its collective that can complete now (RK_CRECV < 0: the step has not
+    started). COLL_DEFERRED: the message pool is too low to post a step; the rank retries next cycle."""
+    tk = wl.tk
+    c = tk[r, RK_COP]
+    steps = n_steps(wl.ops[c, OP_ARG], wl.ops[c, OP_ALG], tk[r, RK_CN])
+    while True:
+        if tk[r, RK_CRECV] < 0:
+            if tk[r, RK_STEP] >= steps:
+                return COLL_DONE
+            if wl.wc[WC_FREE_COUNT] < wl.msg_headroom:
+                return COLL_DEFERRED
+            start_step(wl, r, t)
+        if not step_complete(tk, r):
+            return COLL_BLOCKED
+        tk[r, RK_STEP] += 1
+        tk[r, RK_CRECV] = -1
+
+
+@jit_inline
+def coll_arrived(wl, r, m, t):
+    """A collective message (eager or RTS) reached rank r: taken now if r is in its step, else kept for later."""
+    if coll_key_is_now(wl, r, m):
+        coll_take(wl, r, m, t)
+        if wl.tk[r, RK_STATE] == S_COLL and step_complete(wl.tk, r):
+            make_ready(wl, r)
+    else:
+        wl.msg[m, MS_QNEXT] = wl.tk[r, RK_EARLY]
+        wl.tk[r, RK_EARLY] = m
+
+
+@jit_inline
+def coll_data_arrived(wl, m, t):
+    """Rendezvous data of a collective step: the receiver waits for one message less, the sender for one
+    transfer less."""
+    msg, tk = wl.msg, wl.tk
+    data_arrived(wl, m, t)
+    dst, src = msg[m, MS_DST], msg[m, MS_SRC]
+    tk[dst, RK_CRECV] -= 1
+    if tk[dst, RK_STATE] == S_COLL and step_complete(tk, dst):
+        make_ready(wl, dst)
+    tk[src, RK_CSEND] -= 1
+    if tk[src, RK_STATE] == S_COLL and step_complete(tk, src):
+        make_ready(wl, src)
+
+
+# ---------------------------------------------------------------- arrivals
+
+
+@jit_inline
+def arrived(wl, m, t):
+    """Message m has fully reached its rank."""
+    msg = wl.msg
+    kind = msg[m, MS_TAG]
+    r = msg[m, MS_DST]
+    if kind == M_CTS:  # at the sender of the data: send it
+        post(wl, r, msg[m, MS_SRC], M_DATA, msg[m, MS_PAYLOAD], msg[m, MS_COMM], msg[m, MS_MTAG], msg[m, MS_SEQ],
+             msg[m, MS_SREQ], msg[m, MS_RREQ], msg[m, MS_CALL], msg[m, MS_SENT], t)
+        retire(msg, wl.wc, m, t)
+    elif kind == M_DATA:
+        if msg[m, MS_SEQ] >= 0:
+            coll_data_arrived(wl, m, t)
+        else:
+            data_arrived(wl, m, t)
+            complete_request(wl, msg[m, MS_RREQ])
+            complete_request(wl, msg[m, MS_SREQ])
+        retire(msg, wl.wc, m, t)
+    elif msg[m, MS_SEQ] >= 0:
+        coll_arrived(wl, r, m, t)
+    else:
+        envelope_arrived(wl, r, m, t)
+
+
+# ---------------------------------------------------------------- ranks
+
+
+@jit_inline
+def comm_rank(wl, r, comm):
+    if comm == 0:
+        return r
+    for i in range(wl.rc_off[r], wl.rc_off[r + 1]):
+        if wl.rc_comm[i] == comm:
+            return wl.rc_me[i]
+    return -1
+
+
+@jit_inline
+def finish_rank(wl, r, t):
+    wl.tk[r, RK_STATE] = S_DONE
+    wl.tk[r, TK_FINISH] = t
+    wc = wl.wc
+    wc[WC_TASKS_DONE] += 1
+    if wc[WC_TASKS_DONE] == wl.n_tasks:
+        wc[WC_FINISHED] = 1
+        wc[WC_END] = t
+
+
+@jit_inline
+def run_rank(wl, r, t):
+    """Run rank r's ops until one blocks (True) or the message pool is too low to post (False: run it again
+    next cycle, after the pool has grown)."""
+    tk, ops, rq, wc = wl.tk, wl.ops, wl.rq, wl.wc
+    if tk[r, RK_BLOCK_T] >= 0:  # it was blocked in a wait
+        d = t - tk[r, RK_BLOCK_T]
+        tk[r, RK_WAIT_CYC] += d
+        wl.call_time[tk[r, RK_BLOCK_CALL]] += d
+        tk[r, RK_BLOCK_T] = -1
+    tk[r, RK_STATE] = S_RUNNING
+    base = r * wl.max_requests
+    while True:
+        pc = tk[r, RK_PC]
+        if pc >= wl.op_end[r]:
+            finish_rank(wl, r, t)
+            return True
+        code = ops[pc, OP_CODE]
+        if code == OP_COMPUTE:
+            d = ops[pc, OP_ARG]
+            tk[r, RK_PC] = pc + 1
+            if d > 0:
+                tk[r, RK_STATE] = S_COMPUTE
+                tk[r, RK_WAKE] = t + d
+                tk[r, RK_COMPUTE_CYC] += d
+                heap_push(wl, t + d, r)
+                wc[WC_WAKE] = max(wc[WC_WAKE], t + d)
+                return True
+        elif code == OP_WAIT:
+            first, count = ops[pc, OP_LIST], ops[pc, OP_ARG]
+            pend = 0
+            for i in range(first, first + count):
+                q = base + wl.req_list[i]
+                if rq[q, RQ_STATE] == Q_PENDING:
+                    rq[q, RQ_WAITED] = 1
+                    pend += 1
+            if pend > 0:
+                tk[r, RK_PEND] = pend
+                tk[r, RK_STATE] = S_WAIT
+                tk[r, RK_BLOCK_T] = t
+                tk[r, RK_BLOCK_CALL] = ops[pc, OP_CALL]
+                return True
+            for i in range(first, first + count):
+                q = base + wl.req_list[i]
+                rq[q, RQ_STATE] = Q_FREE
+                rq[q, RQ_WAITED] = 0
+            tk[r, RK_PC] = pc + 1
+        elif code == OP_COLL:
+            if tk[r, RK_COP] != pc:  # entering it
+                tk[r, RK_COP] = pc
+                comm = ops[pc, OP_COMM]
+                tk[r, RK_CME] = comm_rank(wl, r, comm)
+                tk[r, RK_CN] = wl.comm_size[comm]
+                tk[r, RK_STEP] = 0
+                tk[r, RK_CRECV] = -1
+                tk[r, RK_CSEND] = 0
+                tk[r, RK_CSTART] = t
+            res = coll_advance(wl, r, t)
+            if res == COLL_DEFERRED:
+                tk[r, RK_STATE] = S_READY
+                return False
+            if res == COLL_BLOCKED:
+                tk[r, RK_STATE] = S_COLL
+                return True
+            d = t - tk[r, RK_CSTART]
+            tk[r, RK_WAIT_CYC] += d
+            wl.call_time[ops[pc, OP_CALL]] += d
+            tk[r, RK_COP] = -1
+            tk[r, RK_PC] = pc + 1
+        else:  # OP_ISEND, OP_IRECV
+            if wc[WC_FREE_COUNT] < wl.msg_headroom:
+                tk[r, RK_STATE] = S_READY
+                return False
+            q = base + ops[pc, OP_REQ]
+            peer, comm, nbytes = ops[pc, OP_PEER], ops[pc, OP_COMM], ops[pc, OP_BYTES]
+            rq[q, RQ_STATE] = Q_PENDING
+            rq[q, RQ_RANK] = r
+            rq[q, RQ_WAITED] = 0
+            rq[q, RQ_CALL] = ops[pc, OP_CALL]
+            rq[q, RQ_NEXT] = -1
+            tk[r, RK_PC] = pc + 1
+            if peer == PROC_NULL:
+                rq[q, RQ_STATE] = Q_DONE
+            elif code == OP_IRECV:
+                rq[q, RQ_PEER] = peer
+                rq[q, RQ_TAG] = ops[pc, OP_TAG]
+                rq[q, RQ_COMM] = comm
+                post_receive(wl, r, q, t)
+            elif peer == r:
+                m = local_message(wl, r, nbytes, comm, ops[pc, OP_TAG], ops[pc, OP_CALL], t)
+                rq[q, RQ_STATE] = Q_DONE
+                append_envelope(wl, r, m)
+                envelope_arrived(wl, r, m, t)
+            else:
+                eager = nbytes <= wl.eager_bytes
+                m = post(wl, r, peer, M_EAGER if eager else M_RTS, nbytes, comm, ops[pc, OP_TAG], -1,
+                         -1 if eager else q, -1, ops[pc, OP_CALL], t, t)
+                if eager:
+                    rq[q, RQ_STATE] = Q_DONE
+                append_envelope(wl, peer, m)
+
+
+@jit
+def advance_mpi(wl, t):
+    wc = wl.wc
+    for i in range(wc[WC_N_INBOX]):
+        arrived(wl, wl.inbox[i], t)
+    wc[WC_N_INBOX] = 0
+    while wc[WM_HEAP] > 0 and wl.heap_t[0] <= t:
+        make_ready(wl, heap_pop(wl))
+    deferred = False
+    while wc[WM_READY] > 0:
+        wc[WM_READY] -= 1
+        r = wl.ready[wc[WM_READY]]
+        if not run_rank(wl, r, t):
+            wc[WM_READY] += 1  # it stays on top: run it first next cycle
+            deferred = True
+            break
+        wc[WC_WAKE] = max(wc[WC_WAKE], t)
+    wc[WM_DEFERRED] = deferred
+    if deferred:
+        wc[WC_NEXT] = t + 1
+    elif wc[WM_HEAP] > 0:
+        wc[WC_NEXT] = wl.heap_t[0]
+    else:
+        wc[WC_NEXT] = NEVER

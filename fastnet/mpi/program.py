@@ -1,0 +1,330 @@
+"""Lower a `Trace` (calls.py) to the op arrays the MPI kernel runs (state.py), in plain Python and numpy.
+
+What each call becomes:
+- `isend` / `irecv`: one op with a request slot; `send` / `recv`: the same op and a wait on its slot;
+  `sendrecv`: isend, irecv and a wait on both; `wait` / `waitall`: a wait on the slots of the named requests
+  (request handles are per rank, reused after their wait; a handle no earlier isend/irecv made is an error).
+- collectives: one op naming the algorithm (docs/mpi.md: `choose_algorithm`) and the collective's instance on
+  its communicator (the k-th collective every member calls there; members must call the same sequence).
+- `compute`, and the gaps of a trace: computation of round(ns x compute_scale / cycle_ns) cycles. A trace's gap
+  runs from the end of one lowered call to the start of the next; the time inside `noop` calls (MPI_Init,
+  Comm_rank, ...) is part of it.
+- `unknown`: an error naming the call and the file, or skipped and counted (`skip_unknown`).
+Peers become world ranks; ranks whose op lists are identical share one copy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+import numpy as np
+
+from .calls import ANY_SOURCE, ANY_TAG, COLLECTIVES, PROC_NULL, Call, Trace
+from .state import (
+    A_BINOMIAL, A_DISSEMINATION, A_PAIRWISE, A_RECURSIVE_DOUBLING, A_RING, ANY, CALL_CODE, N_OP, OP_ALG, OP_ARG,
+    OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_INDEX, OP_IRECV, OP_ISEND, OP_LIST, OP_PEER,
+    OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT,
+)
+from .state import PROC_NULL as K_PROC_NULL
+
+
+class ProgramError(ValueError):
+    """A program that cannot run: the message names the rank, the call and where it came from."""
+
+
+@dataclass
+class Options:
+    cycle_ns: float
+    compute_scale: float = 1.0
+    skip_unknown: bool = False
+    allreduce: str = "auto"  # auto | recursive_doubling | ring
+    allreduce_short_bytes: int = 2048  # auto: recursive doubling up to this size (MPICH's short-message size)
+    allgather: str = "auto"  # auto | recursive_doubling | ring
+    allgather_long_bytes: int = 524288  # auto: recursive doubling below this total when the size is a power of two
+
+
+@dataclass
+class Program:
+    ops: np.ndarray
+    op_begin: np.ndarray
+    op_end: np.ndarray
+    req_list: np.ndarray
+    counts: np.ndarray
+    max_requests: int
+    comm_off: np.ndarray
+    comm_size: np.ndarray
+    comm_members: np.ndarray
+    rc_off: np.ndarray
+    rc_comm: np.ndarray
+    rc_me: np.ndarray
+    call_counts: np.ndarray  # int64[N_CALLS]: MPI calls of each kind in the program
+    skipped: dict[str, int] = field(default_factory=dict)  # unknown calls skipped, by name
+    noops: int = 0  # calls that move no data (MPI_Init, Comm_rank, ...)
+    max_fanout: int = 1
+
+
+def choose_algorithm(kind: str, nbytes: int, n: int, opt: Options) -> int:
+    """MPICH's default algorithm for a collective of `nbytes` (calls.py's convention) on n ranks."""
+    if kind == "barrier":
+        return A_DISSEMINATION
+    if kind in ("bcast", "reduce", "gather", "scatter"):
+        return A_BINOMIAL
+    if kind == "allreduce":
+        if opt.allreduce != "auto":
+            return A_RING if opt.allreduce == "ring" else A_RECURSIVE_DOUBLING
+        return A_RECURSIVE_DOUBLING if nbytes <= opt.allreduce_short_bytes else A_RING
+    if kind == "allgather":
+        if opt.allgather != "auto":
+            return A_RING if opt.allgather == "ring" else A_RECURSIVE_DOUBLING
+        pow2 = n & (n - 1) == 0
+        return A_RECURSIVE_DOUBLING if pow2 and nbytes * n < opt.allgather_long_bytes else A_RING
+    return A_PAIRWISE
+
+
+def _cycles(ns: float, cycle_ns: float) -> int:
+    return max(0, int(round(ns / cycle_ns)))
+
+
+class _RankLowering:
+    """One rank's calls -> op rows, request slots, wait lists and alltoallv counts."""
+
+    def __init__(self, rank: int, trace: Trace, opt: Options, comm_index: dict[int, int], seqs: dict[int, int]):
+        self.rank, self.trace, self.opt, self.comm_index, self.seqs = rank, trace, opt, comm_index, seqs
+        self.rows: list[list[int]] = []
+        self.req_list: list[int] = []
+        self.counts: list[int] = []
+        self.live: dict[int, int] = {}  # request handle -> slot
+        self.free: list[int] = []
+        self.slots = 0
+        self.colls: list[tuple[int, str, int]] = []  # (comm, kind, root) in call order: checked across members
+        self.skipped: dict[str, int] = {}
+        self.noops = 0
+        self.calls = np.zeros(len(CALL_CODE), np.int64)
+
+    def fail(self, index: int, call: Call, why: str) -> ProgramError:
+        name = call.name or f"MPI_{call.kind.capitalize()}"
+        return ProgramError(f"{self.trace.where(self.rank)}: rank {self.rank}, call {index} ({name}): {why}")
+
+    def row(self, code: int, call: str, index: int, **cols: int) -> list[int]:
+        r = [0] * N_OP
+        r[OP_CODE], r[OP_CALL], r[OP_INDEX], r[OP_REQ] = code, CALL_CODE[call], index, -1
+        for k, v in cols.items():
+            r[_COLUMN[k]] = v
+        self.rows.append(r)
+        return r
+
+    def slot(self) -> int:
+        if self.free:
+            self.free.sort()
+            return self.free.pop(0)
+        self.slots += 1
+        return self.slots - 1
+
+    def world(self, comm: int, peer: int, index: int, call: Call, any_ok: bool) -> int:
+        if peer == PROC_NULL:
+            return K_PROC_NULL
+        if peer == ANY_SOURCE and any_ok:
+            return ANY
+        members = self.trace.comms[comm]
+        if not 0 <= peer < len(members):
+            raise self.fail(index, call, f"peer {peer} is not a rank of communicator {comm} ({len(members)} ranks)")
+        return members[peer]
+
+    def comm(self, call: Call, index: int) -> int:
+        if call.comm not in self.comm_index:
+            raise self.fail(index, call, f"unknown communicator {call.comm}")
+        if self.rank not in self.trace.comms[call.comm]:
+            raise self.fail(index, call, f"rank {self.rank} is not a member of communicator {call.comm}")
+        return self.comm_index[call.comm]
+
+    def p2p(self, code: int, kind: str, call: Call, index: int, peer: int, tag: int, nbytes: int,
+            handle: int | None) -> int:
+        c = self.comm(call, index)
+        s = self.slot()
+        if handle is not None:
+            if handle in self.live:
+                raise self.fail(index, call, f"request {handle} is still active (not yet waited for)")
+            self.live[handle] = s
+        self.row(code, kind, index, peer=self.world(call.comm, peer, index, call, code == OP_IRECV),
+                 tag=ANY if (tag == ANY_TAG and code == OP_IRECV) else tag, comm=c, nbytes=nbytes, req=s)
+        return s
+
+    def wait(self, kind: str, index: int, slots: list[int]) -> None:
+        self.row(OP_WAIT, kind, index, arg=len(slots), list=len(self.req_list))
+        self.req_list.extend(slots)
+        self.free.extend(slots)
+
+    def lower(self, calls: list[Call]) -> None:
+        opt = self.opt
+        last_end = math.nan
+        for index, call in enumerate(calls):
+            k = call.kind
+            if k in ("noop", "unknown"):
+                if k == "unknown":
+                    if not opt.skip_unknown:
+                        raise self.fail(index, call, "unsupported MPI call (set workload.skip_unknown = true to "
+                                        "skip such calls and count them)")
+                    self.skipped[call.name] = self.skipped.get(call.name, 0) + 1
+                else:
+                    self.noops += 1
+                if math.isnan(last_end) and not math.isnan(call.start_ns):
+                    last_end = call.start_ns  # the rank's clock starts at its first call
+                continue
+            if not math.isnan(call.start_ns):
+                if not math.isnan(last_end):
+                    gap = _cycles((call.start_ns - last_end) * opt.compute_scale, opt.cycle_ns)
+                    if gap > 0:
+                        self.row(OP_COMPUTE, "compute", index, arg=gap)
+                last_end = call.end_ns if not math.isnan(call.end_ns) else call.start_ns
+            self.calls[CALL_CODE[k]] += 1
+            if k == "compute":
+                d = call.duration_cycles if call.duration_cycles >= 0 else _cycles(call.duration_ns, opt.cycle_ns)
+                if d > 0:
+                    self.row(OP_COMPUTE, "compute", index, arg=d)
+            elif k in ("isend", "irecv"):
+                self.p2p(OP_ISEND if k == "isend" else OP_IRECV, k, call, index, call.peer, call.tag, call.bytes,
+                         call.request)
+            elif k in ("send", "recv"):
+                s = self.p2p(OP_ISEND if k == "send" else OP_IRECV, k, call, index, call.peer, call.tag, call.bytes,
+                             None)
+                self.wait(k, index, [s])
+            elif k == "sendrecv":
+                a = self.p2p(OP_ISEND, k, call, index, call.peer, call.tag, call.bytes, None)
+                b = self.p2p(OP_IRECV, k, call, index, call.recv_peer, call.recv_tag, call.recv_bytes, None)
+                self.wait(k, index, [a, b])
+            elif k in ("wait", "waitall"):
+                slots = []
+                for h in call.requests:
+                    if h not in self.live:
+                        raise self.fail(index, call, f"request {h} was not started by an isend or irecv")
+                    slots.append(self.live.pop(h))
+                if slots:
+                    self.wait(k, index, slots)
+            elif k in COLLECTIVES:
+                self.collective(call, index)
+            else:
+                raise self.fail(index, call, f"unknown call kind {k!r}")
+        if self.live:
+            handles = ", ".join(str(h) for h in sorted(self.live))
+            raise ProgramError(f"{self.trace.where(self.rank)}: rank {self.rank} ends with requests {handles} "
+                               "never waited for")
+
+    def collective(self, call: Call, index: int) -> None:
+        c = self.comm(call, index)
+        members = self.trace.comms[call.comm]
+        n = len(members)
+        if call.kind in ("bcast", "reduce", "gather", "scatter") and not 0 <= call.root < n:
+            raise self.fail(index, call, f"root {call.root} is not a rank of communicator {call.comm}")
+        seq = self.seqs.get(c, 0)
+        self.seqs[c] = seq + 1
+        self.colls.append((call.comm, call.kind, call.root))
+        lst = 0
+        if call.kind == "alltoallv":
+            if len(call.send_counts) != n or len(call.recv_counts) != n:
+                raise self.fail(index, call, f"alltoallv needs {n} send and receive counts")
+            lst = len(self.counts)
+            self.counts.extend(call.send_counts)
+            self.counts.extend(call.recv_counts)
+        self.row(OP_COLL, call.kind, index, arg=CALL_CODE[call.kind], alg=choose_algorithm(call.kind, call.bytes, n,
+                 self.opt), comm=c, root=call.root, nbytes=call.bytes, seq=seq, list=lst)
+
+
+_COLUMN = {"peer": OP_PEER, "tag": OP_TAG, "comm": OP_COMM, "nbytes": OP_BYTES, "req": OP_REQ, "arg": OP_ARG,
+           "list": OP_LIST, "alg": OP_ALG, "root": OP_ROOT, "seq": OP_SEQ}
+
+
+def lower(trace: Trace, opt: Options) -> Program:
+    R = trace.n_ranks
+    comm_ids = sorted(trace.comms)
+    comm_index = {cid: i for i, cid in enumerate(comm_ids)}  # world (0) stays 0
+    members = [trace.comms[cid] for cid in comm_ids]
+    rc: list[list[tuple[int, int]]] = [[] for _ in range(R)]
+    for i, mem in enumerate(members):
+        for me, w in enumerate(mem):
+            if not 0 <= w < R:
+                raise ProgramError(f"communicator {comm_ids[i]} names rank {w}, but the program has {R} ranks")
+            if i > 0:
+                rc[w].append((i, me))
+    ops: list[np.ndarray] = []
+    req_lists: list[int] = []
+    counts: list[int] = []
+    begin = np.zeros(R, np.int64)
+    end = np.zeros(R, np.int64)
+    shared: dict[bytes, tuple[int, int]] = {}
+    n_ops = 0
+    max_requests = 1
+    call_counts = np.zeros(len(CALL_CODE), np.int64)
+    skipped: dict[str, int] = {}
+    noops = 0
+    sequences: dict[int, list[tuple[int, str, int]]] = {}
+    for r, calls in enumerate(trace.ranks):
+        low = _RankLowering(r, trace, opt, comm_index, {})
+        low.lower(calls)
+        call_counts += low.calls
+        noops += low.noops
+        for name, n in low.skipped.items():
+            skipped[name] = skipped.get(name, 0) + n
+        _check_collectives(r, low.colls, sequences, trace)
+        max_requests = max(max_requests, low.slots)
+        rows = np.array(low.rows, dtype=np.int64).reshape(-1, N_OP)
+        if len(rows):  # offsets into the shared wait-list and count arrays
+            waits = rows[:, OP_CODE] == OP_WAIT
+            rows[waits, OP_LIST] += len(req_lists)
+            v = (rows[:, OP_CODE] == OP_COLL) & (rows[:, OP_ARG] == CALL_CODE["alltoallv"])
+            rows[v, OP_LIST] += len(counts)
+        key = rows.tobytes() if not low.req_list and not low.counts else b""
+        if key and key in shared:
+            begin[r], end[r] = shared[key]
+            continue
+        req_lists.extend(low.req_list)
+        counts.extend(low.counts)
+        begin[r], end[r] = n_ops, n_ops + len(rows)
+        if key:
+            shared[key] = (begin[r], end[r])
+        ops.append(rows)
+        n_ops += len(rows)
+    _check_members_called(sequences, trace)
+    comm_size = np.array([len(m) for m in members], np.int64)
+    comm_off = np.concatenate([[0], np.cumsum(comm_size)[:-1]]).astype(np.int64)
+    rc_off = np.zeros(R + 1, np.int64)
+    rc_off[1:] = np.cumsum([len(x) for x in rc])
+    flat = [p for x in rc for p in x]
+    fan = max([int(n).bit_length() for n in comm_size] + [1])
+    return Program(
+        ops=np.concatenate(ops) if ops else np.zeros((0, N_OP), np.int64), op_begin=begin, op_end=end,
+        req_list=np.array(req_lists or [0], np.int64), counts=np.array(counts or [0], np.int64),
+        max_requests=max_requests, comm_off=comm_off, comm_size=comm_size,
+        comm_members=np.array([w for m in members for w in m] or [0], np.int64), rc_off=rc_off,
+        rc_comm=np.array([c for c, _ in flat] or [0], np.int64), rc_me=np.array([m for _, m in flat] or [0], np.int64),
+        call_counts=call_counts, skipped=skipped, noops=noops, max_fanout=fan,
+    )
+
+
+def _check_collectives(rank: int, colls: list[tuple[int, str, int]],
+                       sequences: dict[int, list[tuple[int, str, int]]], trace: Trace) -> None:
+    """Every member of a communicator calls the same collectives, with the same roots, in the same order: the
+    first member's sequence is the reference."""
+    per_comm: dict[int, list[tuple[str, int]]] = {}
+    for comm, kind, root in colls:
+        per_comm.setdefault(comm, []).append((kind, root))
+    for comm, seq in per_comm.items():
+        ref = sequences.setdefault(comm, [(rank, kind, root) for kind, root in seq])
+        ref_rank = ref[0][0]
+        for i, ((kind, root), (_, rkind, rroot)) in enumerate(zip(seq, ref)):
+            if kind != rkind or (kind in ("bcast", "reduce", "gather", "scatter") and root != rroot):
+                raise ProgramError(f"{trace.where(rank)}: rank {rank}'s collective {i} on communicator {comm} is "
+                                   f"{kind} (root {root}), but rank {ref_rank} calls {rkind} (root {rroot})")
+        if len(seq) != len(ref):
+            raise ProgramError(f"{trace.where(rank)}: rank {rank} calls {len(seq)} collectives on communicator "
+                               f"{comm}, rank {ref_rank} calls {len(ref)}")
+
+
+def _check_members_called(sequences: dict[int, list[tuple[int, str, int]]], trace: Trace) -> None:
+    """A member that calls no collective on a communicator whose other members do would leave them waiting."""
+    for comm, ref in sequences.items():
+        if not ref:
+            continue
+        for rank in trace.comms[comm]:
+            if not any(c.kind in COLLECTIVES and c.comm == comm for c in trace.ranks[rank]):
+                raise ProgramError(f"{trace.where(rank)}: rank {rank} calls no collective on communicator {comm}, "
+                                   f"rank {ref[0][0]} calls {len(ref)}")

@@ -1,0 +1,30 @@
+"""The `[mpi]` config section: how MPI is implemented (protocols, collective algorithms); what runs is in
+`[workload]` (kind = "mpi" or "trace"). Registered in config.EXTRA_SECTIONS; docs/mpi.md explains each key.
+
+    [mpi]
+    eager_bytes = 8192          # payloads up to this size go eagerly, larger ones by rendezvous (RTS, CTS, data)
+    header_bytes = 32           # envelope added to every message on the wire (BG/Q's packet header, seed 003)
+    allreduce = "auto"          # auto: recursive_doubling up to allreduce_short_bytes, ring above
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import _choice, _int
+
+KEYS = {
+    "eager_bytes": (8192, _int(0)),
+    "header_bytes": (32, _int(0)),
+    "allreduce": ("auto", _choice("auto", "recursive_doubling", "ring")),
+    "allreduce_short_bytes": (2048, _int(0)),  # MPICH's MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
+    "allgather": ("auto", _choice("auto", "recursive_doubling", "ring")),
+    "allgather_long_bytes": (524288, _int(0)),  # MPICH's MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE
+    "burst": (16, _int(1, 2**20)),  # packets made at once per message (memory; the timing does not change)
+}
+
+
+def resolve_mpi(given: Any) -> dict[str, Any]:
+    from ..config import _check_section
+
+    return _check_section("mpi", given, KEYS)

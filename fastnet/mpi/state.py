@@ -1,0 +1,110 @@
+"""MPI state: the `Mpi` tuple the cycle loop carries, its record layouts and integer codes.
+
+The cycle loop treats `Mpi` like any closed-loop workload (workloads/kernel.py): it reads `kind`, `n_tasks`,
+`msg`, `wc`, `inbox`, `packets_per_message` and `msg_headroom`, and the message layer (workloads/messages.py)
+uses the first columns of `tk` and `msg`. The rest belongs to the MPI kernels (kernel.py, collectives.py).
+
+- `ops[i, OP_*]`: the op list of every program (program.py lowers a Trace to it); rank r runs
+  ops[op_begin[r]:op_end[r]] (ranks with the same program share one range).
+- `tk[r, RK_*]`: one record per rank: program counter, state, timers, its queues and collective progress.
+- `rq[r * max_requests + slot, RQ_*]`: request slots (isend / irecv until their wait).
+- `msg[m, MS_*]`: the message pool, with MPI's envelope after the message layer's columns.
+- communicators: `comm_members[comm_off[c]:comm_off[c] + comm_size[c]]` are the world ranks of comm c in
+  comm-rank order; a rank's own rank in comm c is in its `rank_comms` row range (comm 0, the world, is r).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..workloads.state import N_MS, N_WC
+
+# opcodes of the kernel (program.py lowers every MPI call to these)
+OP_COMPUTE, OP_ISEND, OP_IRECV, OP_WAIT, OP_COLL = 0, 1, 2, 3, 4
+# ops[i, ...]
+OP_CODE, OP_CALL, OP_PEER, OP_TAG, OP_COMM, OP_BYTES, OP_REQ, OP_ARG, OP_LIST, OP_ALG, OP_ROOT, OP_SEQ, OP_INDEX = \
+    range(13)
+N_OP = 13
+# OP_ARG: compute cycles (OP_COMPUTE), number of requests (OP_WAIT: their slots are req_list[OP_LIST:...]),
+# collective kind (OP_COLL, a C_* code); OP_LIST: alltoallv's byte counts at counts[OP_LIST:OP_LIST + 2n]
+# (n sends, then n receives); OP_INDEX: the call's index in its rank's trace (error messages)
+
+ANY = -1  # OP_PEER / OP_TAG of a receive: MPI_ANY_SOURCE, MPI_ANY_TAG
+PROC_NULL = -2
+
+# MPI call kinds (OP_CALL): counts, time and message latency are reported per kind
+CALLS = ("send", "recv", "isend", "irecv", "wait", "waitall", "sendrecv", "barrier", "bcast", "reduce",
+         "allreduce", "gather", "allgather", "scatter", "alltoall", "alltoallv", "compute")
+CALL_CODE = {name: i for i, name in enumerate(CALLS)}
+N_CALLS = len(CALLS)
+# collective kinds (OP_ARG of OP_COLL) are their call codes
+C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_ALLGATHER, C_SCATTER, C_ALLTOALL, C_ALLTOALLV = range(7, 16)
+
+# collective algorithms (OP_ALG), chosen by program.py (docs/mpi.md)
+A_DISSEMINATION, A_BINOMIAL, A_RECURSIVE_DOUBLING, A_RING, A_PAIRWISE = 0, 1, 2, 3, 4
+ALGORITHMS = ("dissemination", "binomial", "recursive_doubling", "ring", "pairwise")
+
+# tk[r, ...] after the message layer's six columns (workloads/state.py TK_QHEAD .. TK_FINISH)
+(RK_PC, RK_STATE, RK_WAKE, RK_PEND, RK_BLOCK_T, RK_BLOCK_CALL, RK_WAIT_CYC, RK_COMPUTE_CYC, RK_QHEAD, RK_QTAIL,
+ RK_RHEAD, RK_RTAIL, RK_EARLY, RK_COP, RK_CME, RK_CN, RK_STEP, RK_CRECV, RK_CSEND, RK_CSTART) = range(6, 26)
+N_RK = 26
+# RK_STATE
+S_READY, S_RUNNING, S_COMPUTE, S_WAIT, S_COLL, S_DONE = 0, 1, 2, 3, 4, 5
+
+# rq[slot, ...]
+RQ_STATE, RQ_RANK, RQ_PEER, RQ_TAG, RQ_COMM, RQ_NEXT, RQ_WAITED, RQ_CALL = range(8)
+N_RQ = 8
+Q_FREE, Q_PENDING, Q_DONE = 0, 1, 2
+
+# msg[m, ...] after the message layer's columns; MS_TAG (workloads/state.py) holds the protocol message kind
+MS_COMM, MS_MTAG, MS_SEQ, MS_SREQ, MS_RREQ, MS_QNEXT, MS_ARRIVED, MS_CALL, MS_PAYLOAD, MS_SENT = range(N_MS, N_MS + 10)
+N_MSG = N_MS + 10
+# MS_SEQ: the collective's instance on its comm (-1: point-to-point); MS_MTAG: MPI tag, or the collective step;
+# MS_SENT: when the MPI call posted the data (a rendezvous transfer's RTS), for the message latency histogram
+M_EAGER, M_RTS, M_CTS, M_DATA = 0, 1, 2, 3
+
+# wc[...] after the common counters (workloads/state.py)
+WM_READY, WM_HEAP, WM_STAMP, WM_BYTES, WM_TRANSFERS, WM_CONTROL, WM_DEFERRED = range(N_WC, N_WC + 7)
+N_WM = N_WC + 7
+
+MAX_FANOUT = 64  # most messages one collective round posts (a binomial root: log2 of the ranks)
+
+
+class Mpi(NamedTuple):
+    kind: int  # workloads.state.W_MPI
+    n_tasks: int  # ranks
+    packet_phits: int
+    phit_bytes: int
+    header_bytes: int  # added to every MPI message on the wire (envelope)
+    eager_bytes: int  # payloads up to this size go eagerly; larger ones by rendezvous
+    msg_headroom: int  # free message rows needed before a rank may post (arrivals of one cycle + a round)
+    packets_per_message: int  # packetise's burst
+    max_requests: int
+    task_node: np.ndarray  # int64[R] node of each rank
+    ops: np.ndarray  # int64[n_ops, N_OP]
+    op_begin: np.ndarray  # int64[R]
+    op_end: np.ndarray  # int64[R]
+    req_list: np.ndarray  # int64[*] request slots of the waits
+    counts: np.ndarray  # int64[*] alltoallv byte counts
+    comm_off: np.ndarray  # int64[C]
+    comm_size: np.ndarray  # int64[C]
+    comm_members: np.ndarray  # int64[*]
+    rc_off: np.ndarray  # int64[R + 1]: rank r's memberships are rc_comm/rc_me[rc_off[r]:rc_off[r + 1]]
+    rc_comm: np.ndarray
+    rc_me: np.ndarray
+    tk: np.ndarray  # int64[R, N_RK]
+    rq: np.ndarray  # int64[R * max_requests, N_RQ]
+    msg: np.ndarray  # int64[C, N_MSG]
+    wc: np.ndarray  # int64[N_WM]
+    senders: np.ndarray  # int64[R] (message layer)
+    inbox: np.ndarray  # int64[I] (message layer)
+    ready: np.ndarray  # int64[R] ranks to run this cycle (first wc[WM_READY])
+    heap_t: np.ndarray  # int64[R] wake-up times of computing ranks (a binary heap of wc[WM_HEAP] entries)
+    heap_r: np.ndarray  # int64[R]
+    seen: np.ndarray  # int64[R] stamps for ANY_SOURCE matching
+    call_time: np.ndarray  # int64[N_CALLS] rank-cycles spent inside each kind of call
+    msg_hist: np.ndarray  # int64[N_CALLS, HIST_BINS] message latency (posted -> data arrived) per call kind
+    scratch_peer: np.ndarray  # int64[MAX_FANOUT] a collective round's sends
+    scratch_bytes: np.ndarray  # int64[MAX_FANOUT]
