@@ -404,6 +404,10 @@ class _Rank:
         size = self.type_size(b, datatype) if any(values) else 0
         return tuple(c * size for c in values)
 
+    def request_handle(self, b: _Block) -> int:
+        handles = _ints(self.arg(b, "request"))
+        return handles[0] if handles else -1  # <IGNORED>: no wait can name it
+
     def comm(self, b: _Block, name: str = "comm") -> int:
         handle = self.int_arg(b, name)
         if handle not in self.comm_handles:
@@ -449,13 +453,13 @@ class _Rank:
             fields = dict(peer=self.dest(b), tag=self.int_arg(b, "tag"), comm=self.comm(b),
                           bytes=self.nbytes(b, "count", "datatype"))
             if SENDS[name] == "isend":
-                fields["request"] = self.new_request(_ints(self.arg(b, "request"))[0])
+                fields["request"] = self.new_request(self.request_handle(b))
             self.emit(b, SENDS[name], **fields)
         elif name in ("MPI_Recv", "MPI_Irecv"):
             fields = dict(peer=self.source(b), tag=self.recv_tag(b), comm=self.comm(b),
                           bytes=self.nbytes(b, "count", "datatype"))
             if name == "MPI_Irecv":
-                fields["request"] = self.new_request(_ints(self.arg(b, "request"))[0])
+                fields["request"] = self.new_request(self.request_handle(b))
             self.emit(b, "recv" if name == "MPI_Recv" else "irecv", **fields)
         elif name in WAITS:
             self.wait(b)
@@ -517,7 +521,7 @@ class _Rank:
             self.emit(b, "waitall", requests=done)
 
     def persistent_init(self, b: _Block) -> None:
-        handle = _ints(self.arg(b, "request"))[0]
+        handle = self.request_handle(b)
         if b.name == "MPI_Recv_init":
             template = Call(kind="irecv", peer=self.source(b), tag=self.recv_tag(b), comm=self.comm(b),
                             bytes=self.nbytes(b, "count", "datatype"))
