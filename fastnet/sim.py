@@ -158,7 +158,7 @@ def _loop_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
     from .kernels.cycle import cycle_loop
     from .workloads.kernel import generator_of
 
-    args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.cycle, s.cycle, True)
+    args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.cycle, s.cycle, True, 1)
     loop = cycle_loop(generator_of(s.workload), s.params.routing, minimal_scan(s.routes), s.params.allocator)
     return loop, tuple(numba.typeof(a) for a in args)
 
@@ -202,10 +202,11 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     auditing = _compile_audit(s)
     chunk = FIRST_CHUNK
     while t < end:
-        t1 = min(end, t + chunk, occupancy.next_cycle if occupancy else end)
+        # a closed loop skips idle cycles (kernels/cycle.py network_idle): `chunk` bounds the cycles it simulates
+        t1 = min(end, end if s.closed_loop else t + chunk, occupancy.next_cycle if occupancy else end)
         t0, w0 = t, time.perf_counter()
-        status, t, low = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True)
-        chunk = _next_chunk(chunk, t - t0, time.perf_counter() - w0)
+        status, t, low = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True, chunk)
+        chunk = _next_chunk(chunk, min(t - t0, chunk), time.perf_counter() - w0)
         s.cycle = t
         if occupancy and t == occupancy.next_cycle:  # also when the run drained or finished on this cycle
             occupancy.sample(t, s.state.pt[:, PT_HELD])
@@ -216,6 +217,10 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
                 s.workload = grow_messages(s.workload)
         elif status == DEADLOCK:
             if s.closed_loop and s.state.ctr[C_CREATED] == s.state.ctr[C_DELIVERED]:
+                if s.program is not None:
+                    from .mpi.results import stall_report
+
+                    raise WorkloadError(f"MPI program stalled at cycle {t}: {stall_report(s)}")
                 raise WorkloadError(f"workload stalled at cycle {t}: nothing in flight and no task can act")
             raise DeadlockError(t, blocked_vcs(s))
         elif status == FAILED:

@@ -37,7 +37,7 @@ from ..workloads.kernel import (
     GEN_OPEN_LOOP, WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_low, workload_status,
 )
 from ..workloads.messages import packet_arrived
-from ..workloads.state import W_OPEN_LOOP
+from ..workloads.state import NEVER, W_OPEN_LOOP, WC_NEXT
 from ._jit import borrow, jit, jit_inline, prefetch
 from .pool import (
     free_packet, hist_bin, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
@@ -504,6 +504,12 @@ def pools_low(ctr, n_nodes, n_ports):
     return low
 
 
+@jit_inline
+def network_idle(ctr, n_events):
+    """No packet anywhere and no event pending: until a workload posts a message, every cycle is a no-op."""
+    return ctr[C_CREATED] == ctr[C_DELIVERED] and ctr[C_EV_FREE_COUNT] == n_events
+
+
 LOOPS: dict[tuple[int, int, int, int], object] = {}  # (generator, routing, scan, allocator) -> the kernels made
 
 
@@ -525,16 +531,21 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int):
     closed = generator != GEN_OPEN_LOOP
 
     @jit
-    def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained):
+    def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained, max_steps):
         """Advance cycles t0..t1-1. Returns (status, next cycle, low): stops early when a pool runs low (GROW;
         `low` says which: bits 1 and 2 as pools_low, 4 and 8 as workload_low's bits 1 and 2), on a deadlock, once
         the window has ended and every measured packet is delivered (when stop_when_drained), or when the
-        closed-loop workload `wl` has finished or failed."""
+        closed-loop workload `wl` has finished or failed. At most `max_steps` cycles are simulated: a closed-loop
+        run skips the cycles in which nothing can happen (network_idle), so t1 may lie much further ahead."""
         topo, rt, tr, wl, st = borrow(topo), borrow(rt), borrow(tr), borrow(wl), borrow(st)
         ctr, wheel, wc = st.ctr, st.wheel, wl.wc
         n_nodes, n_ports = len(st.nd), len(st.pt)
         packets_needed, msg_headroom = wl.n_tasks * wl.packets_per_message, wl.msg_headroom
-        for t in range(t0, t1):
+        t = t0 - 1
+        steps = 0
+        while t + 1 < t1 and steps < max_steps:
+            t += 1
+            steps += 1
             low = pools_low(ctr, n_nodes, n_ports)
             if closed:
                 low |= workload_low(wc, ctr, packets_needed, msg_headroom) << 2
@@ -564,7 +575,9 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int):
                 w = workload_status(wc, ctr, prm.watchdog, t)
                 if w != WS_RUNNING:
                     return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1, 0
-        return OK, t1, 0
+                if network_idle(ctr, len(st.ev)) and not workload_due(wc, ctr, t + 1) and wc[WC_NEXT] < NEVER:
+                    t = min(wc[WC_NEXT], t1) - 1  # nothing can happen before the workload's next timer: skip
+        return OK, t + 1, 0
 
     return run_chunk
 

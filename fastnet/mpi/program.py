@@ -61,6 +61,7 @@ class Program:
     skipped: dict[str, int] = field(default_factory=dict)  # unknown calls skipped, by name
     noops: int = 0  # calls that move no data (MPI_Init, Comm_rank, ...)
     max_fanout: int = 1
+    files: list[str] = field(default_factory=list)  # where each rank's calls came from (error messages)
 
 
 def choose_algorithm(kind: str, nbytes: int, n: int, opt: Options) -> int:
@@ -297,6 +298,7 @@ def lower(trace: Trace, opt: Options) -> Program:
         comm_members=np.array([w for m in members for w in m] or [0], np.int64), rc_off=rc_off,
         rc_comm=np.array([c for c, _ in flat] or [0], np.int64), rc_me=np.array([m for _, m in flat] or [0], np.int64),
         call_counts=call_counts, skipped=skipped, noops=noops, max_fanout=fan,
+        files=[trace.where(r) for r in range(R)] if trace.files else [],
     )
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from .build import graph500_timing, workload_section
 from .state import (
     TB_END, TB_MEAN, TB_MESSAGES, TB_NET_MESSAGES, TB_QUERIES, TB_SENDERS, TB_SIGMA, TB_START, TK_FINISH,
-    V_FOGSIM, W_GRAPH500, W_OPEN_LOOP, WC_COMPLETED, WC_END, WC_LOCAL, WC_MLAT_MAX, WC_MLAT_SUM, WC_POSTED,
+    V_FOGSIM, W_GRAPH500, W_MPI, W_OPEN_LOOP, WC_COMPLETED, WC_END, WC_LOCAL, WC_MLAT_MAX, WC_MLAT_SUM, WC_POSTED,
     WC_QTOT, WC_REMAIN,
 )
 
@@ -24,6 +24,10 @@ def workload_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, A
     wl = s.workload
     if wl.kind == W_OPEN_LOOP:
         return {}, {}, {}
+    if wl.kind == W_MPI:
+        from ..mpi.results import mpi_values
+
+        return mpi_values(s)
     w = workload_section(s.cfg)
     wc, table = wl.wc, wl.table
     cycles = int(wc[WC_END]) + 1

@@ -1,0 +1,76 @@
+"""An MPI run's results (scalars, per-rank and per-call-kind arrays for results.to_dataset) and, when ranks wait
+forever, which ones and where."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..workloads.schema import cycle_time_ns
+from ..workloads.state import TK_FINISH, WC_COMPLETED, WC_END, WC_MLAT_MAX, WC_MLAT_SUM
+from .state import (
+    CALLS, OP_CALL, OP_CODE, OP_COLL, OP_INDEX, RK_COMPUTE_CYC, RK_PC, RK_STATE, RK_WAIT_CYC, S_COLL, S_DONE, S_WAIT,
+    WM_BYTES, WM_CONTROL, WM_TRANSFERS,
+)
+
+
+def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    from ..kernels.state import S_INJECTED_PHITS
+
+    wl, prog = s.workload, s.program
+    w = s.cfg["workload"]
+    wc = wl.wc
+    cycles = int(wc[WC_END])
+    cycle_ns, _ = cycle_time_ns(w, s.cfg["traffic"]["phit_bytes"])
+    completed = int(wc[WC_COMPLETED])
+    values: dict[str, Any] = {
+        "execution_cycles": cycles,
+        "execution_ns": cycles * cycle_ns,
+        "cycle_ns": cycle_ns,
+        "mpi_calls": int(prog.call_counts.sum()),
+        "mpi_calls_skipped": int(sum(prog.skipped.values())),
+        "messages": int(wc[WM_TRANSFERS]),
+        "bytes": int(wc[WM_BYTES]),
+        "control_messages": int(wc[WM_CONTROL]),
+        "message_latency_mean": float(wc[WC_MLAT_SUM]) / completed if completed else float("nan"),
+        "message_latency_max": float(wc[WC_MLAT_MAX]) if completed else float("nan"),
+        "network_usage_phits_per_node_cycle": float(s.state.sc[S_INJECTED_PHITS]) / (s.net.n_nodes * max(cycles, 1)),
+        "task_finish_cycle": wl.tk[:, TK_FINISH].copy(),
+        "rank_compute_cycles": wl.tk[:, RK_COMPUTE_CYC].copy(),
+        "rank_wait_cycles": wl.tk[:, RK_WAIT_CYC].copy(),
+        "call_count": prog.call_counts.copy(),
+        "call_cycles": wl.call_time.copy(),
+        "call_message_latency_histogram": wl.msg_hist.copy(),
+    }
+    coords: dict[str, Any] = {"task": np.arange(wl.n_tasks), "task_node": ("task", wl.task_node.copy()),
+                              "call": np.array(CALLS)}
+    attrs: dict[str, Any] = {"workload": w["kind"]}
+    if w["kind"] == "mpi":
+        attrs["mpi_program"] = w["program"]
+    else:
+        attrs["trace"] = str(w["file"])
+    if prog.skipped:
+        attrs["mpi_skipped_calls"] = ", ".join(f"{k} x{v}" for k, v in sorted(prog.skipped.items()))
+    return values, coords, attrs
+
+
+def stall_report(s: Any, limit: int = 4) -> str:
+    """The ranks that wait forever: rank, call and its index in the rank's program."""
+    wl = s.workload
+    files = getattr(s.program, "files", None)
+    out = []
+    for r in range(wl.n_tasks):
+        state = wl.tk[r, RK_STATE]
+        if state not in (S_WAIT, S_COLL):
+            continue
+        pc = int(wl.tk[r, RK_PC])
+        op = wl.ops[pc]
+        call = CALLS[int(op[OP_CALL])]
+        where = f" ({files[r]})" if files else ""
+        kind = "collective" if op[OP_CODE] == OP_COLL else "call"
+        out.append(f"rank {r} waits forever in MPI_{call.capitalize()} ({kind} {int(op[OP_INDEX])} of its "
+                   f"program{where})")
+    done = int((wl.tk[:, RK_STATE] == S_DONE).sum())
+    head = "; ".join(out[:limit]) + (f"; and {len(out) - limit} more" if len(out) > limit else "")
+    return f"{head} ({done} of {wl.n_tasks} ranks finished)"
