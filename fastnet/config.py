@@ -171,6 +171,7 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "drain": (20000, _int(0)),  # most cycles to wait after the window for measured packets
         "seed": (1, _int(0, 2**63 - 1)),
         "watchdog": (20000, _int(10)),  # cycles without any phit moving before DeadlockError
+        "skip_idle": (True, _bool),  # closed loop: jump over cycles in which nothing can happen (same results)
         "timeseries": (0, _int(0)),  # record a time series every N cycles (0: off)
         "occupancy_interval": (0, _int(0)),  # sample every port's buffer occupancy every N cycles into the
         # --out store as it runs (0: off; fastnet/occupancy.py)

@@ -117,7 +117,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         ugal_vcs=_config.UGAL_VCS.index(rcfg["ugal_vcs"]),
         ugal_queue=_config.UGAL_QUEUES.index(rcfg["ugal_queue"]),
         reroute=algorithm == "adaptive" or (algorithm == "updown" and rcfg["up_port"] == "adaptive"),
-        max_packet=max_packet, watchdog=watchdog, w0=w0, w1=w1, ts_interval=sim["timeseries"], occupancy=False,
+        max_packet=max_packet, watchdog=watchdog, skip_idle=sim["skip_idle"], w0=w0, w1=w1,
+        ts_interval=sim["timeseries"], occupancy=False,
         wheel_mask=(1 << max(4, math.ceil(math.log2(horizon)))) - 1,
     )
     vc_cap = np.zeros((net.n_ports, V), dtype=np.int32)

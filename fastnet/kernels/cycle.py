@@ -575,7 +575,8 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int):
                 w = workload_status(wc, ctr, prm.watchdog, t)
                 if w != WS_RUNNING:
                     return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1, 0
-                if network_idle(ctr, len(st.ev)) and not workload_due(wc, ctr, t + 1) and wc[WC_NEXT] < NEVER:
+                if prm.skip_idle and network_idle(ctr, len(st.ev)) and not workload_due(wc, ctr, t + 1) and \
+                        wc[WC_NEXT] < NEVER:
                     t = min(wc[WC_NEXT], t1) - 1  # nothing can happen before the workload's next timer: skip
         return OK, t + 1, 0
 

@@ -104,6 +104,7 @@ class Params(NamedTuple):
     reroute: bool  # route a waiting head again every cycle (adaptive choices follow the credits)
     max_packet: int  # largest packet in phits (output-queue allowance)
     watchdog: int
+    skip_idle: bool  # sim.skip_idle (kernels/cycle.py network_idle)
     w0: int  # measurement window [w0, w1)
     w1: int
     ts_interval: int  # 0: no time series

@@ -55,8 +55,12 @@ def pingpong(n: int, p: dict[str, Any]) -> Trace:
 
 def collective_loop(kind: str) -> Callable[[int, dict[str, Any]], Trace]:
     def make(n: int, p: dict[str, Any]) -> Trace:
-        body = [Call(kind, bytes=p["message_bytes"], root=p["root"])] + _compute(p["compute_cycles"])
-        return Trace([list(body * p["iterations"]) for _ in range(n)])
+        def rank() -> list[Call]:  # Calls are mutable: every one is its own object
+            calls: list[Call] = []
+            for _ in range(p["iterations"]):
+                calls += [Call(kind, bytes=p["message_bytes"], root=p["root"])] + _compute(p["compute_cycles"])
+            return calls
+        return Trace([rank() for _ in range(n)])
     return make
 
 

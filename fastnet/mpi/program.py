@@ -8,7 +8,8 @@ What each call becomes:
   its communicator (the k-th collective every member calls there; members must call the same sequence).
 - `compute`, and the gaps of a trace: computation of round(ns x compute_scale / cycle_ns) cycles. A trace's gap
   runs from the end of one lowered call to the start of the next; the time inside `noop` calls (MPI_Init,
-  Comm_rank, ...) is part of it.
+  Comm_rank, ...) is part of it. Cycle 0 is when the trace's first call begins (on any rank: a rank that
+  starts later computes until its first call), and a rank's run ends when its last call (MPI_Finalize) begins.
 - `unknown`: an error naming the call and the file, or skipped and counted (`skip_unknown`).
 Peers become world ranks; ranks whose op lists are identical share one copy.
 """
@@ -155,9 +156,9 @@ class _RankLowering:
         self.req_list.extend(slots)
         self.free.extend(slots)
 
-    def lower(self, calls: list[Call]) -> None:
+    def lower(self, calls: list[Call], origin: float) -> None:
         opt = self.opt
-        last_end = math.nan
+        last_end = origin
         for index, call in enumerate(calls):
             k = call.kind
             if k in ("noop", "unknown"):
@@ -205,6 +206,11 @@ class _RankLowering:
                 self.collective(call, index)
             else:
                 raise self.fail(index, call, f"unknown call kind {k!r}")
+        starts = [c.start_ns for c in calls if not math.isnan(c.start_ns)]
+        if starts and not math.isnan(last_end):  # computation until the last call (MPI_Finalize) begins
+            gap = _cycles((starts[-1] - last_end) * opt.compute_scale, opt.cycle_ns)
+            if gap > 0:
+                self.row(OP_COMPUTE, "compute", len(calls) - 1, arg=gap)
         if self.live:
             handles = ", ".join(str(h) for h in sorted(self.live))
             raise ProgramError(f"{self.trace.where(self.rank)}: rank {self.rank} ends with requests {handles} "
@@ -258,9 +264,11 @@ def lower(trace: Trace, opt: Options) -> Program:
     skipped: dict[str, int] = {}
     noops = 0
     sequences: dict[int, list[tuple[int, str, int]]] = {}
+    firsts = [next((c.start_ns for c in calls if not math.isnan(c.start_ns)), math.nan) for calls in trace.ranks]
+    origin = min((f for f in firsts if not math.isnan(f)), default=math.nan)  # the trace's first call: cycle 0
     for r, calls in enumerate(trace.ranks):
         low = _RankLowering(r, trace, opt, comm_index, {})
-        low.lower(calls)
+        low.lower(calls, origin)
         call_counts += low.calls
         noops += low.noops
         for name, n in low.skipped.items():

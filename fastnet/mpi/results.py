@@ -10,7 +10,7 @@ import numpy as np
 from ..workloads.schema import cycle_time_ns
 from ..workloads.state import TK_FINISH, WC_COMPLETED, WC_END, WC_MLAT_MAX, WC_MLAT_SUM
 from .state import (
-    CALLS, OP_CALL, OP_CODE, OP_COLL, OP_INDEX, RK_COMPUTE_CYC, RK_PC, RK_STATE, RK_WAIT_CYC, S_COLL, S_DONE, S_WAIT,
+    CALLS, OP_CALL, OP_INDEX, RK_COMPUTE_CYC, RK_PC, RK_STATE, RK_WAIT_CYC, S_COLL, S_DONE, S_WAIT,
     WM_BYTES, WM_CONTROL, WM_TRANSFERS,
 )
 
@@ -67,10 +67,8 @@ def stall_report(s: Any, limit: int = 4) -> str:
         pc = int(wl.tk[r, RK_PC])
         op = wl.ops[pc]
         call = CALLS[int(op[OP_CALL])]
-        where = f" ({files[r]})" if files else ""
-        kind = "collective" if op[OP_CODE] == OP_COLL else "call"
-        out.append(f"rank {r} waits forever in MPI_{call.capitalize()} ({kind} {int(op[OP_INDEX])} of its "
-                   f"program{where})")
+        where = files[r] if files else "its program"
+        out.append(f"rank {r} waits forever in MPI_{call.capitalize()} (call {int(op[OP_INDEX])} of {where})")
     done = int((wl.tk[:, RK_STATE] == S_DONE).sum())
     head = "; ".join(out[:limit]) + (f"; and {len(out) - limit} more" if len(out) > limit else "")
     return f"{head} ({done} of {wl.n_tasks} ranks finished)"

@@ -1,0 +1,185 @@
+"""The MPI layer on the network (fastnet/mpi/): exact ping-pong times, trace replay = generator, MPI semantics,
+the real traces of shared/reference/traces, and errors. Every run uses the same 4x4 torus, so the MPI cycle loop
+compiles once."""
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fastnet
+from fastnet.errors import ConfigError, WorkloadError
+from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, Call, Trace
+from fastnet.mpi.generators import generate
+from fastnet.mpi.traces.write import write_dumpi_ascii, write_otf2
+
+TORUS = {"topology": {"kind": "torus", "dims": [4, 4]}, "sim": {"max_cycles": 2 * 10**9}}
+CYCLE_NS = 4 * 8 / 40.0  # phit_bytes 4 at the default 40 Gb/s
+
+
+def run(workload: dict, mpi: dict | None = None, **sections):
+    cfg = {**TORUS, "workload": workload, **sections}
+    if mpi:
+        cfg["mpi"] = mpi
+    return fastnet.run(cfg)
+
+
+def shared_traces() -> Path:
+    for candidate in (os.environ.get("FASTNET_SHARED"), Path(__file__).resolve().parents[1] / ".." / "shared"):
+        if candidate and (Path(candidate) / "reference" / "traces").is_dir():
+            return Path(candidate) / "reference" / "traces"
+    pytest.skip("shared/reference/traces is not next to this checkout (set FASTNET_SHARED)")
+
+
+def message_phits(payload: int, header=32, packet_phits=10, phit_bytes=4) -> int:
+    wire = payload + header
+    full, rest = divmod(wire, packet_phits * phit_bytes)
+    return full * packet_phits + math.ceil(rest / phit_bytes)
+
+
+def zero_load(phits: int, hops=1, delay=3, link=1, injection=1) -> int:
+    """docs/model.md: 2 injection latencies + links + (hops + 1) router delays + the phits after the head."""
+    return 2 * injection + hops * link + (hops + 1) * delay + phits - 1
+
+
+@pytest.mark.parametrize("size", [8, 1000, 8192, 8193, 100_000])
+def test_pingpong_is_the_zero_load_formula_plus_the_protocol(size):
+    ds = run({"kind": "mpi", "program": "pingpong", "message_bytes": size, "iterations": 3})
+    one_way = zero_load(message_phits(size))
+    if size > 8192:  # rendezvous: a request-to-send and a clear-to-send before the data
+        one_way += 2 * zero_load(message_phits(0))
+    assert ds.execution_cycles.item() == 2 * 3 * one_way
+    assert ds.messages.item() == 6
+    assert ds.control_messages.item() == (12 if size > 8192 else 0)
+    assert ds.bytes.item() == 6 * size
+    assert ds.execution_ns.item() == pytest.approx(ds.execution_cycles.item() * CYCLE_NS)
+
+
+def test_eager_threshold_is_configurable():
+    small = run({"kind": "mpi", "program": "pingpong", "message_bytes": 1000}, {"eager_bytes": 512})
+    assert small.control_messages.item() == 4
+
+
+def as_trace_calls(trace: Trace) -> Trace:
+    """A generated program as a tracer would record it: computation is time, not cycles, and the run goes from
+    MPI_Init to MPI_Finalize."""
+    for calls in trace.ranks:
+        calls.insert(0, Call("noop", name="MPI_Init"))
+        for c in calls:
+            if c.kind == "compute":
+                c.duration_ns, c.duration_cycles = c.duration_cycles * CYCLE_NS, -1
+        calls.append(Call("noop", name="MPI_Finalize"))
+    return trace
+
+
+PROGRAMS = [
+    ("pingpong", {"message_bytes": 20000, "iterations": 2}),
+    ("allreduce", {"message_bytes": 4096, "iterations": 2, "compute_cycles": 50}),
+    ("halo3d", {"message_bytes": 3000, "iterations": 2, "compute_cycles": 100}),
+    ("fft3d", {"grid": 12, "iterations": 1}),
+    ("sweep3d", {"message_bytes": 500, "iterations": 1, "chunks": 2, "compute_cycles": 20}),
+]
+
+
+@pytest.mark.parametrize("program,params", PROGRAMS, ids=[p for p, _ in PROGRAMS])
+def test_trace_replay_equals_the_generator(tmp_path, program, params):
+    w = {"kind": "mpi", "program": program, **params}
+    expected = run(w)
+    full = {"iterations": 1, "compute_cycles": 0, "root": 0, "grid": 128, "chunks": 4, "message_bytes": 1024,
+            **params}
+    trace = as_trace_calls(generate(program, 16, full))
+    write_otf2(trace, tmp_path / "otf2" / "trace.otf2")
+    write_dumpi_ascii(trace, tmp_path / "dumpi")
+    for path in (tmp_path / "otf2" / "trace.otf2", tmp_path / "dumpi"):
+        ds = run({"kind": "trace", "file": str(path)})
+        assert ds.execution_cycles.item() == expected.execution_cycles.item(), path
+        assert ds.bytes.item() == expected.bytes.item()
+        np.testing.assert_array_equal(ds.rank_wait_cycles.values, expected.rank_wait_cycles.values)
+
+
+def p2p(kind, peer=ANY_SOURCE, tag=0, nbytes=8, **kw) -> Call:
+    return Call(kind, peer=peer, tag=tag, bytes=nbytes, **kw)
+
+
+def trace_run(tmp_path, ranks: list[list[Call]], comms=None, **workload):
+    trace = Trace(ranks + [[] for _ in range(16 - len(ranks))], comms or {})
+    write_dumpi_ascii(trace, tmp_path / "t")
+    return run({"kind": "trace", "file": str(tmp_path / "t"), **workload})
+
+
+def test_any_source_any_tag_and_tag_matching(tmp_path):
+    ranks = [
+        [p2p("recv", ANY_SOURCE, ANY_TAG), p2p("recv", ANY_SOURCE, 9), p2p("recv", 2, ANY_TAG)],
+        [p2p("send", 0, 9)],
+        [p2p("send", 0, 4)],
+        [p2p("send", 0, 9)],
+    ]
+    ds = trace_run(tmp_path, ranks)
+    assert ds.messages.item() == 3
+    assert ds.call_count.sel(call="recv").item() == 3
+
+
+def test_a_receive_nobody_sends_is_reported_with_rank_and_call(tmp_path):
+    ranks = [[p2p("send", 1, 1)], [p2p("recv", 0, 1), p2p("recv", 0, 2)]]
+    with pytest.raises(WorkloadError, match=r"rank 1 waits forever in MPI_Recv \(call 1 of .*trace-0001.txt\)"):
+        trace_run(tmp_path, ranks)
+
+
+def test_sub_communicator_collective(tmp_path):
+    half = {1: tuple(range(8)), 2: tuple(range(8, 16))}
+    ranks = [[Call("bcast", comm=1 if r < 8 else 2, bytes=20000, root=3), Call("barrier")] for r in range(16)]
+    ds = trace_run(tmp_path, ranks, half)
+    assert ds.call_count.sel(call="bcast").item() == 16
+    assert ds.messages.item() == 2 * 7 + 16 * 4  # bcast to 7 ranks per half; 4 dissemination steps of 16 ranks
+
+
+def test_same_seed_same_result_and_mapping():
+    w = {"kind": "mpi", "program": "alltoall", "message_bytes": 600, "mapping": "random"}
+    a, b = run(w), run(w)
+    assert a.execution_cycles.item() == b.execution_cycles.item()
+    np.testing.assert_array_equal(a.task_node.values, b.task_node.values)
+    assert sorted(a.task_node.values) == list(range(16))
+
+
+def test_bad_inputs_get_one_line_errors(tmp_path):
+    with pytest.raises(ConfigError, match="workload.file"):
+        run({"kind": "trace"})
+    with pytest.raises(ConfigError, match="workload.program"):
+        run({"kind": "mpi", "program": "fft4d"})
+    with pytest.raises(ConfigError, match="mpi.eager_bytes"):
+        run({"kind": "mpi"}, {"eager_bytes": -1})
+    ranks = [[Call("unknown", name="MPI_Win_fence")], []]
+    with pytest.raises(ConfigError, match="MPI_Win_fence"):
+        trace_run(tmp_path, ranks)
+    ds = trace_run(tmp_path, ranks, skip_unknown=True)
+    assert ds.mpi_calls_skipped.item() == 1
+    assert "MPI_Win_fence x1" in ds.attrs["mpi_skipped_calls"]
+
+
+
+def test_real_traces_replay():
+    traces = shared_traces()
+    ds = run({"kind": "trace", "file": str(traces / "sstmacro_testbgp_dumpi_ascii")})
+    counts = ds.call_count.to_series()
+    assert (counts["isend"], counts["irecv"], counts["waitall"], counts["alltoall"], counts["barrier"]) == \
+        (588, 588, 98, 49, 21)
+    assert ds.bytes.item() == 418_656 + 49 * 6 * 712  # point-to-point, and alltoall's 712 B to each of 6 peers
+    assert ds.execution_cycles.item() > 0 and (ds.rank_compute_cycles > 0).all()
+    # MPI_Init takes 1.1 s of this trace: 1.4e9 cycles, skipped while nothing is on the network
+    ds = run({"kind": "trace", "file": str(traces / "sst_ember_otf2" / "traces.otf2")})
+    assert ds.call_count.sel(call="bcast").item() == 4
+    assert ds.bytes.item() == 3 * 4096
+    assert ds.execution_ns.item() > 1.1e9
+
+
+def test_idle_cycles_are_skipped_without_changing_results():
+    """A compute-bound program: the loop jumps over the cycles in which nothing can happen (sim.skip_idle), and the
+    dataset is the one of the loop that visits every cycle."""
+    w = {"kind": "mpi", "program": "halo3d", "message_bytes": 3000, "iterations": 3, "compute_cycles": 20_000}
+    fast = run(w)
+    slow = fastnet.run({**TORUS, "workload": w, "sim": {**TORUS["sim"], "skip_idle": False}})
+    assert fast.execution_cycles.item() > 60_000
+    for name, var in slow.data_vars.items():
+        np.testing.assert_array_equal(fast[name].values, var.values, err_msg=name)
