@@ -6,11 +6,12 @@ messages in flight cost. The algorithms are MPICH's (docs/mpi.md gives each with
 | kind | algorithm | steps | step k of comm rank `me` (rel = (me - root) mod n) |
 |---|---|---|---|
 | barrier | dissemination | ceil(log2 n) | send to me + 2^k, receive from me - 2^k |
-| bcast | binomial | 2 | receive from the parent (rel minus its lowest set bit), then send to each child rel + 2^j, largest first |
+| bcast | binomial | 1 + ceil(log2 n) | step 0: receive from the parent (rel minus its lowest set bit); step j: send to the child rel + 2^(L-j) (L = ceil(log2 n)), largest subtree first, one at a time as MPICH's blocking sends |
 | reduce | binomial | ceil(log2 n) | rel with bit k set sends to rel - 2^k and is done; otherwise receives from rel + 2^k |
 | gather | binomial | ceil(log2 n) | as reduce, sending its subtree's min(2^k, n - rel) blocks |
-| scatter | binomial | 2 | as bcast, sending each child its subtree's blocks |
+| scatter | binomial | 1 + ceil(log2 n) | as bcast, sending each child its subtree's blocks |
 | allreduce | recursive_doubling | log2 p + 2 | p = 2^floor(log2 n); the first 2(n - p) ranks pair up first and last |
+| allreduce | rabenseifner | 2 log2 p + 2 | as recursive doubling, with a reduce-scatter by recursive halving (step k exchanges half of what is kept) then an allgather by recursive doubling |
 | allreduce | ring | 2(n - 1) | reduce-scatter then allgather of n chunks around the ring |
 | allgather | recursive_doubling | log2 n (n a power of two) | exchange 2^k blocks with me xor 2^k |
 | allgather | ring | n - 1 | send a block to me + 1, receive from me - 1 |
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from ..kernels._jit import jit_inline
 from .state import (
-    A_BINOMIAL, A_DISSEMINATION, A_PAIRWISE, A_RECURSIVE_DOUBLING, A_RING, C_ALLGATHER, C_ALLREDUCE, C_ALLTOALL,
+    A_RABENSEIFNER, A_RECURSIVE_DOUBLING, A_RING, C_ALLGATHER, C_ALLREDUCE, C_ALLTOALL,
     C_ALLTOALLV, C_BARRIER, C_BCAST, C_GATHER, C_REDUCE, C_SCATTER,
 )
 
@@ -57,12 +58,14 @@ def n_steps(kind, alg, n):
     if n <= 1:
         return 0
     if kind == C_BCAST or kind == C_SCATTER:
-        return 2
+        return 1 + ceil_log2(n)
     if kind == C_BARRIER or kind == C_REDUCE or kind == C_GATHER:
         return ceil_log2(n)
     if kind == C_ALLREDUCE:
         if alg == A_RING:
             return 2 * (n - 1)
+        if alg == A_RABENSEIFNER:
+            return 2 * ceil_log2(floor_pow2(n)) + 2
         return ceil_log2(floor_pow2(n)) + 2
     if kind == C_ALLGATHER:
         if alg == A_RECURSIVE_DOUBLING:
@@ -78,6 +81,65 @@ def chunk(nbytes, i, n):
 
 
 @jit_inline
+def blocks(nbytes, a, b, p):
+    """Bytes of blocks a..b-1 when nbytes are cut into p nearly equal blocks."""
+    return nbytes * b // p - nbytes * a // p
+
+
+@jit_inline
+def real_rank(newrank, rem):
+    """The rank of a participant of the power-of-two phase (MPICH: the first 2 rem ranks pair up, odd ones stay)."""
+    return newrank * 2 + 1 if newrank < rem else newrank + rem
+
+
+@jit_inline
+def pairing_step(me, rem, step, first, nbytes, peers, sizes):
+    """The step before (first) or after the power-of-two phase: in each of the first 2 rem pairs the even rank
+    gives its vector to the odd one, and gets the result back at the end."""
+    if me >= 2 * rem:
+        return 0, 0
+    if (me % 2 == 0) == first:
+        peers[0] = me + 1 if first else me - 1
+        sizes[0] = nbytes
+        return 1, 0
+    return 0, 1
+
+
+@jit_inline
+def rabenseifner(me, n, step, nbytes, peers, sizes):
+    """MPICH's allreduce for long vectors: a reduce-scatter by recursive halving, then an allgather by recursive
+    doubling, among p = 2^floor(log2 n) ranks, each exchanging the part of the vector its partner keeps (p
+    blocks; after k halvings a rank keeps p / 2^k blocks starting at the bit-reversed prefix of its rank)."""
+    p = floor_pow2(n)
+    rem = n - p
+    L = ceil_log2(p)
+    if step == 0 or step == 2 * L + 1:
+        return pairing_step(me, rem, step, step == 0, nbytes, peers, sizes)
+    newrank = (me // 2 if me % 2 == 1 else -1) if me < 2 * rem else me - rem
+    if newrank < 0:
+        return 0, 0
+    if step <= L:  # halving k: give away the half of the kept p >> k blocks that the partner keeps
+        k = step - 1
+        lo = 0
+        for j in range(k):
+            if newrank & (1 << j):
+                lo += p >> (j + 1)
+        half = p >> (k + 1)
+        a = lo + half if newrank & (1 << k) == 0 else lo
+        peers[0] = real_rank(newrank ^ (1 << k), rem)
+        sizes[0] = blocks(nbytes, a, a + half, p)
+    else:  # doubling: undo halving h, sending the p >> (h + 1) blocks kept after it
+        h = 2 * L - step
+        lo = 0
+        for j in range(h + 1):
+            if newrank & (1 << j):
+                lo += p >> (j + 1)
+        peers[0] = real_rank(newrank ^ (1 << h), rem)
+        sizes[0] = blocks(nbytes, lo, lo + (p >> (h + 1)), p)
+    return 1, 1
+
+
+@jit_inline
 def round_plan(kind, alg, me, n, root, step, nbytes, counts, coff, peers, sizes):
     """Comm rank `me`'s sends in step `step` (peers[i], sizes[i] for i < the first value returned) and how many
     messages it receives in that step (the second)."""
@@ -88,18 +150,15 @@ def round_plan(kind, alg, me, n, root, step, nbytes, counts, coff, peers, sizes)
         peers[0] = (me + (1 << step)) % n
         sizes[0] = 0
         ns, nr = 1, 1
-    elif kind == C_BCAST or kind == C_SCATTER:  # binomial
-        low = lowest_bit(rel, n)
+    elif kind == C_BCAST or kind == C_SCATTER:  # binomial: one child per step, the largest subtree first
         if step == 0:
             nr = 1 if rel != 0 else 0
         else:
-            mask = low >> 1
-            while mask > 0:
-                if rel + mask < n:
-                    peers[ns] = (rel + mask + root) % n
-                    sizes[ns] = nbytes if kind == C_BCAST else min(mask, n - rel - mask) * nbytes
-                    ns += 1
-                mask >>= 1
+            mask = (1 << ceil_log2(n)) >> step
+            if mask < lowest_bit(rel, n) and rel + mask < n:
+                peers[0] = (rel + mask + root) % n
+                sizes[0] = nbytes if kind == C_BCAST else min(mask, n - rel - mask) * nbytes
+                ns = 1
     elif kind == C_REDUCE or kind == C_GATHER:  # binomial
         mask = 1 << step
         if rel & (mask - 1) == 0:
@@ -116,27 +175,18 @@ def round_plan(kind, alg, me, n, root, step, nbytes, counts, coff, peers, sizes)
         else:  # allgather
             sizes[0] = chunk(nbytes, (me + 1 - (step - n + 1) + n) % n, n)
         ns, nr = 1, 1
+    elif kind == C_ALLREDUCE and alg == A_RABENSEIFNER:
+        ns, nr = rabenseifner(me, n, step, nbytes, peers, sizes)
     elif kind == C_ALLREDUCE:  # recursive doubling, MPICH's handling of n not a power of two
         p = floor_pow2(n)
         rem = n - p
         last = ceil_log2(p) + 1
         if step == 0 or step == last:
-            if me < 2 * rem:
-                sends = (me % 2 == 0) if step == 0 else (me % 2 == 1)
-                if sends:
-                    peers[0] = me + 1 if step == 0 else me - 1
-                    sizes[0] = nbytes
-                    ns = 1
-                else:
-                    nr = 1
+            ns, nr = pairing_step(me, rem, step, step == 0, nbytes, peers, sizes)
         else:
-            if me < 2 * rem:
-                newrank = me // 2 if me % 2 == 1 else -1
-            else:
-                newrank = me - rem
+            newrank = (me // 2 if me % 2 == 1 else -1) if me < 2 * rem else me - rem
             if newrank >= 0:
-                partner = newrank ^ (1 << (step - 1))
-                peers[0] = partner * 2 + 1 if partner < rem else partner + rem
+                peers[0] = real_rank(newrank ^ (1 << (step - 1)), rem)
                 sizes[0] = nbytes
                 ns, nr = 1, 1
     elif kind == C_ALLGATHER and alg == A_RECURSIVE_DOUBLING:

@@ -22,7 +22,7 @@ import numpy as np
 
 from .calls import ANY_SOURCE, ANY_TAG, COLLECTIVES, PROC_NULL, Call, Trace
 from .state import (
-    A_BINOMIAL, A_DISSEMINATION, A_PAIRWISE, A_RECURSIVE_DOUBLING, A_RING, ANY, CALL_CODE, N_OP, OP_ALG, OP_ARG,
+    A_BINOMIAL, A_DISSEMINATION, A_PAIRWISE, A_RABENSEIFNER, A_RECURSIVE_DOUBLING, A_RING, ALGORITHMS, ANY, CALL_CODE, N_OP, OP_ALG, OP_ARG,
     OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_INDEX, OP_IRECV, OP_ISEND, OP_LIST, OP_PEER,
     OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT,
 )
@@ -38,7 +38,7 @@ class Options:
     cycle_ns: float
     compute_scale: float = 1.0
     skip_unknown: bool = False
-    allreduce: str = "auto"  # auto | recursive_doubling | ring
+    allreduce: str = "auto"  # auto | recursive_doubling | rabenseifner | ring
     allreduce_short_bytes: int = 2048  # auto: recursive doubling up to this size (MPICH's short-message size)
     allgather: str = "auto"  # auto | recursive_doubling | ring
     allgather_long_bytes: int = 524288  # auto: recursive doubling below this total when the size is a power of two
@@ -73,8 +73,8 @@ def choose_algorithm(kind: str, nbytes: int, n: int, opt: Options) -> int:
         return A_BINOMIAL
     if kind == "allreduce":
         if opt.allreduce != "auto":
-            return A_RING if opt.allreduce == "ring" else A_RECURSIVE_DOUBLING
-        return A_RECURSIVE_DOUBLING if nbytes <= opt.allreduce_short_bytes else A_RING
+            return ALGORITHMS.index(opt.allreduce)
+        return A_RECURSIVE_DOUBLING if nbytes <= opt.allreduce_short_bytes else A_RABENSEIFNER
     if kind == "allgather":
         if opt.allgather != "auto":
             return A_RING if opt.allgather == "ring" else A_RECURSIVE_DOUBLING

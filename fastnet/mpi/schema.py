@@ -4,7 +4,7 @@
     [mpi]
     eager_bytes = 8192          # payloads up to this size go eagerly, larger ones by rendezvous (RTS, CTS, data)
     header_bytes = 32           # envelope added to every message on the wire (BG/Q's packet header, seed 003)
-    allreduce = "auto"          # auto: recursive_doubling up to allreduce_short_bytes, ring above
+    allreduce = "auto"          # auto: recursive_doubling up to allreduce_short_bytes, rabenseifner above
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ..config import _choice, _int
 KEYS = {
     "eager_bytes": (8192, _int(0)),
     "header_bytes": (32, _int(0)),
-    "allreduce": ("auto", _choice("auto", "recursive_doubling", "ring")),
+    "allreduce": ("auto", _choice("auto", "recursive_doubling", "rabenseifner", "ring")),
     "allreduce_short_bytes": (2048, _int(0)),  # MPICH's MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
     "allgather": ("auto", _choice("auto", "recursive_doubling", "ring")),
     "allgather_long_bytes": (524288, _int(0)),  # MPICH's MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE

@@ -51,9 +51,9 @@ def table_rows(cfg: dict[str, Any]) -> dict[str, int]:
     if w["kind"] in ("sr", "gups"):
         wave = w["messages"] if w["kind"] == "gups" else w["wave"]
         return {"wave": -(-w["messages"] // wave)}
-    if w["kind"] != "open_loop":
-        return {"wave": 1}
-    return {}
+    if w["kind"] in ("open_loop", "mpi", "trace"):
+        return {}
+    return {"wave": 1}
 
 
 def compile_workload(cfg: dict[str, Any], net: Network, seed: int) -> Workload:
