@@ -48,7 +48,7 @@ def single_packets(cfg: dict, pairs: list[tuple[int, int]], size: int):
         new_packet(st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm, src, dst, size, t)
         delivered = st.ctr[C_DELIVERED]
         while st.ctr[C_DELIVERED] == delivered:
-            _, t, _ = loop(s.net.topo, s.routes, prm, s.traffic, s.workload, st, t, t + 50, False)
+            _, t, _ = loop(s.net.topo, s.routes, prm, s.traffic, s.workload, st, t, t + 50, False, 50)
         d = st.sc - before
         out.append((d[S_LAT_SUM], d[S_NET_SUM], d[S_HOPS_SUM], d[S_HOPS_LOCAL], d[S_HOPS_GLOBAL]))
     return s, np.array(out)
