@@ -183,3 +183,13 @@ def test_idle_cycles_are_skipped_without_changing_results():
     assert fast.execution_cycles.item() > 60_000
     for name, var in slow.data_vars.items():
         np.testing.assert_array_equal(fast[name].values, var.values, err_msg=name)
+
+
+def test_mapping_file(tmp_path):
+    path = tmp_path / "ranks.txt"
+    path.write_text(" ".join(str(15 - r) for r in range(16)))
+    ds = run({"kind": "mpi", "program": "pingpong", "mapping": str(path)})
+    assert list(ds.task_node.values) == list(range(15, -1, -1))
+    path.write_text("0 0 1")
+    with pytest.raises(ConfigError, match="workload.mapping"):
+        run({"kind": "mpi", "program": "pingpong", "mapping": str(path)})
