@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ..kernels._jit import jit_inline
 from .state import (
-    A_RABENSEIFNER, A_RECURSIVE_DOUBLING, A_RING, C_ALLGATHER, C_ALLREDUCE, C_ALLTOALL,
+    A_RABENSEIFNER, A_RECURSIVE_DOUBLING, A_RING, C_ALLGATHER, C_ALLREDUCE,
     C_ALLTOALLV, C_BARRIER, C_BCAST, C_GATHER, C_REDUCE, C_SCATTER,
 )
 

@@ -24,16 +24,16 @@ from __future__ import annotations
 
 from ..kernels._jit import jit, jit_inline
 from ..kernels.pool import hist_bin
-from ..workloads.messages import retire, send
+from ..workloads.messages import retire, send, take_message
 from ..workloads.state import (
-    E_MSG_POOL, MS_AUX, MS_BIRTH, MS_DST, MS_SRC, MS_TAG, NEVER, TK_FINISH, WC_END, WC_ERROR, WC_FINISHED, WC_FREE_COUNT,
-    WC_FREE_HEAD, WC_N_INBOX, WC_NEXT, WC_TASKS_DONE, WC_WAKE, MS_NEXT,
+    MS_AUX, MS_BIRTH, MS_DST, MS_NEXT, MS_SRC, MS_TAG, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
+    WC_N_INBOX, WC_NEXT, WC_TASKS_DONE, WC_WAKE,
 )
 from .collectives import n_steps, round_plan
 from .state import (
     ANY, C_BCAST, C_SCATTER, M_CTS, M_DATA, M_EAGER, M_RTS, MS_ARRIVED, MS_CALL, MS_COMM, MS_MTAG, MS_PAYLOAD, MS_QNEXT,
     MS_RREQ, MS_SENT, MS_SEQ, MS_SREQ, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE,
-    OP_INDEX, OP_IRECV, OP_ISEND, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, PROC_NULL,
+    OP_IRECV, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, PROC_NULL,
     Q_DONE, Q_FREE, Q_PENDING, RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV,
     RK_CSEND, RK_CSTART, RK_EARLY, RK_PC, RK_PEND, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, RK_STATE, RK_STEP,
     RK_WAIT_CYC, RK_WAKE, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER, RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, S_COLL,
@@ -131,12 +131,9 @@ def post(wl, src, dst, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, t)
 def local_message(wl, r, payload, comm, mtag, call, t):
     """An eager message to oneself: a memory copy, arrived at once, never on the network."""
     wc, msg = wl.wc, wl.msg
-    m = wc[WC_FREE_HEAD]
+    m = take_message(msg, wc)
     if m < 0:
-        wc[WC_ERROR] = E_MSG_POOL
         return -1
-    wc[WC_FREE_HEAD] = msg[m, MS_NEXT]
-    wc[WC_FREE_COUNT] -= 1
     msg[m, MS_SRC] = r
     msg[m, MS_DST] = r
     msg[m, MS_TAG] = M_EAGER

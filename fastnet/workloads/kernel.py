@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from ..kernels._jit import jit, jit_inline
+from ..kernels._jit import jit_inline
 from ..kernels.state import C_CREATED, C_DELIVERED, C_FREE_COUNT, C_LAST_PROGRESS, C_N_ACTIVE_NODES
 from ..mpi.kernel import advance_mpi
 from .graph500 import advance_graph500

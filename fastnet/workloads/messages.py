@@ -35,18 +35,27 @@ def packets_of(nbytes, packet_bytes):
 
 
 @jit_inline
-def send(msg, tk, wc, senders, src, dst, nbytes, packet_bytes, tag, aux, awaited, t):
-    """Post a message; returns its id, or -1 (and sets wc[WC_ERROR]) if the pool is exhausted. `awaited`: the
-    receiver's Wait counts it (tk[dst, TK_EXPECT])."""
-    if src == dst:
-        wc[WC_ERROR] = E_SELF
-        return -1
+def take_message(msg, wc):
+    """A free row of the message pool, or -1 (and wc[WC_ERROR] set) if the pool is exhausted."""
     m = wc[WC_FREE_HEAD]
     if m < 0:
         wc[WC_ERROR] = E_MSG_POOL
         return -1
     wc[WC_FREE_HEAD] = msg[m, MS_NEXT]
     wc[WC_FREE_COUNT] -= 1
+    return m
+
+
+@jit_inline
+def send(msg, tk, wc, senders, src, dst, nbytes, packet_bytes, tag, aux, awaited, t):
+    """Post a message; returns its id, or -1 (and sets wc[WC_ERROR]) if the pool is exhausted. `awaited`: the
+    receiver's Wait counts it (tk[dst, TK_EXPECT])."""
+    if src == dst:
+        wc[WC_ERROR] = E_SELF
+        return -1
+    m = take_message(msg, wc)
+    if m < 0:
+        return -1
     msg[m, MS_SRC] = src
     msg[m, MS_DST] = dst
     msg[m, MS_BYTES] = nbytes
