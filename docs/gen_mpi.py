@@ -7,17 +7,27 @@ Writes the sections between the `mpi-hockney`, `mpi-allreduce`, `mpi-pingpong` a
 docs/mpi.md. Measurements are kept in `--cache` (JSON, keyed by run) so that the doc can be rewritten without
 simulating again; delete it to measure afresh.
 
-The model (`model_steps`): a collective is the sequence of steps of fastnet/mpi/collectives.py (the critical
-path of the algorithm); step time = alpha + (phits - header phits) cycles, summed over the steps, where
-- alpha is the zero-load latency (docs/model.md) of a header-only message (32 B = 8 phits), averaged over the
-  (sender, receiver) pairs that talk in that step: 2 latency_injection + sum of the link latencies of a
-  minimal path + (hops + 1) delay + (8 - 1); hops and link latencies come from a BFS over the router graph
-  (fastnet.sim.prepare(cfg).net.topo.port), so the dragonfly's 10-cycle local and 100-cycle global links count;
-- the bytes term is beta = 1 / phit_bytes cycles per byte, taken on whole phits of payload + header: a rank that
-  sends k messages in one step serialises them on its injection link (its phits add up);
-- a payload above eager_bytes goes by rendezvous: the step adds 2 alpha (RTS and CTS).
-Reductions cost nothing (as in fastnet). The model ignores contention: where the measurement is above it, the
-difference is queueing in the network or at an ejection port.
+The models (`model_steps`, `model`): a collective is the sequence of steps of fastnet/mpi/collectives.py (the
+critical path of the algorithm: bcast sends one child per step, Rabenseifner halves then doubles the bytes it
+exchanges); each step lists every message (sender, receiver, payload) all ranks post in it. Summed over the steps:
+- Hockney: step time = alpha + (phits - header phits) cycles, where
+  - alpha is the zero-load latency (docs/model.md) of a header-only message (32 B = 8 phits), averaged over the
+    (sender, receiver) pairs of that step: 2 latency_injection + sum of the link latencies of the routed path +
+    (hops + 1) delay + (8 - 1); hops and link latencies are those of the path the simulator's routing takes (see
+    `Net.flow`), so the dragonfly's 10-cycle local and 100-cycle global links count, and a dragonfly pair two
+    groups apart goes local-global-local (3 hops, 120 cycles), not over two global links (2 hops, 200 cycles);
+  - the bytes term is beta = 1 / phit_bytes cycles per byte, on whole phits of payload + header, of the rank that
+    injects most in the step (a rank that sends k messages serialises them on its injection link);
+  - a payload above eager_bytes goes by rendezvous: the step adds 2 alpha (RTS and CTS);
+  - bcast is not run in lockstep (a rank forwards as soon as it has the data): its time is the longest chain of
+    the binomial tree, with each message's own alpha (`bcast_chain`).
+- contention-aware Hockney: the same, with the bytes term taken on the most loaded link of the step when all its
+  messages are in the network at once: network links by the expected share of each message's phits under the
+  simulator's routing (`min`, min_path = random: a uniformly random minimal port at each router, from
+  fastnet.kernels.minimal.min_ports; on the torus that is not dimension order, on the default dragonfly it is
+  the one local-global-local path over the global link between the two groups), plus every injection and
+  ejection link. For bcast: the chain plus, per round, what its most loaded link has above the busiest sender.
+Reductions cost nothing (as in fastnet). Both models assume the ranks run a step in lockstep.
 """
 
 from __future__ import annotations
@@ -29,7 +39,6 @@ import multiprocessing
 import sys
 import time
 import tomllib
-from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -96,15 +105,19 @@ def key(net: str, workload: dict, mpi: dict | None = None) -> str:
 
 
 class Net:
-    """Zero-load latencies between nodes of a network (docs/model.md's formula)."""
+    """Zero-load latencies between nodes of a network (docs/model.md's formula) and the links the simulator's
+    minimal routing loads."""
 
     def __init__(self, net: str):
+        from fastnet.build.routing import minimal_scan
         from fastnet.config import resolve
         from fastnet.sim import prepare
 
         cfg = config(net, {"program": "barrier"})
         s = prepare(cfg)
         rc = resolve(cfg)
+        if rc["routing"]["algorithm"] != "min" or rc["routing"]["min_path"] != "random":
+            raise ValueError("the contention model follows routing.algorithm = min, min_path = random")
         topo = s.net.topo
         self.delay = rc["router"]["delay"]
         self.li = rc["links"]["latency_injection"]
@@ -112,90 +125,188 @@ class Net:
         self.header = 32
         self.eager = 8192
         port = np.asarray(topo.port)
+        self.port = port
         self.node_router = np.asarray(topo.node)[:, 0]
+        self.n_nodes = len(self.node_router)
+        self._routing = (topo.router_port_start, topo.port, s.routes, minimal_scan(s.routes))
+        self._flows: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
         R = int(port[:, 0].max()) + 1
-        adj: list[list[tuple[int, int]]] = [[] for _ in range(R)]
-        for p in range(len(port)):
-            if port[p, 1] >= 0:
-                adj[port[p, 0]].append((int(port[p, 1]), int(port[p, 4])))
-        self.hops = np.full((R, R), -1, np.int64)
-        self.lat = np.zeros((R, R), np.int64)
-        for src in range(R):  # BFS; among minimal paths the lowest link-latency sum
-            h, lat = self.hops[src], self.lat[src]
-            h[src] = 0
-            q = deque([src])
-            while q:
-                u = q.popleft()
-                for v, lv in adj[u]:
-                    if h[v] < 0:
-                        h[v], lat[v] = h[u] + 1, lat[u] + lv
-                        q.append(v)
-                    elif h[v] == h[u] + 1:
-                        lat[v] = min(lat[v], lat[u] + lv)
+        self.hops = np.zeros((R, R))  # hops and link latencies of the routed paths (expected, where random)
+        self.lat = np.zeros((R, R))
+        for a in range(R):
+            for b in range(R):
+                if a != b:
+                    q, f = self.flow(a, b)
+                    self.hops[a, b] = f.sum()
+                    self.lat[a, b] = (f * port[q, 4]).sum()
 
-    def phits(self, payload: int) -> int:
-        return -(-(payload + self.header) // self.phit_bytes)
+    def phits(self, payload):
+        return -(-(np.asarray(payload) + self.header) // self.phit_bytes)
 
-    def zero_load(self, a: int, b: int, payload: int) -> int:
+    def zero_load(self, a, b, payload):
         """Cycles from posting a message of `payload` bytes at node a to its tail at node b, idle network."""
         ra, rb = self.node_router[a], self.node_router[b]
         hops = self.hops[ra, rb]
-        return int(2 * self.li + self.lat[ra, rb] + (hops + 1) * self.delay + self.phits(payload) - 1)
+        return 2 * self.li + self.lat[ra, rb] + (hops + 1) * self.delay + self.phits(payload) - 1
 
-    def alpha(self, pairs: list[tuple[int, int]]) -> float:
-        return float(np.mean([self.zero_load(a, b, 0) for a, b in pairs]))
+    def alpha(self, src: np.ndarray, dst: np.ndarray) -> float:
+        return float(np.mean(self.zero_load(src, dst, 0)))
 
-    def mean_hops(self, pairs: list[tuple[int, int]]) -> float:
-        return float(np.mean([self.hops[self.node_router[a], self.node_router[b]] for a, b in pairs]))
+    def mean_hops(self, src: np.ndarray, dst: np.ndarray) -> float:
+        return float(np.mean(self.hops[self.node_router[src], self.node_router[dst]]))
+
+    def flow(self, rs: int, rd: int) -> tuple[np.ndarray, np.ndarray]:
+        """The router ports a packet from router rs to rd crosses and the expected share of its phits on each,
+        under the simulator's `min` routing (kernels/routing.py: at each router a uniformly random port among
+        the minimal ones that kernels/minimal.py's min_ports lists; on the dragonfly those are local-global-local
+        over the global link(s) joining the two groups)."""
+        key = (rs, rd)
+        if key not in self._flows:
+            from fastnet.kernels.minimal import min_ports
+
+            ps, port, routes, scan = self._routing
+            buf = np.zeros(256, np.int64)
+            ports: dict[int, float] = {}
+            front = {rs: 1.0}
+            while front:
+                nxt: dict[int, float] = {}
+                for u, f in front.items():
+                    if u == rd:
+                        continue
+                    k = min_ports(ps, port, routes.dist, routes.ip, routes.alg, u, rd, buf, scan)
+                    for q in buf[:k]:
+                        ports[int(q)] = ports.get(int(q), 0.0) + f / k
+                        v = int(port[q, 1])
+                        nxt[v] = nxt.get(v, 0.0) + f / k
+                front = nxt
+            self._flows[key] = (np.fromiter(ports, np.int64, len(ports)),
+                                np.fromiter(ports.values(), float, len(ports)))
+        return self._flows[key]
+
+    def max_link_phits(self, src: np.ndarray, dst: np.ndarray, phits: np.ndarray) -> float:
+        """Phits on the most loaded link when every message (src[i] -> dst[i], phits[i]) of a step is routed
+        at once: network links by their expected share (flow), the injection link of each sender and the
+        ejection link of each receiver by all their messages."""
+        rs, rd = self.node_router[src], self.node_router[dst]
+        idx, w = [], []
+        for a, b, ph in zip(rs.tolist(), rd.tolist(), phits.tolist()):
+            if a != b:
+                q, f = self.flow(a, b)
+                idx.append(q)
+                w.append(f * ph)
+        link = np.bincount(np.concatenate(idx), np.concatenate(w)).max() if idx else 0.0
+        inj = np.bincount(src, phits, minlength=self.n_nodes).max()
+        ej = np.bincount(dst, phits, minlength=self.n_nodes).max()
+        return float(max(link, inj, ej))
 
 
-def model_steps(kind: str, n: int, S: int, alg: str = "") -> list[tuple[list[tuple[int, int]], list[int]]]:
-    """The steps of the critical path: per step the (sender, receiver) pairs that talk and the payloads that
-    one sender puts on its injection link in that step."""
+def model_steps(kind: str, n: int, S: int, alg: str = "") -> list[np.ndarray]:
+    """The steps of the critical path, each an int64[m, 3] array of the messages (sender, receiver, payload
+    bytes) that all ranks post in that step, following fastnet/mpi/collectives.py."""
     L = math.ceil(math.log2(n))
-    steps = []
+    steps: list[list[tuple[int, int, int]]] = []
+    p = 1 << int(math.floor(math.log2(n)))
+    rem = n - p
+    world = [2 * i + 1 for i in range(rem)] + list(range(2 * rem, n))  # real rank of each power-of-two newrank
+    lp = int(math.log2(p))
     if kind == "barrier":  # dissemination
         for k in range(L):
-            steps.append(([(me, (me + (1 << k)) % n) for me in range(n)], [0]))
-    elif kind == "bcast":  # binomial: round j, the ranks that hold the data send to rel + mask
+            steps.append([(me, (me + (1 << k)) % n, 0) for me in range(n)])
+    elif kind == "bcast":  # binomial, one child per step: in step j every rank holding the data sends to rel + mask
         for j in range(L):
             mask = 1 << (L - 1 - j)
-            pairs = [(r, r + mask) for r in range(0, n, 2 * mask) if r + mask < n]
-            steps.append((pairs, [S]))
+            steps.append([(r, r + mask, S) for r in range(0, n, 2 * mask) if r + mask < n])
     elif kind == "allreduce" and alg == "ring":
-        for _ in range(2 * (n - 1)):
-            steps.append(([(me, (me + 1) % n) for me in range(n)], [-(-S // n)]))
-    elif kind == "allreduce":  # recursive doubling, MPICH's fold for n not a power of two
-        p = 1 << int(math.floor(math.log2(n)))
-        rem = n - p
+        for step in range(2 * (n - 1)):
+            steps.append([(me, (me + 1) % n, S * (i + 1) // n - S * i // n) for me in range(n)
+                          for i in [((me - step) if step < n - 1 else (me + 1 - (step - n + 1))) % n]])
+    elif kind == "allreduce":  # recursive doubling or Rabenseifner, MPICH's pairing for n not a power of two
         if rem:
-            steps.append(([(2 * i, 2 * i + 1) for i in range(rem)], [S]))
-        world = [2 * i + 1 for i in range(rem)] + list(range(2 * rem, n))
-        for k in range(int(math.log2(p))):
-            steps.append(([(world[i], world[i ^ (1 << k)]) for i in range(p)], [S]))
+            steps.append([(2 * i, 2 * i + 1, S) for i in range(rem)])
+        if alg == "rabenseifner":  # reduce-scatter by recursive halving, allgather by recursive doubling
+            def blocks(a, b):
+                return S * b // p - S * a // p
+
+            def lo(nr, upto):  # first block kept after halvings 0..upto-1
+                return sum(p >> (j + 1) for j in range(upto) if nr & (1 << j))
+
+            for k in range(lp):
+                half = p >> (k + 1)
+                msgs = []
+                for nr in range(p):
+                    a = lo(nr, k) + (half if nr & (1 << k) == 0 else 0)
+                    msgs.append((world[nr], world[nr ^ (1 << k)], blocks(a, a + half)))
+                steps.append(msgs)
+            for h in range(lp - 1, -1, -1):
+                msgs = []
+                for nr in range(p):
+                    a = lo(nr, h + 1)
+                    msgs.append((world[nr], world[nr ^ (1 << h)], blocks(a, a + (p >> (h + 1)))))
+                steps.append(msgs)
+        else:
+            for k in range(lp):
+                steps.append([(world[i], world[i ^ (1 << k)], S) for i in range(p)])
         if rem:
-            steps.append(([(2 * i + 1, 2 * i) for i in range(rem)], [S]))
+            steps.append([(2 * i + 1, 2 * i, S) for i in range(rem)])
     elif kind == "alltoall":  # pairwise exchange
         for i in range(1, n):
-            pairs = [(me, me ^ i) for me in range(n)] if n & (n - 1) == 0 else [(me, (me + i) % n) for me in range(n)]
-            steps.append((pairs, [S]))
+            steps.append([(me, me ^ i, S) if n & (n - 1) == 0 else (me, (me + i) % n, S) for me in range(n)])
     else:
         raise ValueError(kind)
-    return steps
+    return [np.asarray(s, np.int64).reshape(-1, 3) for s in steps]
+
+
+def bcast_chain(net: Net, n: int, S: int, eager: int, bytes_term: bool = True) -> float:
+    """A binomial bcast has no lockstep: each rank forwards as soon as it has the data. Its time is the longest
+    chain of the tree, each message costing its own pair's alpha + bytes (without `bytes_term`: alpha only).
+    Eager: a rank posts its children's sends at once, largest subtree first, and they leave its injection link
+    one after the other. Rendezvous: the next child's send starts when the previous one's data has arrived
+    (RTS, CTS, data: 3 alpha + bytes)."""
+    L = math.ceil(math.log2(n))
+    P, hp = int(net.phits(S)), int(net.phits(0))
+    bt = P - hp if bytes_term else 0
+    done, todo, last = {0: 0.0}, [0], 0.0
+    while todo:
+        r = todo.pop()
+        ts = done[r]
+        m = ((1 << L) if r == 0 else (r & -r)) >> 1
+        while m:
+            if r + m < n:
+                a = float(net.zero_load(r, r + m, 0))
+                if S > eager:
+                    arr = ts = ts + 3 * a + bt
+                else:
+                    arr, ts = ts + a + bt, ts + (P if bytes_term else 0)
+                done[r + m] = arr
+                todo.append(r + m)
+                last = max(last, arr)
+            m >>= 1
+    return last
 
 
 def model(net: Net, kind: str, n: int, S: int, alg: str = "", eager: int | None = None) -> dict:
+    """Both models, summed over the steps: `cycles` the plain Hockney model (alpha + the bytes of the rank that
+    injects most), `contention` the same with the bytes of the most loaded link of the step (Net.max_link_phits)."""
     eager = net.eager if eager is None else eager
-    total, alphas, hops = 0.0, 0.0, []
+    total, cont, alphas, hops = 0.0, 0.0, 0.0, []
     hp = net.phits(0)
-    for pairs, sizes in model_steps(kind, n, S, alg):
-        a = net.alpha(pairs)
-        phits = sum(net.phits(s) for s in sizes)
-        rdv = sum(2 * a for s in sizes if s > eager)
-        total += a + (phits - hp) + rdv
+    for msgs in model_steps(kind, n, S, alg):
+        src, dst, size = msgs[:, 0], msgs[:, 1], msgs[:, 2]
+        a = net.alpha(src, dst)
+        phits = net.phits(size)
+        inj = np.bincount(src, phits, minlength=n).max()  # a rank's messages of a step leave one after the other
+        rdv = 2 * a * np.bincount(src, size > eager, minlength=n).max()  # RTS and CTS, per rendezvous message
+        total += a + (inj - hp) + rdv
+        cont += a + (net.max_link_phits(src, dst, phits) - hp) + rdv
         alphas += a + rdv
-        hops.append(net.mean_hops(pairs))
-    return {"cycles": total, "alpha_cycles": alphas, "steps": len(hops), "hops_mean": float(np.mean(hops))}
+        hops.append(net.mean_hops(src, dst))
+    if kind == "bcast":  # the longest chain of the tree; links shared within a round add their excess
+        excess = cont - total
+        total = bcast_chain(net, n, S, eager)
+        cont = total + excess
+        alphas = bcast_chain(net, n, S, eager, bytes_term=False)
+    return {"cycles": total, "contention": cont, "alpha_cycles": alphas, "steps": len(hops),
+            "hops_mean": float(np.mean(hops))}
 
 
 # ---------------------------------------------------------------- the parts
@@ -220,7 +331,9 @@ def hockney_runs(args) -> list[str]:
 
 DIAGNOSTICS = [  # (network, collective, bytes, algorithm, [mpi]): one cause of a difference removed at a time
     ("torus 8x8", "bcast", 65536, "", {"eager_bytes": 1 << 20}),
-    ('{"topology": {"dims": [64], "kind": "torus"}}', "allreduce", 65536, "ring", {}),
+    ("torus 8x8", "allreduce", 65536, "ring", {"allreduce": "ring"}),
+    ('{"topology": {"dims": [64], "kind": "torus"}}', "allreduce", 65536, "ring", {"allreduce": "ring"}),
+    ("dragonfly 1056", "allreduce", 65536, "ring", {"allreduce": "ring"}),
     ('{"topology": {"dims": [64], "kind": "torus"}}', "barrier", 8, "", {}),
     ('{"topology": {"dims": [64], "kind": "torus"}}', "allreduce", 8, "recursive_doubling", {}),
 ]
@@ -260,56 +373,67 @@ def pct(meas: float, mod: float) -> str:
     return f"{100 * (meas - mod) / mod:+.1f} %"
 
 
+def within(meas: float, mod: float) -> str:
+    return "yes" if abs(meas - mod) <= 0.10 * mod else "**no**"
+
+
+def auto_allreduce(S: int) -> str:
+    return "recursive_doubling" if S <= 2048 else "rabenseifner"
+
+
 def table_hockney(args, res: dict, nets: dict) -> str:
-    rows = ["| network | collective | bytes | algorithm | steps | step hops (mean) | measured (cycles) | model (cycles) "
-            "| of which alpha | difference | within 10 % |", "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+    rows = ["| network | collective | bytes | algorithm | steps | step hops (mean) | measured (cycles) "
+            "| Hockney (cycles) | of which alpha | difference | within 10 % | contention-aware (cycles) | difference "
+            "| within 10 % |", "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|"]
     for k in hockney_runs(args):
         net, w, _ = json.loads(k)
         if k not in res:
             continue
         r = res[k]
         kind, S = w["program"], w["message_bytes"]
-        alg = ""
-        if kind == "allreduce":
-            alg = "recursive_doubling" if S <= 2048 else "ring"
+        alg = auto_allreduce(S) if kind == "allreduce" else ""
+        S = 0 if kind == "barrier" else S
         m = model(nets[net], kind, r["nodes"], S, alg)
         name = {"barrier": "dissemination", "bcast": "binomial", "alltoall": "pairwise"}.get(kind, alg)
-        d = (r["cycles"] - m["cycles"]) / m["cycles"]
-        rows.append(f"| {net} | {kind} | {0 if kind == 'barrier' else S:,} | {name} | {m['steps']} | {m['hops_mean']:.2f} | {r['cycles']:,} | "
-                    f"{m['cycles']:,.0f} | {m['alpha_cycles']:,.0f} | {pct(r['cycles'], m['cycles'])} | "
-                    f"{'yes' if abs(d) <= 0.10 else '**no**'} |")
+        c = r["cycles"]
+        rows.append(f"| {net} | {kind} | {S:,} | {name} | {m['steps']} | {m['hops_mean']:.2f} | {c:,} | "
+                    f"{m['cycles']:,.0f} | {m['alpha_cycles']:,.0f} | {pct(c, m['cycles'])} | "
+                    f"{within(c, m['cycles'])} | "
+                    f"{m['contention']:,.0f} | {pct(c, m['contention'])} | {within(c, m['contention'])} |")
     return "\n".join(rows)
 
 
 def table_diagnostics(res: dict) -> str:
-    rows = ["| network | collective | bytes | [mpi] | measured (cycles) | model (cycles) | difference |",
-            "|---|---|---:|---|---:|---:|---:|"]
+    rows = ["| network | collective | bytes | [mpi] | measured (cycles) | Hockney (cycles) | difference "
+            "| contention-aware (cycles) | difference |", "|---|---|---:|---|---:|---:|---:|---:|---:|"]
     for net, kind, S, alg, mpi in DIAGNOSTICS:
         k = key(net, {"program": kind, "message_bytes": S}, mpi)
         if k not in res:
             continue
         c = res[k]["cycles"]
-        m = model(Net(net), kind, res[k]["nodes"], 0 if kind == "barrier" else S, alg, mpi.get("eager_bytes"))["cycles"]
+        m = model(Net(net), kind, res[k]["nodes"], 0 if kind == "barrier" else S, alg, mpi.get("eager_bytes"))
         name = "ring of 64 (torus dims [64])" if net.startswith("{") else net
         extra = ", ".join(f"{a} = {b}" for a, b in mpi.items()) or "defaults"
-        rows.append(f"| {name} | {kind} {alg} | {0 if kind == 'barrier' else S:,} | {extra} | {c:,} | {m:,.0f} | "
-                    f"{pct(c, m)} |")
+        rows.append(f"| {name} | {kind} {alg} | {0 if kind == 'barrier' else S:,} | {extra} | {c:,} | "
+                    f"{m['cycles']:,.0f} | {pct(c, m['cycles'])} | {m['contention']:,.0f} | "
+                    f"{pct(c, m['contention'])} |")
     return "\n".join(rows)
 
 
 def table_allreduce(res: dict, net: Net) -> str:
-    rows = ["| bytes | algorithm | measured (cycles) | model (cycles) | difference | measured / previous size |",
-            "|---:|---|---:|---:|---:|---:|"]
+    rows = ["| bytes | algorithm | measured (cycles) | Hockney (cycles) | difference | contention-aware (cycles) "
+            "| difference | measured / previous size |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
     prev = None
     for S in ALLREDUCE_SIZES:
         k = key("torus 8x8", {"program": "allreduce", "message_bytes": S})
         if k not in res:
             continue
         c = res[k]["cycles"]
-        alg = "recursive_doubling" if S <= 2048 else "ring"
-        m = model(net, "allreduce", 64, S, alg)["cycles"]
+        alg = auto_allreduce(S)
+        m = model(net, "allreduce", 64, S, alg)
         ratio = f"{c / prev:.2f}" if prev else ""
-        rows.append(f"| {S:,} | {alg} | {c:,} | {m:,.0f} | {pct(c, m)} | {ratio} |")
+        rows.append(f"| {S:,} | {alg} | {c:,} | {m['cycles']:,.0f} | {pct(c, m['cycles'])} | "
+                    f"{m['contention']:,.0f} | {pct(c, m['contention'])} | {ratio} |")
         prev = c
     return "\n".join(rows)
 
@@ -323,11 +447,11 @@ def table_pingpong(res: dict, net: Net) -> str:
             continue
         c = res[k]["cycles"]
         one = c / 2
-        f = net.zero_load(0, 1, S)
+        f = int(net.zero_load(0, 1, S))
         rdv = S > net.eager
         if rdv:
-            f += 2 * net.zero_load(0, 1, 0)
-        rows.append(f"| {S:,} | {'rendezvous' if rdv else 'eager'} | {net.phits(S):,} | {one:,.1f} | {f:,} | "
+            f += 2 * int(net.zero_load(0, 1, 0))
+        rows.append(f"| {S:,} | {'rendezvous' if rdv else 'eager'} | {int(net.phits(S)):,} | {one:,.1f} | {f:,} | "
                     f"{one - f:+g} |")
     return "\n".join(rows)
 
