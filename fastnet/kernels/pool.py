@@ -36,6 +36,33 @@ def list_remove(items, recs, col, ctr, count_at, x):
 
 
 @jit_inline
+def fifo_append(links, col, owners, o, head, tail, x):
+    """Append row x to the FIFO of owners[o] (head and tail columns; rows linked through links[:, col]).
+    Returns True if the FIFO was empty."""
+    links[x, col] = -1
+    last = owners[o, tail]
+    if last < 0:
+        owners[o, head] = x
+    else:
+        links[last, col] = x
+    owners[o, tail] = x
+    return last < 0
+
+
+@jit_inline
+def fifo_unlink(links, col, owners, o, head, tail, x, prev):
+    """Remove row x, which follows row prev (-1: x is the head), from the FIFO of owners[o]."""
+    nxt = links[x, col]
+    if prev < 0:
+        owners[o, head] = nxt
+    else:
+        links[prev, col] = nxt
+    if owners[o, tail] == x:
+        owners[o, tail] = prev
+    links[x, col] = -1
+
+
+@jit_inline
 def new_packet(pk, nd, node_act, ctr, sc, ts, prm, src, dst, size, t):
     """Take a packet from the pool (the caller checked there is one) and queue it at its source node."""
     h = ctr[C_FREE_HEAD]

@@ -11,8 +11,9 @@ from ..build.network import Network
 from ..errors import ConfigError
 from ..kernels.state import HIST_BINS
 from ..workloads.schema import cycle_time_ns
-from ..workloads.state import MS_NEXT, N_WC, W_MPI, TK_FINISH, TK_QHEAD, TK_QTAIL, TK_SPOS, WC_END, WC_FREE_COUNT, \
-    WC_FREE_HEAD, WC_WAKE
+from ..workloads.state import (
+    MS_NEXT, TK_FINISH, TK_QHEAD, TK_QTAIL, TK_SPOS, W_MPI, WC_END, WC_FREE_COUNT, WC_FREE_HEAD, _free_list,
+)
 from .calls import Trace
 from .program import Options, Program, ProgramError, lower
 from .schema import resolve_mpi
@@ -77,17 +78,14 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
     headroom = inbox + MAX_FANOUT + 16
     pool = 2 * headroom + 16
     msg = np.zeros((pool, N_MSG), np.int64)
-    msg[:, MS_NEXT] = np.arange(1, pool + 1)
-    msg[-1, MS_NEXT] = -1
+    msg[:, MS_NEXT] = _free_list(pool)
     tk = np.zeros((R, N_RK), np.int64)
     tk[:, [TK_QHEAD, TK_QTAIL, TK_SPOS, TK_FINISH, RK_BLOCK_T, RK_COP, RK_EARLY, RK_QHEAD, RK_QTAIL, RK_RHEAD,
            RK_RTAIL]] = -1
     tk[:, RK_PC] = prog.op_begin
     wc = np.zeros(N_WM, np.int64)
     wc[WC_FREE_HEAD], wc[WC_FREE_COUNT], wc[WC_END] = 0, pool, -1
-    wc[WC_WAKE] = 0
     wc[WM_READY] = R
-    assert N_WM > N_WC
     mpi = Mpi(
         kind=W_MPI, n_tasks=R, packet_phits=traffic["packet_phits"], phit_bytes=traffic["phit_bytes"],
         header_bytes=m["header_bytes"], eager_bytes=m["eager_bytes"], msg_headroom=headroom,

@@ -93,6 +93,24 @@ def real_rank(newrank, rem):
 
 
 @jit_inline
+def new_rank(me, rem):
+    """me's rank in the power-of-two phase, or -1 for the even rank of one of the first rem pairs (it sits out)."""
+    if me < 2 * rem:
+        return me // 2 if me % 2 == 1 else -1
+    return me - rem
+
+
+@jit_inline
+def kept_start(newrank, halvings, p):
+    """First of the p >> halvings blocks a rank keeps after that many halvings (its rank's bits, reversed)."""
+    lo = 0
+    for j in range(halvings):
+        if newrank & (1 << j):
+            lo += p >> (j + 1)
+    return lo
+
+
+@jit_inline
 def pairing_step(me, rem, step, first, nbytes, peers, sizes):
     """The step before (first) or after the power-of-two phase: in each of the first 2 rem pairs the even rank
     gives its vector to the odd one, and gets the result back at the end."""
@@ -115,25 +133,19 @@ def rabenseifner(me, n, step, nbytes, peers, sizes):
     L = ceil_log2(p)
     if step == 0 or step == 2 * L + 1:
         return pairing_step(me, rem, step, step == 0, nbytes, peers, sizes)
-    newrank = (me // 2 if me % 2 == 1 else -1) if me < 2 * rem else me - rem
+    newrank = new_rank(me, rem)
     if newrank < 0:
         return 0, 0
     if step <= L:  # halving k: give away the half of the kept p >> k blocks that the partner keeps
         k = step - 1
-        lo = 0
-        for j in range(k):
-            if newrank & (1 << j):
-                lo += p >> (j + 1)
         half = p >> (k + 1)
+        lo = kept_start(newrank, k, p)
         a = lo + half if newrank & (1 << k) == 0 else lo
         peers[0] = real_rank(newrank ^ (1 << k), rem)
         sizes[0] = blocks(nbytes, a, a + half, p)
     else:  # doubling: undo halving h, sending the p >> (h + 1) blocks kept after it
         h = 2 * L - step
-        lo = 0
-        for j in range(h + 1):
-            if newrank & (1 << j):
-                lo += p >> (j + 1)
+        lo = kept_start(newrank, h + 1, p)
         peers[0] = real_rank(newrank ^ (1 << h), rem)
         sizes[0] = blocks(nbytes, lo, lo + (p >> (h + 1)), p)
     return 1, 1
@@ -184,7 +196,7 @@ def round_plan(kind, alg, me, n, root, step, nbytes, counts, coff, peers, sizes)
         if step == 0 or step == last:
             ns, nr = pairing_step(me, rem, step, step == 0, nbytes, peers, sizes)
         else:
-            newrank = (me // 2 if me % 2 == 1 else -1) if me < 2 * rem else me - rem
+            newrank = new_rank(me, rem)
             if newrank >= 0:
                 peers[0] = real_rank(newrank ^ (1 << (step - 1)), rem)
                 sizes[0] = nbytes

@@ -23,10 +23,10 @@ the network: payload plus `header_bytes`.
 from __future__ import annotations
 
 from ..kernels._jit import jit, jit_inline
-from ..kernels.pool import hist_bin
-from ..workloads.messages import retire, send, take_message
+from ..kernels.pool import fifo_append, fifo_unlink, hist_bin
+from ..workloads.messages import new_message, retire, send
 from ..workloads.state import (
-    MS_AUX, MS_BIRTH, MS_DST, MS_NEXT, MS_SRC, MS_TAG, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
+    MS_DST, MS_SRC, MS_TAG, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
     WC_N_INBOX, WC_NEXT, WC_TASKS_DONE, WC_WAKE,
 )
 from .collectives import n_steps, round_plan
@@ -36,8 +36,8 @@ from .state import (
     OP_IRECV, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, PROC_NULL,
     Q_DONE, Q_FREE, Q_PENDING, RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV,
     RK_CSEND, RK_CSTART, RK_EARLY, RK_PC, RK_PEND, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, RK_STATE, RK_STEP,
-    RK_WAIT_CYC, RK_WAKE, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER, RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, S_COLL,
-    S_COMPUTE, S_DONE, S_READY, S_RUNNING, S_WAIT, WM_BYTES, WM_CONTROL, WM_DEFERRED, WM_HEAP, WM_READY, WM_STAMP,
+    RK_WAIT_CYC, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER, RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, S_COLL,
+    S_COMPUTE, S_DONE, S_READY, S_RUNNING, S_WAIT, WM_BYTES, WM_CONTROL, WM_HEAP, WM_READY, WM_STAMP,
     WM_TRANSFERS,
 )
 
@@ -100,14 +100,9 @@ def heap_pop(wl):
 
 
 @jit_inline
-def post(wl, src, dst, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, t):
-    """Post one protocol message about `nbytes` of data from rank src to rank dst (never src itself:
-    local_message does that). Eager and rendezvous data carry the bytes; RTS and CTS only the header."""
-    data = kind == M_EAGER or kind == M_DATA
-    wire = max((nbytes if data else 0) + wl.header_bytes, 1)
-    m = send(wl.msg, wl.tk, wl.wc, wl.senders, src, dst, wire, wl.packet_phits * wl.phit_bytes, kind, 0, False, t)
-    if m < 0:
-        return m
+def envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, arrived):
+    """MPI's columns of message m, and the transfer counters: eager and rendezvous data carry `nbytes`, an RTS
+    or CTS is about them."""
     msg = wl.msg
     msg[m, MS_COMM] = comm
     msg[m, MS_MTAG] = mtag
@@ -115,43 +110,43 @@ def post(wl, src, dst, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, t)
     msg[m, MS_SREQ] = sreq
     msg[m, MS_RREQ] = rreq
     msg[m, MS_QNEXT] = -1
-    msg[m, MS_ARRIVED] = -1
+    msg[m, MS_ARRIVED] = arrived
     msg[m, MS_CALL] = call
     msg[m, MS_PAYLOAD] = nbytes
     msg[m, MS_SENT] = sent
-    if data:
+    if kind == M_EAGER or kind == M_DATA:
         wl.wc[WM_BYTES] += nbytes
         wl.wc[WM_TRANSFERS] += 1
     else:
         wl.wc[WM_CONTROL] += 1
+
+
+@jit_inline
+def post(wl, src, dst, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, t):
+    """Post one protocol message about `nbytes` of data from rank src to rank dst (never src itself:
+    local_message does that). Eager and rendezvous data carry the bytes; RTS and CTS only the header."""
+    wire = max((nbytes if kind == M_EAGER or kind == M_DATA else 0) + wl.header_bytes, 1)
+    m = send(wl.msg, wl.tk, wl.wc, wl.senders, src, dst, wire, wl.packet_phits * wl.phit_bytes, kind, 0, False, t)
+    if m >= 0:
+        envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, -1)
     return m
+
+
+@jit_inline
+def answer(wl, m, kind, rreq, t):
+    """The receiver of m sends its sender the next message of the rendezvous (CTS, then data) about the same
+    bytes, envelope and requests (`rreq`: the receive a CTS names)."""
+    msg = wl.msg
+    post(wl, msg[m, MS_DST], msg[m, MS_SRC], kind, msg[m, MS_PAYLOAD], msg[m, MS_COMM], msg[m, MS_MTAG],
+         msg[m, MS_SEQ], msg[m, MS_SREQ], rreq, msg[m, MS_CALL], msg[m, MS_SENT], t)
 
 
 @jit_inline
 def local_message(wl, r, payload, comm, mtag, call, t):
     """An eager message to oneself: a memory copy, arrived at once, never on the network."""
-    wc, msg = wl.wc, wl.msg
-    m = take_message(msg, wc)
-    if m < 0:
-        return -1
-    msg[m, MS_SRC] = r
-    msg[m, MS_DST] = r
-    msg[m, MS_TAG] = M_EAGER
-    msg[m, MS_AUX] = 0
-    msg[m, MS_BIRTH] = t
-    msg[m, MS_NEXT] = -1
-    msg[m, MS_COMM] = comm
-    msg[m, MS_MTAG] = mtag
-    msg[m, MS_SEQ] = -1
-    msg[m, MS_SREQ] = -1
-    msg[m, MS_RREQ] = -1
-    msg[m, MS_QNEXT] = -1
-    msg[m, MS_ARRIVED] = t
-    msg[m, MS_CALL] = call
-    msg[m, MS_PAYLOAD] = payload
-    msg[m, MS_SENT] = t
-    wc[WM_BYTES] += payload
-    wc[WM_TRANSFERS] += 1
+    m = new_message(wl.msg, wl.wc, r, r, payload, wl.packet_phits * wl.phit_bytes, M_EAGER, 0, t)
+    if m >= 0:
+        envelope(wl, m, M_EAGER, payload, comm, mtag, -1, -1, -1, call, t, t)
     return m
 
 
@@ -195,43 +190,14 @@ def first_of_sender(wl, r, q, m):
 
 
 @jit_inline
-def append_envelope(wl, r, m):
-    tk = wl.tk
-    if tk[r, RK_QTAIL] < 0:
-        tk[r, RK_QHEAD] = m
-    else:
-        wl.msg[tk[r, RK_QTAIL], MS_QNEXT] = m
-    tk[r, RK_QTAIL] = m
-
-
-@jit_inline
 def unlink_envelope(wl, r, m):
-    tk, msg = wl.tk, wl.msg
+    """Take envelope m out of rank r's queue (a singly linked FIFO: find the one before it)."""
     prev = -1
-    x = tk[r, RK_QHEAD]
+    x = wl.tk[r, RK_QHEAD]
     while x != m:
         prev = x
-        x = msg[x, MS_QNEXT]
-    nxt = msg[m, MS_QNEXT]
-    if prev < 0:
-        tk[r, RK_QHEAD] = nxt
-    else:
-        msg[prev, MS_QNEXT] = nxt
-    if tk[r, RK_QTAIL] == m:
-        tk[r, RK_QTAIL] = prev
-
-
-@jit_inline
-def unlink_receive(wl, r, q, prev):
-    tk, rq = wl.tk, wl.rq
-    nxt = rq[q, RQ_NEXT]
-    if prev < 0:
-        tk[r, RK_RHEAD] = nxt
-    else:
-        rq[prev, RQ_NEXT] = nxt
-    if tk[r, RK_RTAIL] == q:
-        tk[r, RK_RTAIL] = prev
-    rq[q, RQ_NEXT] = -1
+        x = wl.msg[x, MS_QNEXT]
+    fifo_unlink(wl.msg, MS_QNEXT, wl.tk, r, RK_QHEAD, RK_QTAIL, m, prev)
 
 
 @jit_inline
@@ -243,8 +209,7 @@ def bind(wl, r, q, m, t):
         data_arrived(wl, m, t)
         complete_request(wl, q)
     else:
-        post(wl, r, msg[m, MS_SRC], M_CTS, msg[m, MS_PAYLOAD], msg[m, MS_COMM], msg[m, MS_MTAG], -1,
-             msg[m, MS_SREQ], q, msg[m, MS_CALL], msg[m, MS_SENT], t)
+        answer(wl, m, M_CTS, q, t)
     retire(msg, wl.wc, m, t)
 
 
@@ -256,7 +221,7 @@ def envelope_arrived(wl, r, m, t):
     q = wl.tk[r, RK_RHEAD]
     while q >= 0:
         if matches(wl, q, m) and first_of_sender(wl, r, q, m):
-            unlink_receive(wl, r, q, prev)
+            fifo_unlink(wl.rq, RQ_NEXT, wl.tk, r, RK_RHEAD, RK_RTAIL, q, prev)
             bind(wl, r, q, m, t)
             return
         prev = q
@@ -283,14 +248,8 @@ def post_receive(wl, r, q, t):
         x = msg[x, MS_QNEXT]
     if best >= 0:
         bind(wl, r, q, best, t)
-        return
-    tk, rq = wl.tk, wl.rq
-    rq[q, RQ_NEXT] = -1
-    if tk[r, RK_RTAIL] < 0:
-        tk[r, RK_RHEAD] = q
     else:
-        rq[tk[r, RK_RTAIL], RQ_NEXT] = q
-    tk[r, RK_RTAIL] = q
+        fifo_append(wl.rq, RQ_NEXT, wl.tk, r, RK_RHEAD, RK_RTAIL, q)
 
 
 # ---------------------------------------------------------------- collectives
@@ -313,6 +272,13 @@ def step_complete(tk, r):
 
 
 @jit_inline
+def step_progressed(wl, r):
+    """A message of rank r's current step arrived: a rank blocked in it goes on if the step is complete."""
+    if wl.tk[r, RK_STATE] == S_COLL and step_complete(wl.tk, r):
+        make_ready(wl, r)
+
+
+@jit_inline
 def coll_take(wl, r, m, t):
     """Rank r's current step receives collective message m (eager data, or an RTS it answers)."""
     msg = wl.msg
@@ -320,8 +286,7 @@ def coll_take(wl, r, m, t):
         data_arrived(wl, m, t)
         wl.tk[r, RK_CRECV] -= 1
     else:
-        post(wl, r, msg[m, MS_SRC], M_CTS, msg[m, MS_PAYLOAD], msg[m, MS_COMM], msg[m, MS_MTAG], msg[m, MS_SEQ],
-             msg[m, MS_SREQ], -1, msg[m, MS_CALL], msg[m, MS_SENT], t)
+        answer(wl, m, M_CTS, -1, t)
     retire(msg, wl.wc, m, t)
 
 
@@ -342,10 +307,9 @@ def start_step(wl, r, t):
     for i in range(ns):
         dst = wl.comm_members[base + wl.scratch_peer[i]]
         nbytes = wl.scratch_bytes[i]
-        if nbytes <= wl.eager_bytes:
-            post(wl, r, dst, M_EAGER, nbytes, comm, tag, seq, -1, -1, call, t, t)
-        else:
-            post(wl, r, dst, M_RTS, nbytes, comm, tag, seq, -1, -1, call, t, t)
+        eager = nbytes <= wl.eager_bytes
+        post(wl, r, dst, M_EAGER if eager else M_RTS, nbytes, comm, tag, seq, -1, -1, call, t, t)
+        if not eager:  # the step waits for its data to arrive
             tk[r, RK_CSEND] += 1
     prev = -1
     m = tk[r, RK_EARLY]
@@ -387,8 +351,7 @@ def coll_arrived(wl, r, m, t):
     """A collective message (eager or RTS) reached rank r: taken now if r is in its step, else kept for later."""
     if coll_key_is_now(wl, r, m):
         coll_take(wl, r, m, t)
-        if wl.tk[r, RK_STATE] == S_COLL and step_complete(wl.tk, r):
-            make_ready(wl, r)
+        step_progressed(wl, r)
     else:
         wl.msg[m, MS_QNEXT] = wl.tk[r, RK_EARLY]
         wl.tk[r, RK_EARLY] = m
@@ -402,11 +365,9 @@ def coll_data_arrived(wl, m, t):
     data_arrived(wl, m, t)
     dst, src = msg[m, MS_DST], msg[m, MS_SRC]
     tk[dst, RK_CRECV] -= 1
-    if tk[dst, RK_STATE] == S_COLL and step_complete(tk, dst):
-        make_ready(wl, dst)
+    step_progressed(wl, dst)
     tk[src, RK_CSEND] -= 1
-    if tk[src, RK_STATE] == S_COLL and step_complete(tk, src):
-        make_ready(wl, src)
+    step_progressed(wl, src)
 
 
 # ---------------------------------------------------------------- arrivals
@@ -419,8 +380,7 @@ def arrived(wl, m, t):
     kind = msg[m, MS_TAG]
     r = msg[m, MS_DST]
     if kind == M_CTS:  # at the sender of the data: send it
-        post(wl, r, msg[m, MS_SRC], M_DATA, msg[m, MS_PAYLOAD], msg[m, MS_COMM], msg[m, MS_MTAG], msg[m, MS_SEQ],
-             msg[m, MS_SREQ], msg[m, MS_RREQ], msg[m, MS_CALL], msg[m, MS_SENT], t)
+        answer(wl, m, M_DATA, msg[m, MS_RREQ], t)
         retire(msg, wl.wc, m, t)
     elif kind == M_DATA:
         if msg[m, MS_SEQ] >= 0:
@@ -483,7 +443,6 @@ def run_rank(wl, r, t):
             tk[r, RK_PC] = pc + 1
             if d > 0:
                 tk[r, RK_STATE] = S_COMPUTE
-                tk[r, RK_WAKE] = t + d
                 tk[r, RK_COMPUTE_CYC] += d
                 heap_push(wl, t + d, r)
                 wc[WC_WAKE] = max(wc[WC_WAKE], t + d)
@@ -551,7 +510,7 @@ def run_rank(wl, r, t):
             elif peer == r:
                 m = local_message(wl, r, nbytes, comm, ops[pc, OP_TAG], ops[pc, OP_CALL], t)
                 rq[q, RQ_STATE] = Q_DONE
-                append_envelope(wl, r, m)
+                fifo_append(wl.msg, MS_QNEXT, wl.tk, r, RK_QHEAD, RK_QTAIL, m)
                 envelope_arrived(wl, r, m, t)
             else:
                 eager = nbytes <= wl.eager_bytes
@@ -559,7 +518,7 @@ def run_rank(wl, r, t):
                          -1 if eager else q, -1, ops[pc, OP_CALL], t, t)
                 if eager:
                     rq[q, RQ_STATE] = Q_DONE
-                append_envelope(wl, peer, m)
+                fifo_append(wl.msg, MS_QNEXT, wl.tk, peer, RK_QHEAD, RK_QTAIL, m)
 
 
 @jit
@@ -579,7 +538,6 @@ def advance_mpi(wl, t):
             deferred = True
             break
         wc[WC_WAKE] = max(wc[WC_WAKE], t)
-    wc[WM_DEFERRED] = deferred
     if deferred:
         wc[WC_NEXT] = t + 1
     elif wc[WM_HEAP] > 0:

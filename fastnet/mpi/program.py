@@ -60,8 +60,6 @@ class Program:
     rc_me: np.ndarray
     call_counts: np.ndarray  # int64[N_CALLS]: MPI calls of each kind in the program
     skipped: dict[str, int] = field(default_factory=dict)  # unknown calls skipped, by name
-    noops: int = 0  # calls that move no data (MPI_Init, Comm_rank, ...)
-    max_fanout: int = 1
     files: list[str] = field(default_factory=list)  # where each rank's calls came from (error messages)
 
 
@@ -100,7 +98,6 @@ class _RankLowering:
         self.slots = 0
         self.colls: list[tuple[int, str, int]] = []  # (comm, kind, root) in call order: checked across members
         self.skipped: dict[str, int] = {}
-        self.noops = 0
         self.calls = np.zeros(len(CALL_CODE), np.int64)
 
     def fail(self, index: int, call: Call, why: str) -> ProgramError:
@@ -167,8 +164,6 @@ class _RankLowering:
                         raise self.fail(index, call, "unsupported MPI call (set workload.skip_unknown = true to "
                                         "skip such calls and count them)")
                     self.skipped[call.name] = self.skipped.get(call.name, 0) + 1
-                else:
-                    self.noops += 1
                 if math.isnan(last_end) and not math.isnan(call.start_ns):
                     last_end = call.start_ns  # the rank's clock starts at its first call
                 continue
@@ -262,18 +257,19 @@ def lower(trace: Trace, opt: Options) -> Program:
     max_requests = 1
     call_counts = np.zeros(len(CALL_CODE), np.int64)
     skipped: dict[str, int] = {}
-    noops = 0
     sequences: dict[int, list[tuple[int, str, int]]] = {}
+    callers: dict[int, set[int]] = {}  # the ranks that call collectives on each communicator
     firsts = [next((c.start_ns for c in calls if not math.isnan(c.start_ns)), math.nan) for calls in trace.ranks]
     origin = min((f for f in firsts if not math.isnan(f)), default=math.nan)  # the trace's first call: cycle 0
     for r, calls in enumerate(trace.ranks):
         low = _RankLowering(r, trace, opt, comm_index, {})
         low.lower(calls, origin)
         call_counts += low.calls
-        noops += low.noops
         for name, n in low.skipped.items():
             skipped[name] = skipped.get(name, 0) + n
         _check_collectives(r, low.colls, sequences, trace)
+        for comm, _, _ in low.colls:
+            callers.setdefault(comm, set()).add(r)
         max_requests = max(max_requests, low.slots)
         rows = np.array(low.rows, dtype=np.int64).reshape(-1, N_OP)
         if len(rows):  # offsets into the shared wait-list and count arrays
@@ -292,20 +288,19 @@ def lower(trace: Trace, opt: Options) -> Program:
             shared[key] = (begin[r], end[r])
         ops.append(rows)
         n_ops += len(rows)
-    _check_members_called(sequences, trace)
+    _check_members_called(sequences, callers, trace)
     comm_size = np.array([len(m) for m in members], np.int64)
     comm_off = np.concatenate([[0], np.cumsum(comm_size)[:-1]]).astype(np.int64)
     rc_off = np.zeros(R + 1, np.int64)
     rc_off[1:] = np.cumsum([len(x) for x in rc])
     flat = [p for x in rc for p in x]
-    fan = max([int(n).bit_length() for n in comm_size] + [1])
     return Program(
         ops=np.concatenate(ops) if ops else np.zeros((0, N_OP), np.int64), op_begin=begin, op_end=end,
         req_list=np.array(req_lists or [0], np.int64), counts=np.array(counts or [0], np.int64),
         max_requests=max_requests, comm_off=comm_off, comm_size=comm_size,
         comm_members=np.array([w for m in members for w in m] or [0], np.int64), rc_off=rc_off,
         rc_comm=np.array([c for c, _ in flat] or [0], np.int64), rc_me=np.array([m for _, m in flat] or [0], np.int64),
-        call_counts=call_counts, skipped=skipped, noops=noops, max_fanout=fan,
+        call_counts=call_counts, skipped=skipped,
         files=[trace.where(r) for r in range(R)] if trace.files else [],
     )
 
@@ -329,12 +324,11 @@ def _check_collectives(rank: int, colls: list[tuple[int, str, int]],
                                f"{comm}, rank {ref_rank} calls {len(ref)}")
 
 
-def _check_members_called(sequences: dict[int, list[tuple[int, str, int]]], trace: Trace) -> None:
+def _check_members_called(sequences: dict[int, list[tuple[int, str, int]]], callers: dict[int, set[int]],
+                          trace: Trace) -> None:
     """A member that calls no collective on a communicator whose other members do would leave them waiting."""
     for comm, ref in sequences.items():
-        if not ref:
-            continue
         for rank in trace.comms[comm]:
-            if not any(c.kind in COLLECTIVES and c.comm == comm for c in trace.ranks[rank]):
+            if rank not in callers[comm]:
                 raise ProgramError(f"{trace.where(rank)}: rank {rank} calls no collective on communicator {comm}, "
                                    f"rank {ref[0][0]} calls {len(ref)}")

@@ -47,9 +47,9 @@ A_DISSEMINATION, A_BINOMIAL, A_RECURSIVE_DOUBLING, A_RING, A_PAIRWISE, A_RABENSE
 ALGORITHMS = ("dissemination", "binomial", "recursive_doubling", "ring", "pairwise", "rabenseifner")
 
 # tk[r, ...] after the message layer's six columns (workloads/state.py TK_QHEAD .. TK_FINISH)
-(RK_PC, RK_STATE, RK_WAKE, RK_PEND, RK_BLOCK_T, RK_BLOCK_CALL, RK_WAIT_CYC, RK_COMPUTE_CYC, RK_QHEAD, RK_QTAIL,
- RK_RHEAD, RK_RTAIL, RK_EARLY, RK_COP, RK_CME, RK_CN, RK_STEP, RK_CRECV, RK_CSEND, RK_CSTART) = range(6, 26)
-N_RK = 26
+(RK_PC, RK_STATE, RK_PEND, RK_BLOCK_T, RK_BLOCK_CALL, RK_WAIT_CYC, RK_COMPUTE_CYC, RK_QHEAD, RK_QTAIL,
+ RK_RHEAD, RK_RTAIL, RK_EARLY, RK_COP, RK_CME, RK_CN, RK_STEP, RK_CRECV, RK_CSEND, RK_CSTART) = range(6, 25)
+N_RK = 25
 # RK_STATE
 S_READY, S_RUNNING, S_COMPUTE, S_WAIT, S_COLL, S_DONE = 0, 1, 2, 3, 4, 5
 
@@ -66,8 +66,8 @@ N_MSG = N_MS + 10
 M_EAGER, M_RTS, M_CTS, M_DATA = 0, 1, 2, 3
 
 # wc[...] after the common counters (workloads/state.py)
-WM_READY, WM_HEAP, WM_STAMP, WM_BYTES, WM_TRANSFERS, WM_CONTROL, WM_DEFERRED = range(N_WC, N_WC + 7)
-N_WM = N_WC + 7
+WM_READY, WM_HEAP, WM_STAMP, WM_BYTES, WM_TRANSFERS, WM_CONTROL = range(N_WC, N_WC + 6)
+N_WM = N_WC + 6
 
 MAX_FANOUT = 64  # most messages one collective round posts (a binomial root: log2 of the ranks)
 

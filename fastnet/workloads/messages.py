@@ -20,7 +20,7 @@ Each helper takes the arrays it touches (never the Workload tuple) so that calli
 from __future__ import annotations
 
 from ..kernels._jit import jit_inline
-from ..kernels.pool import list_add, list_remove, new_packet
+from ..kernels.pool import fifo_append, list_add, list_remove, new_packet
 from ..kernels.state import ND_TAIL, PK_MSG, PK_TAG
 from .state import (
     E_INBOX, E_MSG_POOL, E_SELF, MS_BIRTH, MS_BYTES, MS_DST, MS_MADE, MS_NEXT, MS_PACKETS, MS_RECV, MS_SRC,
@@ -35,27 +35,15 @@ def packets_of(nbytes, packet_bytes):
 
 
 @jit_inline
-def take_message(msg, wc):
-    """A free row of the message pool, or -1 (and wc[WC_ERROR] set) if the pool is exhausted."""
+def new_message(msg, wc, src, dst, nbytes, packet_bytes, tag, aux, t):
+    """A message row from the pool, filled in (not yet in any FIFO); -1 (and wc[WC_ERROR] set) if the pool is
+    exhausted."""
     m = wc[WC_FREE_HEAD]
     if m < 0:
         wc[WC_ERROR] = E_MSG_POOL
         return -1
     wc[WC_FREE_HEAD] = msg[m, MS_NEXT]
     wc[WC_FREE_COUNT] -= 1
-    return m
-
-
-@jit_inline
-def send(msg, tk, wc, senders, src, dst, nbytes, packet_bytes, tag, aux, awaited, t):
-    """Post a message; returns its id, or -1 (and sets wc[WC_ERROR]) if the pool is exhausted. `awaited`: the
-    receiver's Wait counts it (tk[dst, TK_EXPECT])."""
-    if src == dst:
-        wc[WC_ERROR] = E_SELF
-        return -1
-    m = take_message(msg, wc)
-    if m < 0:
-        return -1
     msg[m, MS_SRC] = src
     msg[m, MS_DST] = dst
     msg[m, MS_BYTES] = nbytes
@@ -66,13 +54,21 @@ def send(msg, tk, wc, senders, src, dst, nbytes, packet_bytes, tag, aux, awaited
     msg[m, MS_AUX] = aux
     msg[m, MS_BIRTH] = t
     msg[m, MS_NEXT] = -1
-    if tk[src, TK_QTAIL] < 0:
-        tk[src, TK_QHEAD] = m
-        if tk[src, TK_SPOS] < 0:
-            list_add(senders, tk, TK_SPOS, wc, WC_N_SENDERS, src)
-    else:
-        msg[tk[src, TK_QTAIL], MS_NEXT] = m
-    tk[src, TK_QTAIL] = m
+    return m
+
+
+@jit_inline
+def send(msg, tk, wc, senders, src, dst, nbytes, packet_bytes, tag, aux, awaited, t):
+    """Post a message; returns its id, or -1 (and sets wc[WC_ERROR]) if the pool is exhausted. `awaited`: the
+    receiver's Wait counts it (tk[dst, TK_EXPECT])."""
+    if src == dst:
+        wc[WC_ERROR] = E_SELF
+        return -1
+    m = new_message(msg, wc, src, dst, nbytes, packet_bytes, tag, aux, t)
+    if m < 0:
+        return -1
+    if fifo_append(msg, MS_NEXT, tk, src, TK_QHEAD, TK_QTAIL, m) and tk[src, TK_SPOS] < 0:
+        list_add(senders, tk, TK_SPOS, wc, WC_N_SENDERS, src)
     if awaited:
         tk[dst, TK_EXPECT] += 1  # what Wait counts against (Graph500: the count a sender's signal announces)
     wc[WC_POSTED] += 1
