@@ -193,3 +193,16 @@ def test_mapping_file(tmp_path):
     path.write_text("0 0 1")
     with pytest.raises(ConfigError, match="workload.mapping"):
         run({"kind": "mpi", "program": "pingpong", "mapping": str(path)})
+
+
+def test_fanout_gives_each_destination_its_zero_load_latency():
+    """One message to every other rank, 200 cycles apart on an idle 8x8 torus: rank r's arrival minus its send's
+    start is the zero-load latency, 18 cycles at one hop (as the ping-pong) plus 4 (link 1 + router 3) a hop."""
+    ds = run({"kind": "mpi", "program": "fanout", "message_bytes": 8, "compute_cycles": 200},
+             topology={"kind": "torus", "dims": [8, 8]})
+    r = np.arange(1, 64)
+    latency = ds.task_finish_cycle.values[1:] - 200 * r
+    x, y = r % 8, r // 8
+    hops = np.minimum(x, 8 - x) + np.minimum(y, 8 - y)
+    np.testing.assert_array_equal(latency, 18 + 4 * (hops - 1))
+    assert ds.messages.item() == 63

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from .calls import Call, Trace
 
-PROGRAMS = ("pingpong", "barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "halo3d", "fft3d",
+PROGRAMS = ("pingpong", "fanout", "barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "halo3d", "fft3d",
             "sweep3d")
 
 
@@ -50,6 +50,20 @@ def pingpong(n: int, p: dict[str, Any]) -> Trace:
     for _ in range(it):
         ranks[0] += [Call("send", peer=1, bytes=S), Call("recv", peer=1, bytes=S)]
         ranks[1] += [Call("recv", peer=0, bytes=S), Call("send", peer=0, bytes=S)]
+    return Trace(ranks)
+
+
+def fanout(n: int, p: dict[str, Any]) -> Trace:
+    """`root` sends `message_bytes` to every other rank in turn, `compute_cycles` apart, so that each message
+    crosses an idle network when the gap exceeds its latency: the message to the k-th other rank is posted at
+    cycle k x compute_cycles, and that rank's task_finish_cycle is when it arrived (seed 003 §IV-B's latency
+    test: one node to every other node)."""
+    S, root = p["message_bytes"], p["root"]
+    ranks: list[list[Call]] = [[Call("recv", peer=root, bytes=S)] for _ in range(n)]
+    ranks[root] = []
+    for r in range(n):
+        if r != root:
+            ranks[root] += _compute(p["compute_cycles"]) + [Call("send", peer=r, bytes=S)]
     return Trace(ranks)
 
 
@@ -151,7 +165,7 @@ def sweep3d(n: int, p: dict[str, Any]) -> Trace:
 
 
 GENERATORS: dict[str, Callable[[int, dict[str, Any]], Trace]] = {
-    "pingpong": pingpong, "halo3d": halo3d, "fft3d": fft3d, "sweep3d": sweep3d,
+    "pingpong": pingpong, "fanout": fanout, "halo3d": halo3d, "fft3d": fft3d, "sweep3d": sweep3d,
     **{k: collective_loop(k) for k in ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall")},
 }
 

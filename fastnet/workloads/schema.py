@@ -27,10 +27,9 @@ from typing import Any
 
 from ..config import _bool, _choice, _int, _real, _string, Check
 from ..errors import ConfigError
+from ..mpi.generators import PROGRAMS
 
 KINDS = ("open_loop", "sr", "gups", "a2a", "o2a", "a2o", "graph500", "mpi", "trace")
-PROGRAMS = ("pingpong", "barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "halo3d", "fft3d",
-            "sweep3d")  # fastnet/mpi/generators.py
 TRACE_FORMATS = ("auto", "otf2", "dumpi_ascii")
 
 
