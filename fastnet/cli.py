@@ -31,26 +31,29 @@ def fail(message: str) -> None:
     raise typer.Exit(2)
 
 
-def config_from_args(config: Optional[Path], overrides: list[str]) -> dict[str, Any]:
+def config_from_args(config: Optional[Path], overrides: list[str], machine: Optional[str] = None) -> dict[str, Any]:
     """A resolved config: `unresolved_config` checked and filled in with the documented defaults."""
-    return _config.resolve(unresolved_config(config, overrides))
+    return _config.resolve(unresolved_config(config, overrides, machine))
 
 
-def unresolved_config(config: Optional[Path], overrides: list[str]) -> dict[str, Any]:
+def unresolved_config(config: Optional[Path], overrides: list[str], machine: Optional[str] = None) -> dict[str, Any]:
     """The config a command's arguments name, before `resolve`: the file, then each --set override. A BookSim2
     config (docs/booksim.md) is converted first; its `--set key=value` items without a section are BookSim2 keys.
     Without a file, --set overrides apply to the documented defaults (docs/config.md), as `fastnet.run(dict)`
     does, so no key of the embedded example leaks into another network; with no --set either, it is the embedded
-    example (configs/default.toml, BookSim2's dragonfly reference run)."""
+    example (configs/default.toml, BookSim2's dragonfly reference run). `machine` (--machine) puts a machine preset
+    (fastnet/machines) underneath the file and the overrides."""
     if config is not None and _booksim.is_booksim_file(config):
         raw = _booksim.read_file(config, [s for s in overrides if _booksim.is_override(s)])
         overrides = [s for s in overrides if not _booksim.is_override(s)]
     elif config is not None:
         raw = _config.read_toml(config)
-    elif overrides:
+    elif overrides or machine is not None:
         raw = {}
     else:
         raw = _config.read_toml(_config.DEFAULT_CONFIG)
+    if machine is not None:
+        raw = _config.merge({"machine": {"name": machine}}, raw)
     return _config.merge(raw, _config.parse_set(overrides))
 
 
@@ -139,6 +142,7 @@ def run(
     config: Optional[Path] = typer.Argument(None, help="TOML run config or BookSim2 config; omit for the built-in "
                                             "1056-node dragonfly, or with --set for the documented defaults"),
     set_: list[str] = typer.Option([], "--set", help="override section.key=value (value parsed as TOML)"),
+    machine: Optional[str] = typer.Option(None, "--machine", help="start from a machine preset (fastnet machines)"),
     out_path: Optional[Path] = typer.Option(None, "--out", help="write the results dataset to this .zarr"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object instead of a table"),
     quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
@@ -155,7 +159,7 @@ def run(
     from .store import StagedStore
 
     try:
-        cfg = config_from_args(config, set_)
+        cfg = config_from_args(config, set_, machine)
         if show:
             show_config(cfg)
             return
@@ -202,6 +206,7 @@ def info(
     config: Optional[Path] = typer.Argument(None, help="TOML run config or BookSim2 config; omit for the built-in "
                                             "dragonfly, or with --set for the documented defaults"),
     set_: list[str] = typer.Option([], "--set", help="override section.key=value"),
+    machine: Optional[str] = typer.Option(None, "--machine", help="start from a machine preset (fastnet machines)"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     export: Optional[Path] = typer.Option(None, "--export", help="also write the topology: .graphml (routers and "
                                           "nodes) or .edges/.edgelist/.txt (router links, read by the graph kind)"),
@@ -211,7 +216,7 @@ def info(
     from .inspect import describe
 
     try:
-        cfg = config_from_args(config, set_)
+        cfg = config_from_args(config, set_, machine)
         if show:
             show_config(cfg)
             return
@@ -233,6 +238,23 @@ def info(
     table.add_column("value", justify="right")
     for k, v in facts.items():
         table.add_row(k, _fmt(v))
+    out.print(table)
+
+
+@app.command()
+def machines(as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """List the machine presets (`fastnet run --machine NAME`, or `[machine] name = NAME` in a config)."""
+    from . import machines as _machines
+
+    rows = {name: _machines.title(name) for name in _machines.names()}
+    if as_json:
+        print(json.dumps(rows))
+        return
+    table = Table(title="fastnet machines (fastnet/machines/*.toml; docs/machines.md)")
+    table.add_column("name")
+    table.add_column("machine")
+    for name, text in rows.items():
+        table.add_row(name, text)
     out.print(table)
 
 

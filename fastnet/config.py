@@ -303,7 +303,7 @@ def _check_section(name: str, given: dict[str, Any], schema: dict[str, tuple[Any
 
 def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Fill in defaults and check every value; raise ConfigError naming the first bad field."""
-    cfg = copy.deepcopy(cfg or {})
+    cfg = apply_machine(copy.deepcopy(cfg or {}))
     extra = {k: v for k, v in cfg.items() if k not in SECTION_ORDER and k not in EXTRA_SECTIONS}
     if extra:
         key = next(iter(extra))
@@ -345,5 +345,8 @@ from .workloads.schema import resolve_workload as _resolve_workload  # noqa: E40
 
 from .mpi.schema import resolve_mpi as _resolve_mpi  # noqa: E402
 
+from .machines import apply_machine, resolve_machine as _resolve_machine  # noqa: E402
+
 EXTRA_SECTIONS["workload"] = _resolve_workload
 EXTRA_SECTIONS["mpi"] = _resolve_mpi
+EXTRA_SECTIONS["machine"] = _resolve_machine
