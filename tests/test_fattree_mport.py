@@ -48,9 +48,11 @@ def test_sizes_ports_diameter_and_bisection(m, n):
     assert left[net.node_router].sum() == net.n_nodes // 2
 
 
-def test_four_port_three_tree_is_fig3s_network():
+def test_four_port_three_tree_is_fig3s_network_and_one_level_is_one_switch():
     net = net_of(4, 3)
     assert (net.n_nodes, net.n_routers) == (16, 20)
+    one = net_of(6, 1)  # n = 1: a single switch whose m ports all hold nodes
+    assert (one.n_nodes, one.n_routers, one.radix) == (6, 1, 6)
 
 
 @pytest.mark.parametrize("m,n", [(4, 3), (6, 2), (6, 3), (8, 4)])
