@@ -296,7 +296,7 @@ random permutation sends several of them into the same pod, and on into the same
 links: {'-'.join(str(c) for c in sorted(set(crowd)))} flows on the busiest link, and max-min fair rates
 averaging {min(rates):.3f} to {max(rates):.3f} per node, at most {gap:.3f} above what the simulator carries. D-mod-k is
 the mirror image (its collisions are on the up links). Random up ports spread each flow evenly over all its
-paths, so no link carries more than one node's worth (the model's most loaded link carries 1.00)
+paths, so no link carries more than one node's worth (the model's most loaded link carries {max(m_['random']['max_link_load'] for m_ in models):.2f})
 and only the allocator (head-of-line blocking with 1 VC) keeps them below 1. Where the traffic fits MLID's
 arithmetic it carries more than random: a shift by half the machine ({fixed['shift'][0]:.3f} against
 {fixed['shift'][1]:.3f}) and bit complement ({fixed['bitcomp'][0]:.3f} against {fixed['bitcomp'][1]:.3f}) send
