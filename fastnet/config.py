@@ -71,6 +71,13 @@ def _int_or_counts(v: Any) -> str | None:  # graph p: one count, or one per rout
     return "must be an integer >= 1, or a list of integers >= 0 (one per router)"
 
 
+def _even(lo: int) -> Check:
+    def check(v: Any) -> str | None:
+        ok = isinstance(v, int) and not isinstance(v, bool) and v >= lo and v % 2 == 0
+        return None if ok else f"must be an even integer >= {lo}"
+    return check
+
+
 def _string(v: Any) -> str | None:
     return None if isinstance(v, str) else "must be a string"
 
@@ -78,6 +85,11 @@ def _string(v: Any) -> str | None:
 def _bool(v: Any) -> str | None:
     return None if isinstance(v, bool) else "must be true or false"
 
+
+# Kinds whose `form` key decides which of the kind's other keys apply: form -> those keys.
+TOPOLOGY_FORMS: dict[str, dict[str, tuple[str, ...]]] = {
+    "fattree": {"k_ary_n_tree": ("k", "n"), "m_port_n_tree": ("m", "n")},
+}
 
 TOPOLOGY_KINDS: dict[str, dict[str, tuple[Any, Check]]] = {
     "dragonfly": {
@@ -94,11 +106,28 @@ TOPOLOGY_KINDS: dict[str, dict[str, tuple[Any, Check]]] = {
     "torus": {"dims": ([8, 8], _int_list(2)), "p": (1, _int(1))},
     "mesh": {"dims": ([8, 8], _int_list(2)), "p": (1, _int(1))},
     "twisted_torus": {"dims": ([8, 4], _int_list(2, 2)), "twist": (4, _int(0)), "p": (1, _int(1))},
-    "fattree": {"k": (4, _int(2)), "n": (3, _int(1))},
+    "fattree": {  # `form` picks the keys (TOPOLOGY_FORMS)
+        "form": ("k_ary_n_tree", _choice(*TOPOLOGY_FORMS["fattree"])),
+        "k": (4, _int(2)),  # k_ary_n_tree: children and parents per switch
+        "m": (4, _even(4)),  # m_port_n_tree: ports per switch
+        "n": (3, _int(1)),  # levels of switches
+    },
     "jellyfish": {"switches": (16, _int(2)), "radix": (6, _int(2)), "p": (2, _int(1)), "seed": (1, _int(0))},
     "graph": {"edges": ([], _edges), "file": ("", _string), "p": (1, _int_or_counts)},  # or a networkx `graph`:
     # resolve() turns it into edges and p (build/graph.py resolve_graph)
 }
+
+
+def topology_schema(kind: str, form: Any = None) -> dict[str, tuple[Any, Check]]:
+    """The keys of a kind (with `form` when the kind has forms; None: the default form)."""
+    schema = TOPOLOGY_KINDS[kind]
+    if kind not in TOPOLOGY_FORMS:
+        return schema
+    if form is None:
+        form = schema["form"][0]
+    keys = TOPOLOGY_FORMS[kind][form]
+    return {"form": schema["form"], **{k: schema[k] for k in keys}}
+
 
 PATTERNS = (
     "uniform", "permutation", "bitcomp", "transpose", "tornado", "shift", "hotspot",
@@ -107,6 +136,7 @@ PATTERNS = (
 UGAL_QUEUES = ("port", "vc", "vc_h")
 UGAL_VCS = ("shared", "booksim", "separate")
 ALLOCATORS = ("separable_input_first", "islip")  # switch allocators (kernels/cycle.py A_*)
+UP_PORTS = ("mlid", "dmodk", "random", "adaptive")  # updown's up-port choice (kernels/routing.py UP_*)
 ROUTINGS = ("min", "val", "ugal_l", "ugal_g", "dor", "adaptive", "updown", "ksp")
 
 SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
@@ -149,7 +179,8 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "ugal_queue": ("port", _choice(*UGAL_QUEUES)),  # UGAL-L on a dragonfly: the occupancy read at the first
         # port of each path: the whole port, the VCs of the path's class, or those where both paths share a port
         "ugal_vcs": ("shared", _choice(*UGAL_VCS)),  # UGAL on a dragonfly: VC classes of minimally routed packets
-        "up_port": ("mlid", _choice("mlid", "random", "adaptive")),  # updown: how a packet picks its up port
+        "up_port": ("mlid", _choice(*UP_PORTS)),  # updown: how a packet picks its up port: mlid (the source's
+        # digit, Lin et al.'s multiple-LID routing, seed 003 §VI), dmodk (the destination's digit), random, adaptive
         "paths": (4, _int(1, 64)),  # ksp: k, the paths per router pair
         "hop_limit": ("auto", _int_or_auto(1)),  # ksp: longest path allowed; auto: diameter + 1
         "path_choice": ("random", _choice("random", "adaptive")),  # ksp: per packet, random or least-occupied
@@ -186,7 +217,7 @@ SECTION_ORDER = ("topology", "router", "links", "routing", "traffic", "sim")
 def defaults(kind: str = "dragonfly") -> dict[str, dict[str, Any]]:
     """The full default config for a topology kind, unresolved (not the embedded example, whose links are slower)."""
     cfg: dict[str, dict[str, Any]] = {"topology": {"kind": kind}}
-    cfg["topology"].update({k: copy.deepcopy(v[0]) for k, v in TOPOLOGY_KINDS[kind].items()})
+    cfg["topology"].update({k: copy.deepcopy(v[0]) for k, v in topology_schema(kind).items()})
     for name, keys in SECTIONS.items():
         cfg[name] = {k: copy.deepcopy(v[0]) for k, v in keys.items()}
     return cfg
@@ -272,15 +303,26 @@ def parse_set(items: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _form(topo: dict[str, Any]) -> Any:
+    """A topology table's form (its kind's default when not given; None for a kind without forms)."""
+    kind = topo.get("kind", "dragonfly")
+    if kind not in TOPOLOGY_FORMS:
+        return None
+    return topo.get("form", TOPOLOGY_KINDS[kind]["form"][0])
+
+
 def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """Section-wise merge; a new `topology.kind` drops the old kind's keys."""
+    """Section-wise merge; a new `topology.kind` drops the old kind's keys, a new `topology.form` the old form's."""
     out = copy.deepcopy(base)
     for section, values in override.items():
         if not isinstance(values, dict):
             out[section] = values
             continue
-        if section == "topology" and "kind" in values and values["kind"] != out.get("topology", {}).get("kind"):
+        old = out.get("topology", {})
+        if section == "topology" and "kind" in values and values["kind"] != old.get("kind"):
             out["topology"] = {}
+        elif section == "topology" and "form" in values and values["form"] != _form(old):
+            out["topology"] = {k: v for k, v in old.items() if k == "kind"}
         out.setdefault(section, {}).update(copy.deepcopy(values))
     return out
 
@@ -318,10 +360,20 @@ def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
         from .build.graph import resolve_graph
 
         topo = resolve_graph(topo)
+    given = {k: v for k, v in topo.items() if k != "kind"}
+    schema = TOPOLOGY_KINDS[kind]
+    if kind in TOPOLOGY_FORMS:
+        form = given.get("form", schema["form"][0])
+        problem = schema["form"][1](form)
+        if problem:
+            raise ConfigError("topology.form", f"{problem} (got {form!r})")
+        schema = topology_schema(kind, form)
+        for key in given:
+            if key in TOPOLOGY_KINDS[kind] and key not in schema:
+                raise ConfigError(f"topology.{key}", f"is not a key of form {form}; its keys: "
+                                  + ", ".join(k for k in schema if k != "form"))
     out: dict[str, dict[str, Any]] = {"topology": {"kind": kind}}
-    out["topology"].update(
-        _check_section("topology", {k: v for k, v in topo.items() if k != "kind"}, TOPOLOGY_KINDS[kind])
-    )
+    out["topology"].update(_check_section("topology", given, schema))
     for name, schema in SECTIONS.items():
         out[name] = _check_section(name, cfg.get(name, {}), schema)
     for name, (schema_fn) in EXTRA_SECTIONS.items():

@@ -28,6 +28,7 @@ def describe(cfg: dict[str, Any]) -> dict[str, Any]:
     deg = np.diff(net.topo.router_port_start)
     return {
         "topology": net.kind,
+        **({"form": net.params["form"]} if "form" in net.params else {}),
         "routers": net.n_routers,
         "nodes": net.n_nodes,
         "ports": net.n_ports,

@@ -103,8 +103,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     vc_realloc = max(stages - 2, 0) if router["vc_realloc"] == "auto" else router["vc_realloc"]
     # farthest event ahead of now: a head's ready time (link queue + latency + router delay) or a credit
     horizon = 2 * max_packet + max_lat + router["credit_delay"] + max(router["delay"], head_delay) + 8
-    adaptive_choice = (algorithm == "ksp" and rcfg["path_choice"] == "adaptive") or \
-        (algorithm == "updown" and rcfg["up_port"] == "adaptive")
+    adaptive_choice = algorithm == "ksp" and rcfg["path_choice"] == "adaptive"
     prm = Params(
         vcs=V, delay=router["delay"], head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]),
         iters=router["alloc_iters"], allocator=_config.ALLOCATORS.index(router["allocator"]),
@@ -112,7 +111,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,
         n_escape=(2 if net.kind == "torus" else 1) if algorithm == "adaptive" else 0, hop_limit=layout.hop_limit,
         paths=rcfg["paths"], adaptive_choice=adaptive_choice,
-        mlid=algorithm == "updown" and rcfg["up_port"] == "mlid", fixed_min=fixed_min,
+        up_port=_config.UP_PORTS.index(rcfg["up_port"]), fixed_min=fixed_min,
         indirect=rcfg["indirect_candidates"], penalty=float(rcfg["penalty"]), threshold=float(rcfg["threshold"]),
         ugal_vcs=_config.UGAL_VCS.index(rcfg["ugal_vcs"]),
         ugal_queue=_config.UGAL_QUEUES.index(rcfg["ugal_queue"]),

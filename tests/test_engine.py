@@ -30,6 +30,7 @@ TOPOLOGIES = {
     "mesh": {"kind": "mesh", "dims": [3, 3]},
     "twisted_torus": {"kind": "twisted_torus", "dims": [4, 2], "twist": 2},
     "fattree": {"kind": "fattree", "k": 2, "n": 3},
+    "fattree_m_port": {"kind": "fattree", "form": "m_port_n_tree", "m": 4, "n": 3},
     "jellyfish": {"kind": "jellyfish", "switches": 12, "radix": 5, "p": 2, "seed": 3},
     "graph": {"kind": "graph", "edges": [[0, 1], [1, 2], [2, 3], [3, 4], [4, 0], [0, 2]], "p": 2},
 }

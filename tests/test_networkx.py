@@ -33,6 +33,7 @@ CASES = {
     "mesh": {"kind": "mesh", "dims": [3, 2], "p": 1},
     "twisted_torus": {"kind": "twisted_torus", "dims": [4, 3], "twist": 2, "p": 1},
     "fattree": {"kind": "fattree", "k": 2, "n": 3},
+    "fattree_m_port": {"kind": "fattree", "form": "m_port_n_tree", "m": 4, "n": 2},
     "jellyfish": {"kind": "jellyfish", "switches": 10, "radix": 5, "p": 2, "seed": 3},
     "graph": {"kind": "graph", "edges": [list(e) for e in nx.petersen_graph().edges()], "p": 2},
 }

@@ -154,6 +154,9 @@ def test_torus_mesh_twisted():
     {"kind": "slimfly", "q": 9}, {"kind": "slimfly", "q": 11},
     {"kind": "torus", "dims": [5, 4, 3]}, {"kind": "torus", "dims": [6, 2]}, {"kind": "mesh", "dims": [4, 5]},
     {"kind": "fattree", "k": 3, "n": 3}, {"kind": "fattree", "k": 2, "n": 4},
+    {"kind": "fattree", "form": "m_port_n_tree", "m": 4, "n": 3},
+    {"kind": "fattree", "form": "m_port_n_tree", "m": 6, "n": 3},
+    {"kind": "fattree", "form": "m_port_n_tree", "m": 8, "n": 2},
 ])
 def test_algebraic_routing_equals_table(topology):
     net = build_network({"topology": topology})

@@ -1,7 +1,7 @@
 """Topology compilers: a `[topology]` table in, a `Network` of flat arrays out (see network.py).
 
-One module per family: dragonfly.py, slimfly.py, torus.py (torus, mesh, twisted torus), fattree.py, graph.py
-(jellyfish, edge lists, networkx). routing.py adds the minimal-routing table or algebra.
+One module per family: dragonfly.py, slimfly.py, torus.py (torus, mesh, twisted torus), fattree.py (k-ary n-tree,
+m-port n-tree), graph.py (jellyfish, edge lists, networkx). routing.py adds the minimal-routing table or algebra.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def router_graph(topo: dict[str, Any]) -> RouterGraph:
     if kind == "twisted_torus":
         return torus.build(kind, topo["dims"], topo["p"], topo["twist"])
     if kind == "fattree":
-        return fattree.build(topo["k"], topo["n"])
+        return fattree.build(topo["form"], topo["n"], k=topo.get("k", 0), m=topo.get("m", 0))
     if kind == "jellyfish":
         return graph.jellyfish(topo["switches"], topo["radix"], topo["p"], topo["seed"])
     return graph.edge_list(topo["edges"], topo["file"], topo["p"])

@@ -31,7 +31,7 @@ IP_MODE, IP_KIND, IP_DIAMETER, IP_P = 0, 1, 2, 3
 IP_A, IP_H, IP_G, IP_PALM = 4, 5, 6, 7  # dragonfly
 IP_Q, IP_NX = 4, 5  # Slim Fly: q, |X|
 IP_NDIM, IP_WRAP = 4, 5  # torus / mesh
-IP_K, IP_N = 4, 5  # fat tree
+IP_K, IP_N, IP_FT_S, IP_FT_ROOTS = 4, 5, 6, 7  # fat tree: k, levels, switches per level below the top, roots
 IP_DIMS, IP_STRIDES = 8, 40  # torus radices and strides, one per dimension
 IP_SIZE = 72
 # Slim Fly columns of Routes.alg (rows are field elements a): a+b, a*b at [a, b] and [a, q + b], then:
@@ -114,7 +114,7 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES) -> Routes:
         ip[IP_STRIDES:IP_STRIDES + n] = P["stride"]
         alg = P["dir_port"]
     elif kind == "fattree":
-        ip[[IP_K, IP_N]] = (P["k"], P["n"])
+        ip[[IP_K, IP_N, IP_FT_S, IP_FT_ROOTS]] = (P["k"], P["n"], P["switches_per_level"], P["roots"])
     if use_table:
         dist = distance_table(net)
         diameter = int(dist.max())

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..build.network import P_PEER_ROUTER
 from ..build.routing import (
-    IP_A, IP_DIMS, IP_G, IP_H, IP_K, IP_KIND, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P, IP_PALM, IP_Q, IP_STRIDES,
+    IP_A, IP_DIMS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P, IP_PALM, IP_Q, IP_STRIDES,
     IP_WRAP, S_TABLE, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
 )
 from ._jit import jit, jit_inline
@@ -178,17 +178,19 @@ def _torus_scan(ps, ip, dir_port, r, d, buf):
 # ---------------------------------------------------------------- fat tree (fastnet/build/fattree.py)
 @jit
 def _ft_scan(ps, ip, r, d, buf):
-    k, levels = ip[IP_K], ip[IP_N]
-    S = k ** (levels - 1)
+    k, levels, S = ip[IP_K], ip[IP_N], ip[IP_FT_S]
     level, w = r // S, r % S
     wd = d % S  # d is a leaf (level 0)
     base = ps[r]
+    if level == levels - 1:  # a root reaches every leaf: down along the leaf's top digit (radix m in an m-port tree)
+        buf[0] = base + wd // k ** (level - 1)
+        return 1, level
     span = k**level
     if w // span == wd // span:  # d is below: go down along digit level-1
         buf[0] = base + (wd // (span // k)) % k
         return 1, level
-    top = level + 1
-    while w // k**top != wd // k**top:
+    top = level + 1  # the lowest level of common ancestors (at most the roots')
+    while top < levels - 1 and w // k**top != wd // k**top:
         top += 1
     for j in range(k):
         buf[j] = base + k + j

@@ -21,8 +21,9 @@
 - adaptive  minimal adaptive on torus/mesh: any minimal direction on the adaptive VCs, the one with most room;
             when none has room, the dimension-order escape channel with dateline VCs (Duato). A packet that
             took an escape VC stays on the escape network.
-- updown    fat tree: down when the destination is below, else up by `up_port` (mlid: the destination's digit,
-            random, or adaptive: least occupied).
+- updown    fat tree: down when the destination is below, else up by `up_port` (mlid: the source's digit, as
+            Lin et al.'s multiple-LID routing; dmodk: the destination's digit; random; or adaptive: least
+            occupied). See ft_fixed_up.
 - ksp       source routing over the k shortest simple paths within `hop_limit` (seed 001), enumerated in
             (length, port order); each packet picks one at random or by least-occupied first hop.
 
@@ -34,7 +35,9 @@ PK_INTER (intermediate router, dragonfly group, fat-tree top switch, or ksp path
 from __future__ import annotations
 
 from ..build.network import GLOBAL, N_PORT, N_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER
-from ..build.routing import IP_A, IP_DIMS, IP_G, IP_H, IP_K, IP_KIND, IP_N, IP_NDIM, IP_P, IP_STRIDES, IP_WRAP
+from ..build.routing import (
+    IP_A, IP_DIMS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_N, IP_NDIM, IP_P, IP_STRIDES, IP_WRAP,
+)
 from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
 from ._jit import jit, jit_inline
 from .minimal import (
@@ -61,6 +64,7 @@ def occupancy(port, pt, o):
 
 UQ_PORT, UQ_VC, UQ_VC_H = 0, 1, 2  # Params.ugal_queue (config.UGAL_QUEUES)
 UV_SHARED, UV_BOOKSIM, UV_SEPARATE = 0, 1, 2  # Params.ugal_vcs (config.UGAL_VCS)
+UP_MLID, UP_DMODK, UP_RANDOM, UP_ADAPTIVE = 0, 1, 2, 3  # Params.up_port (config.UP_PORTS)
 
 
 @jit_inline
@@ -172,9 +176,11 @@ def dor_step(ps, ip, dir_port, pk, rng, r, t, h):
 # ---------------------------------------------------------------- fat tree (build/fattree.py)
 @jit
 def ft_up_or_down(ps, ip, r, leaf):
-    """(-1, -1) if `leaf` is not below r, else (down port, level)."""
-    k, S = ip[IP_K], ip[IP_K] ** (ip[IP_N] - 1)
+    """(-1, level) if `leaf` is not below r, else (down port, level)."""
+    k, S = ip[IP_K], ip[IP_FT_S]
     level, w = r // S, r % S
+    if level == ip[IP_N] - 1:  # a root: every leaf is below; its top digit (radix m in an m-port tree) is the port
+        return ps[r] + leaf // k ** (level - 1), level
     span = k**level
     if w // span != leaf // span:
         return -1, level
@@ -182,12 +188,25 @@ def ft_up_or_down(ps, ip, r, leaf):
 
 
 @jit
-def ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, dst_node):
+def ft_fixed_up(ip, up_port, level, src_node, dst_node):
+    """The up port (0..k-1) a deterministic up_port scheme takes at `level`.
+
+    mlid (Lin et al.'s MLID, seed 003 §VI): the source picks the destination LID BaseLID(d) + rank, rank = its
+    own digits below the common prefix, and switches forward by that LID; going up from level l it leaves by up
+    port = digit l of the source (Lin's p_{n-1-l}), so the k nodes of a leaf leave it by different links and each
+    source of a subtree reaches its own top switch. dmodk: the same digit of the destination (D-mod-k), so each
+    destination is reached through its own top switch."""
+    node = src_node if up_port == UP_MLID else dst_node
+    return (node // ip[IP_K] ** level) % ip[IP_K]
+
+
+@jit
+def ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, src_node, dst_node):
     k = ip[IP_K]
     first = ps[r] + k
-    if prm.mlid:  # destination-based: the destination's digit at this level (d-mod-k, seed 003 MLID)
-        return first + (dst_node // k**level) % k
-    if prm.adaptive_choice:
+    if prm.up_port == UP_MLID or prm.up_port == UP_DMODK:
+        return first + ft_fixed_up(ip, prm.up_port, level, src_node, dst_node)
+    if prm.up_port == UP_ADAPTIVE:
         best, best_q = first, 1 << 62
         for j in range(k):
             q = occupancy(port, pt, first + j)
@@ -278,9 +297,8 @@ def random_intermediate(ip, rng, n_routers, r, d):
         if G != Gd:
             x += x >= hi
         return x
-    if kind == K_FATTREE:
-        S = ip[IP_K] ** (ip[IP_N] - 1)
-        return (ip[IP_N] - 1) * S + below(rng, r, S)
+    if kind == K_FATTREE:  # a top switch
+        return (ip[IP_N] - 1) * ip[IP_FT_S] + below(rng, r, ip[IP_FT_ROOTS])
     if n_routers < 3:
         return d
     x = below(rng, r, n_routers - 2 if r != d else n_routers - 1)
@@ -451,13 +469,13 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
         out = ksp_walk(ps, port, dist, s, d, prm.hop_limit, pk[h, PK_INTER], pk[h, PK_HOPS], buf, buf2)
     elif kind == K_FATTREE and (routing == R_UPDOWN or routing == R_VAL or routing == R_UGAL_L
                                 or routing == R_UGAL_G):
-        if to_inter:  # up along the unique path to the chosen top switch
-            k, S = ip[IP_K], ip[IP_K] ** (ip[IP_N] - 1)
+        if to_inter:  # up along the unique path to the chosen top switch: its digit at this level
+            k, S = ip[IP_K], ip[IP_FT_S]
             out = ps[r] + k + ((target % S) // k ** (r // S)) % k
         else:
             out, level = ft_up_or_down(ps, ip, r, d)
             if out < 0:
-                out = ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, dn)
+                out = ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, pk[h, PK_SRC], dn)
     elif (kind == K_TORUS or kind == K_MESH) and routing != R_MIN:
         if routing == R_ADAPTIVE:
             if pk[h, PK_PHASE] != ESCAPED:

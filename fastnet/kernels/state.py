@@ -93,8 +93,8 @@ class Params(NamedTuple):
     n_escape: int  # adaptive: escape VC classes (Duato); 0 otherwise
     hop_limit: int  # ksp: longest path
     paths: int  # ksp: k
-    adaptive_choice: bool  # ksp path / updown up port chosen by occupancy (else random or destination-based)
-    mlid: bool  # updown: up port from the destination's digits (seed 003's MLID)
+    adaptive_choice: bool  # ksp: path chosen by occupancy (else at random)
+    up_port: int  # updown: how the up port is chosen (kernels/routing.py UP_*, config.UP_PORTS)
     fixed_min: bool  # min: one fixed shortest path per router pair (routing.min_path = "fixed")
     indirect: int  # UGAL: Valiant candidates n_I
     penalty: float  # UGAL: weight of the Valiant cost
