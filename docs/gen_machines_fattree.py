@@ -1,5 +1,5 @@
 """The InfiniBand fat-tree section of docs/machines.md (seed 003 §VI-B): PPT's Fig. 3 experiment on a 4-port
-3-tree, and MLID against random and adaptive up ports on an 8-port 3-tree.
+3-tree, and MLID against random (per flow and per packet) and adaptive up ports on an 8-port 3-tree.
 
     python docs/gen_machines_fattree.py [--parts fig3,mlid] [--cache FILE] [--no-doc]
 
@@ -13,7 +13,7 @@ random other rank. Links as Stampede's FDR InfiniBand in PPT: 56 Gb/s and 0.7 us
 
 mlid: open-loop traffic at offered load 1.0 on the 128-node m = 8, n = 3 tree with updown routing, one run per
 up_port and pattern (random permutations under several seeds, and three fixed patterns). Beside each measurement,
-a flow model of the same pattern: MLID and D-mod-k give every flow one path, whose max-min fair rates (water-
+a flow model of the same pattern: MLID, D-mod-k and random paths give every flow one path, whose max-min fair rates (water-
 filling, fastnet/throughput/heuristics.py) with every link and node port of capacity 1 bound what they can carry;
 random up ports spread a flow evenly over all its up*/down* paths, whose most loaded link is reported.
 """
@@ -39,7 +39,7 @@ from markers import replace_section  # noqa: E402
 import fastnet  # noqa: E402
 from fastnet.build import build_network, build_routes  # noqa: E402
 from fastnet.build.routing import IP_K  # noqa: E402
-from fastnet.kernels.routing import UP_DMODK, UP_MLID, ft_fixed_up, ft_up_or_down  # noqa: E402
+from fastnet.kernels.routing import UP_DMODK, UP_MLID, UP_RANDOM_PATH, ft_fixed_up, ft_up_or_down  # noqa: E402
 from fastnet.mpi.calls import Call, Trace  # noqa: E402
 from fastnet.mpi.traces.write import write_dumpi_ascii  # noqa: E402
 from fastnet.throughput.heuristics import waterfill  # noqa: E402
@@ -56,7 +56,7 @@ MESSAGE_BYTES = 1024
 TOTALS = (500, 1000, 2000, 4000, 8000)
 FIG3_TREE = {"kind": "fattree", "form": "m_port_n_tree", "m": 4, "n": 3}
 MLID_TREE = {"kind": "fattree", "form": "m_port_n_tree", "m": 8, "n": 3}
-UP_PORTS = ("mlid", "dmodk", "random", "adaptive")
+UP_PORTS = ("mlid", "dmodk", "random_path", "random", "adaptive")
 SEEDS = (1, 2, 3, 4, 5)
 FIXED = (("shift", 64), ("bitcomp", 0), ("uniform", 0))  # (pattern, traffic.shift)
 VCS = (1, 4)
@@ -140,7 +140,7 @@ def measure_mlid(up_port: str, pattern: str, shift: int, seed: int, vcs: int) ->
 
 def up_down_paths(net, ip, s: int, d: int, scheme: int | None) -> list[tuple[list[int], float]]:
     """The port paths (node port, router ports..., node port) of s -> d with their shares: one path under a
-    deterministic scheme (UP_MLID, UP_DMODK), else every up*/down* path with an even share (random up ports)."""
+    deterministic scheme (UP_MLID, UP_DMODK, UP_RANDOM_PATH), else every up*/down* path with an even share (random up ports)."""
     ps, k = net.topo.router_port_start, int(ip[IP_K])
     dest = int(net.node_router[d])
     done: list[tuple[list[int], float]] = []
@@ -175,7 +175,7 @@ def flow_model(pattern: str, shift: int, seed: int) -> dict:
     peer = np.where(net.port_peer_router >= 0, net.port_peer_router, -1 - net.port_peer_port)
     links = [[int(net.port_router[p]), int(peer[p]), 1.0] for p in range(net.n_ports)]
     links += [[-1 - n, int(net.node_router[n]), 1.0] for n in range(net.n_nodes)]
-    for name, scheme in (("mlid", UP_MLID), ("dmodk", UP_DMODK)):
+    for name, scheme in (("mlid", UP_MLID), ("dmodk", UP_DMODK), ("random_path", UP_RANDOM_PATH)):
         paths = []
         for s, d in flows:
             (path, _), = up_down_paths(net, ip, s, d, scheme)
@@ -192,7 +192,7 @@ def flow_model(pattern: str, shift: int, seed: int) -> dict:
 
 
 def table_mlid(res: dict) -> str:
-    head = ("| traffic | flow model: MLID / D-mod-k max-min mean rate (most flows on a link) | random: most loaded "
+    head = ("| traffic | flow model: MLID / D-mod-k / random path max-min mean rate (most flows on a link) | random: most loaded "
             "link | " + " | ".join(f"{u} ({v} VC{'s' if v > 1 else ''})" for v in VCS for u in UP_PORTS) + " |")
     rows = [head, "|---|---|---:|" + "---:|" * (len(VCS) * len(UP_PORTS))]
     cases = [("permutation", 0, s) for s in SEEDS] + [(p, sh, 1) for p, sh in FIXED]
@@ -203,7 +203,8 @@ def table_mlid(res: dict) -> str:
         model = res[json.dumps(["model", pattern, shift, seed])]
         if model:
             flow = (f"{model['mlid']['rate']:.3f} ({model['mlid']['max_link_flows']}) / "
-                    f"{model['dmodk']['rate']:.3f} ({model['dmodk']['max_link_flows']})")
+                    f"{model['dmodk']['rate']:.3f} ({model['dmodk']['max_link_flows']}) / "
+                    f"{model['random_path']['rate']:.3f} ({model['random_path']['max_link_flows']})")
             rnd = f"{model['random']['max_link_load']:.2f}"
         else:
             flow, rnd = "(random destinations)", ""
@@ -275,7 +276,8 @@ trends only.""")
         rates = [m_["mlid"]["rate"] for m_ in models]
         crowd = [m_["mlid"]["max_link_flows"] for m_ in models]
         gap = max(r - acc[("mlid", "permutation", 0, s, 1)] for r, s in zip(rates, SEEDS))
-        holds = perm["mlid"] >= perm["random"]
+        holds = perm["mlid"] >= perm["random_path"]
+        rp = [m_["random_path"]["rate"] for m_ in models]
         fixed = {p: (acc[("mlid", p, sh, 1, 1)], acc[("random", p, sh, 1, 1)]) for p, sh in FIXED}
         out.append(f"""### MLID against random and adaptive up ports
 
@@ -287,21 +289,27 @@ prefix select, so it leaves level l by its own digit l; D-mod-k (`dmodk`) goes u
 
 {table_mlid(res)}
 
-**Judged line, MLID carries at least as much as random: {'holds' if holds else 'does not hold'} on random
-permutations** (mean accepted {perm['mlid']:.3f} for MLID against {perm['random']:.3f} for random up ports with
-1 VC; adaptive {perm['adaptive']:.3f}, D-mod-k {perm['dmodk']:.3f}). The flow model says why: MLID gives every
-flow one path. It spreads the sources perfectly (the nodes of a leaf leave it by different links, the sources
-of a pod reach different top switches), but a top switch then carries one flow from each of the 8 pods, and a
-random permutation sends several of them into the same pod, and on into the same leaf, over the same down
-links: {'-'.join(str(c) for c in sorted(set(crowd)))} flows on the busiest link, and max-min fair rates
-averaging {min(rates):.3f} to {max(rates):.3f} per node, at most {gap:.3f} above what the simulator carries. D-mod-k is
-the mirror image (its collisions are on the up links). Random up ports spread each flow evenly over all its
-paths, so no link carries more than one node's worth (the model's most loaded link carries {max(m_['random']['max_link_load'] for m_ in models):.2f})
-and only the allocator (head-of-line blocking with 1 VC) keeps them below 1. Where the traffic fits MLID's
-arithmetic it carries more than random: a shift by half the machine ({fixed['shift'][0]:.3f} against
-{fixed['shift'][1]:.3f}) and bit complement ({fixed['bitcomp'][0]:.3f} against {fixed['bitcomp'][1]:.3f}) send
-the flows of each top switch to different pods; under uniform traffic they are level ({fixed['uniform'][0]:.3f}
-against {fixed['uniform'][1]:.3f}).""")
+MLID against random up ports, as seed 003 and Lin et al. compare them: InfiniBand forwards by destination LID,
+so a flow's packets follow one path, and "random" is a random path per flow (`random_path`: a fixed
+pseudo-random up port per source, destination and level). **Judged line, MLID carries at least as much as
+random: {'holds' if holds else 'does not hold'} on random permutations** (mean accepted {perm['mlid']:.3f} for
+MLID against {perm['random_path']:.3f} for random paths, 1 VC; D-mod-k {perm['dmodk']:.3f}). The flow model
+agrees: max-min fair rates averaging {min(rates):.3f} to {max(rates):.3f} for MLID (at most {gap:.3f} above what
+the simulator carries) against {min(rp):.3f} to {max(rp):.3f} for random paths. MLID spreads the sources
+perfectly (the nodes of a leaf leave it by different links, the sources of a pod reach different top switches);
+random paths collide on the way up as well as on the way down.
+
+What no InfiniBand fabric can do carries more still: a random up port per packet (`random`, BookSim2's fat-tree
+routing; {perm['random']:.3f}) and the least-occupied up port (`adaptive`, {perm['adaptive']:.3f}) spread each flow
+evenly over all its paths, so no link carries more than one node's worth (the model's most loaded link carries
+{max(m_['random']['max_link_load'] for m_ in models):.2f}) and only the allocator (head-of-line blocking with 1 VC) keeps
+them below 1. MLID's single paths leave a top switch with one flow from each of the 8 pods, and a random
+permutation sends several of them into the same pod and leaf over the same down links
+({'-'.join(str(c) for c in sorted(set(crowd)))} flows on the busiest link); D-mod-k is the mirror image (its
+collisions are on the up links). Where the traffic fits MLID's arithmetic it beats even per-packet spraying: a
+shift by half the machine ({fixed['shift'][0]:.3f} against {fixed['shift'][1]:.3f}) and bit complement
+({fixed['bitcomp'][0]:.3f} against {fixed['bitcomp'][1]:.3f}) send the flows of each top switch to different pods;
+under uniform traffic they are level ({fixed['uniform'][0]:.3f} against {fixed['uniform'][1]:.3f}).""")
     return "\n\n".join(out)
 
 

@@ -136,7 +136,7 @@ PATTERNS = (
 UGAL_QUEUES = ("port", "vc", "vc_h")
 UGAL_VCS = ("shared", "booksim", "separate")
 ALLOCATORS = ("separable_input_first", "islip")  # switch allocators (kernels/cycle.py A_*)
-UP_PORTS = ("mlid", "dmodk", "random", "adaptive")  # updown's up-port choice (kernels/routing.py UP_*)
+UP_PORTS = ("mlid", "dmodk", "random", "adaptive", "random_path")  # updown's up-port choice (kernels/routing.py UP_*)
 ROUTINGS = ("min", "val", "ugal_l", "ugal_g", "dor", "adaptive", "updown", "ksp")
 
 SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
@@ -180,7 +180,8 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         # port of each path: the whole port, the VCs of the path's class, or those where both paths share a port
         "ugal_vcs": ("shared", _choice(*UGAL_VCS)),  # UGAL on a dragonfly: VC classes of minimally routed packets
         "up_port": ("mlid", _choice(*UP_PORTS)),  # updown: how a packet picks its up port: mlid (the source's
-        # digit, Lin et al.'s multiple-LID routing, seed 003 §VI), dmodk (the destination's digit), random, adaptive
+        # digit, Lin et al.'s multiple-LID routing, seed 003 §VI), dmodk (the destination's digit), random (per
+        # packet), adaptive, random_path (one pseudo-random path per source-destination flow, as an IB fabric)
         "paths": (4, _int(1, 64)),  # ksp: k, the paths per router pair
         "hop_limit": ("auto", _int_or_auto(1)),  # ksp: longest path allowed; auto: diameter + 1
         "path_choice": ("random", _choice("random", "adaptive")),  # ksp: per packet, random or least-occupied

@@ -12,7 +12,7 @@ from fastnet.build import build_network, build_routes
 from fastnet.build.fattree import lin_node_label, lin_switch_label
 from fastnet.build.routing import distance_table, minimal_scan
 from fastnet.kernels.minimal import distance
-from fastnet.kernels.routing import UP_DMODK, UP_MLID, ft_fixed_up, ft_up_or_down
+from fastnet.kernels.routing import UP_DMODK, UP_MLID, UP_RANDOM_PATH, ft_fixed_up, ft_up_or_down
 
 
 def mport(m: int, n: int, **extra) -> dict:
@@ -102,7 +102,7 @@ def test_config_keys_belong_to_the_form():
     assert merged["topology"] == {"kind": "fattree", "form": "m_port_n_tree"}
 
 
-@pytest.mark.parametrize("up_port", ["mlid", "dmodk", "random", "adaptive"])
+@pytest.mark.parametrize("up_port", ["mlid", "dmodk", "random", "adaptive", "random_path"])
 def test_zero_load_latency_under_updown(up_port):
     """As tests/test_engine.py checks every kind: exact latency and minimal (up*/down*) paths."""
     L, D = 4, 2
@@ -124,6 +124,7 @@ def test_zero_load_latency_under_updown(up_port):
 
 @pytest.mark.parametrize("routing,extra", [
     ("updown", {"up_port": "mlid"}), ("updown", {"up_port": "random"}), ("updown", {"up_port": "adaptive"}),
+    ("updown", {"up_port": "random_path"}),
     ("val", {}), ("ugal_l", {}), ("min", {}),
 ])
 def test_conservation_past_saturation(routing, extra):
@@ -199,3 +200,17 @@ def test_info_names_the_form():
     facts = describe(fastnet.config.resolve({"topology": mport(4, 3)}))
     assert facts["topology"] == "fattree" and facts["form"] == "m_port_n_tree"
     assert (facts["nodes"], facts["routers"], facts["radix"], facts["radix_min"], facts["diameter"]) == (16, 20, 4, 4, 4)
+
+
+def test_random_path_is_one_path_per_flow_and_spreads_flows():
+    """random_path: the path of s -> d is fixed (a hash of the flow), minimal, and different flows from one leaf take
+    different up links often enough to use all of them."""
+    net = net_of(8, 3)
+    ip = build_routes(net).ip
+    first_ups = set()
+    for d in range(16, 128, 8):
+        path, ups = walk(net, ip, UP_RANDOM_PATH, 0, d)
+        assert walk(net, ip, UP_RANDOM_PATH, 0, d) == (path, ups)
+        assert ups[0] >= 0
+        first_ups.add(ups[0])
+    assert first_ups == {0, 1, 2, 3}

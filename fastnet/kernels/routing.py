@@ -22,8 +22,8 @@
             when none has room, the dimension-order escape channel with dateline VCs (Duato). A packet that
             took an escape VC stays on the escape network.
 - updown    fat tree: down when the destination is below, else up by `up_port` (mlid: the source's digit, as
-            Lin et al.'s multiple-LID routing; dmodk: the destination's digit; random; or adaptive: least
-            occupied). See ft_fixed_up.
+            Lin et al.'s multiple-LID routing; dmodk: the destination's digit; random: per packet; adaptive:
+            least occupied; random_path: one pseudo-random path per flow). See ft_fixed_up.
 - ksp       source routing over the k shortest simple paths within `hop_limit` (seed 001), enumerated in
             (length, port order); each packet picks one at random or by least-occupied first hop.
 
@@ -33,6 +33,8 @@ PK_INTER (intermediate router, dragonfly group, fat-tree top switch, or ksp path
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..build.network import GLOBAL, N_PORT, N_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER
 from ..build.routing import (
@@ -64,7 +66,7 @@ def occupancy(port, pt, o):
 
 UQ_PORT, UQ_VC, UQ_VC_H = 0, 1, 2  # Params.ugal_queue (config.UGAL_QUEUES)
 UV_SHARED, UV_BOOKSIM, UV_SEPARATE = 0, 1, 2  # Params.ugal_vcs (config.UGAL_VCS)
-UP_MLID, UP_DMODK, UP_RANDOM, UP_ADAPTIVE = 0, 1, 2, 3  # Params.up_port (config.UP_PORTS)
+UP_MLID, UP_DMODK, UP_RANDOM, UP_ADAPTIVE, UP_RANDOM_PATH = 0, 1, 2, 3, 4  # Params.up_port (config.UP_PORTS)
 
 
 @jit_inline
@@ -195,16 +197,29 @@ def ft_fixed_up(ip, up_port, level, src_node, dst_node):
     own digits below the common prefix, and switches forward by that LID; going up from level l it leaves by up
     port = digit l of the source (Lin's p_{n-1-l}), so the k nodes of a leaf leave it by different links and each
     source of a subtree reaches its own top switch. dmodk: the same digit of the destination (D-mod-k), so each
-    destination is reached through its own top switch."""
+    destination is reached through its own top switch. random_path: a pseudo-random port per (source,
+    destination, level), the same for every packet of a flow: what an InfiniBand subnet manager that assigns each
+    flow a random path gives (IB forwards by destination LID, so a flow cannot spray its packets)."""
+    if up_port == UP_RANDOM_PATH:
+        return flow_hash(src_node, dst_node, level) % ip[IP_K]
     node = src_node if up_port == UP_MLID else dst_node
     return (node // ip[IP_K] ** level) % ip[IP_K]
+
+
+@jit_inline
+def flow_hash(a, b, c):
+    """A fixed pseudo-random number of (a, b, c) (splitmix64's finaliser): random_path's per-flow choice."""
+    x = np.uint64(a) * np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(b) * np.uint64(0xBF58476D1CE4E5B9) ^ np.uint64(c)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return np.int64((x ^ (x >> np.uint64(31))) >> np.uint64(1))
 
 
 @jit
 def ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, src_node, dst_node):
     k = ip[IP_K]
     first = ps[r] + k
-    if prm.up_port == UP_MLID or prm.up_port == UP_DMODK:
+    if prm.up_port == UP_MLID or prm.up_port == UP_DMODK or prm.up_port == UP_RANDOM_PATH:
         return first + ft_fixed_up(ip, prm.up_port, level, src_node, dst_node)
     if prm.up_port == UP_ADAPTIVE:
         best, best_q = first, 1 << 62
