@@ -22,7 +22,7 @@ from pathlib import Path
 
 from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, Trace
 from fastnet.mpi.traces import TraceError
-from fastnet.mpi.traces.dumpi_ascii import DUMPI_DATATYPES, MPI_UNDEFINED
+from fastnet.mpi.traces.dumpi_calls import DUMPI_DATATYPES, MPI_UNDEFINED
 
 CANONICAL = {"send": "MPI_Send", "recv": "MPI_Recv", "isend": "MPI_Isend", "irecv": "MPI_Irecv", "wait": "MPI_Wait",
              "waitall": "MPI_Waitall", "sendrecv": "MPI_Sendrecv", "barrier": "MPI_Barrier", "bcast": "MPI_Bcast",
