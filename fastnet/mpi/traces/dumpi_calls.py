@@ -42,12 +42,20 @@ MPI_UNDEFINED = -32766  # what MPICH and Open MPI use; DUMPI records Comm_split'
 
 SENDS = {"MPI_Send": "send", "MPI_Bsend": "send", "MPI_Ssend": "send", "MPI_Rsend": "send",
          "MPI_Isend": "isend", "MPI_Ibsend": "isend", "MPI_Issend": "isend", "MPI_Irsend": "isend"}
+RECVS = ("MPI_Recv", "MPI_Irecv")
+SENDRECVS = ("MPI_Sendrecv", "MPI_Sendrecv_replace")
 SEND_INITS = ("MPI_Send_init", "MPI_Bsend_init", "MPI_Ssend_init", "MPI_Rsend_init")
+STARTS = ("MPI_Start", "MPI_Startall")
 WAITS = ("MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany",
          "MPI_Testsome")
+COLLECTIVES = ("MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Allgather",
+               "MPI_Scatter", "MPI_Alltoall", "MPI_Alltoallv")
 COMM_CONSTRUCTORS = ("MPI_Comm_create", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Cart_create", "MPI_Cart_sub")
 GROUP_OPS = ("MPI_Comm_group", "MPI_Group_incl", "MPI_Group_excl", "MPI_Group_range_incl", "MPI_Group_range_excl",
              "MPI_Group_union", "MPI_Group_intersection", "MPI_Group_difference", "MPI_Group_free", "MPI_Comm_free")
+# The calls whose arguments the walker reads (the rest are noop or unknown by their name alone).
+READS_ARGUMENTS = frozenset(SENDS).union(RECVS, SENDRECVS, SEND_INITS, ("MPI_Recv_init",), STARTS, WAITS,
+                                         COLLECTIVES, COMM_CONSTRUCTORS, GROUP_OPS)
 
 Value = Union[int, str, tuple]  # an argument: int, array of ints (or of strings), string
 
@@ -341,7 +349,7 @@ class _Rank:
             if SENDS[name] == "isend":
                 fields["request"] = self.new_request(self.request_handle(b))
             self.emit(b, SENDS[name], **fields)
-        elif name in ("MPI_Recv", "MPI_Irecv"):
+        elif name in RECVS:
             fields = dict(peer=self.source(b), tag=self.recv_tag(b), comm=self.comm(b),
                           bytes=self.nbytes(b, "count", "datatype"))
             if name == "MPI_Irecv":
@@ -349,7 +357,7 @@ class _Rank:
             self.emit(b, "recv" if name == "MPI_Recv" else "irecv", **fields)
         elif name in WAITS:
             self.wait(b)
-        elif name in ("MPI_Sendrecv", "MPI_Sendrecv_replace"):
+        elif name in SENDRECVS:
             replace_ = name == "MPI_Sendrecv_replace"
             sent = self.nbytes(b, "count", "datatype") if replace_ else self.nbytes(b, "sendcount", "sendtype")
             received = sent if replace_ else self.nbytes(b, "recvcount", "recvtype")
@@ -357,7 +365,7 @@ class _Rank:
                       bytes=sent, recv_peer=self.source(b), recv_tag=self.recv_tag(b, "recvtag"), recv_bytes=received)
         elif name in SEND_INITS or name == "MPI_Recv_init":
             self.persistent_init(b)
-        elif name in ("MPI_Start", "MPI_Startall"):
+        elif name in STARTS:
             handles = self.ints(b, "request" if name == "MPI_Start" else "requests")
             started = [h for h in handles if h in self.persistent]
             for h in started:
@@ -372,8 +380,7 @@ class _Rank:
                 self.persistent.pop(h, None)
                 self.active.pop(h, None)
             self.emit(b, "noop")
-        elif name in ("MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Allgather",
-                      "MPI_Scatter", "MPI_Alltoall", "MPI_Alltoallv"):
+        elif name in COLLECTIVES:
             self.collective(b)
         elif name in COMM_CONSTRUCTORS or name in GROUP_OPS:
             if b.args:  # an ASCII writer that knew only the name wrote none: nothing to replay
