@@ -259,4 +259,4 @@ def test_cli_reports_a_corrupt_trace_in_one_line(tmp_path):
     assert result.exit_code == 2, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and "Traceback" not in result.output
-    assert f"trace-0000.bin:byte 16: function id 999" in lines[0]
+    assert "trace-0000.bin:byte 16: function id 999" in lines[0]

@@ -26,6 +26,7 @@ them.
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from dataclasses import dataclass, field
@@ -54,7 +55,6 @@ RANK_FILE = re.compile(r"^(?P<prefix>.*)-(?P<rank>\d+)\.bin$")
 _SCALAR = {"i": struct.Struct(">i"), "q": struct.Struct(">q"), "h": struct.Struct(">H"), "b": struct.Struct(">B")}
 _ELEMENT = {"I": "i", "H": "H", "B": "B"}  # array code -> struct code of its elements
 _U16 = struct.Struct(">H")
-_U32_U32 = struct.Struct(">II")
 _I32 = struct.Struct(">i")
 _U64 = struct.Struct(">Q")
 _TIME = struct.Struct(">HIHI")  # start seconds, start ns, stop seconds, stop ns
@@ -124,7 +124,12 @@ def rank_files(p: Path) -> list[Path]:
     prefix = Path(prefix).name  # the tracer wrote the path it ran in: the files are next to the .meta
     by_rank = {int(m["rank"]): f for f in directory.iterdir() if (m := RANK_FILE.match(f.name))
                and m["prefix"] == prefix}
-    numprocs = int(read_meta(meta).get("numprocs", len(by_rank))) if meta else len(by_rank)
+    numprocs = len(by_rank)
+    if meta:
+        given = read_meta(meta).get("numprocs", str(numprocs))
+        if not given.isdigit():
+            raise TraceError(meta, f"numprocs={given!r} is not a number of ranks")
+        numprocs = int(given)
     if not by_rank:
         raise TraceError(directory / f"{prefix}-NNNN.bin", "no such files")
     missing = sorted(set(range(max(numprocs, max(by_rank) + 1))) - set(by_rank))
@@ -265,7 +270,7 @@ def _body(r: _Cursor, index: dict[str, int], version: tuple[int, int, int], out:
                          f"functions{', and it is MPI_Pcontrol, which has none' if fid < ALL_FUNCTIONS else ''}): "
                          "corrupt, or written by a DUMPI this reader does not know", pos)
         mask, start_ns, end_ns = _preamble(c, wall_bias)
-        args = _arguments(c, LAYOUTS[fid], version, mask)
+        args = _arguments(c, fid, version, mask)
         if fid in (FUNCTION_ENTER, FUNCTION_EXIT):
             continue
         name = NAMES[fid]
@@ -293,18 +298,43 @@ def _preamble(c: _Cursor, wall_bias: int) -> tuple[int, int, int]:
     return mask, start_ns, end_ns
 
 
-def _arguments(c: _Cursor, layout: tuple[Field, ...], version: tuple[int, int, int], mask: int) -> dict[str, Value]:
-    """A record's arguments by DUMPI's names (statuses are skipped: nothing fastnet maps reads them)."""
-    args: dict[str, Value] = {}
-    for f in layout:
+@dataclass(frozen=True)
+class _Run:
+    """Consecutive scalar fields of a layout, read with one struct."""
+    names: tuple[str, ...]
+    st: struct.Struct
+
+
+@functools.lru_cache(maxsize=None)
+def _steps(fid: int, version: tuple[int, int, int]) -> tuple[_Run | Field, ...]:
+    """The layout of function `fid` in a file of this version: runs of scalars, and the other fields."""
+    steps: list[_Run | Field] = []
+    for f in LAYOUTS[fid]:
         if not f.present(version):
             continue
-        if f.at_root and args.get("commrank", args.get("oldcommrank")) != args["root"]:
+        if f.code in _SCALAR and not f.at_root:
+            if steps and isinstance(steps[-1], _Run):
+                last = steps.pop()
+                steps.append(_Run(last.names + (f.name,), struct.Struct(last.st.format + _SCALAR[f.code].format[1:])))
+            else:
+                steps.append(_Run((f.name,), _SCALAR[f.code]))
+        else:
+            steps.append(f)
+    return tuple(steps)
+
+
+def _arguments(c: _Cursor, fid: int, version: tuple[int, int, int], mask: int) -> dict[str, Value]:
+    """A record's arguments by DUMPI's names (statuses are skipped: nothing fastnet maps reads them)."""
+    args: dict[str, Value] = {}
+    for step in _steps(fid, version):
+        if isinstance(step, _Run):
+            args.update(zip(step.names, c.take(step.st)))
+        elif step.at_root and args.get("commrank", args.get("oldcommrank")) != args["root"]:
             continue
-        if f.code == "s":
+        elif step.code == "s":
             _statuses(c, mask, version)
         else:
-            args[f.name] = _argument(c, f.code, args)
+            args[step.name] = _argument(c, step.code, args)
     return args
 
 
