@@ -105,15 +105,22 @@ def record(name: str, args: bytes, mask: int = WALL_TIME | THREAD, wall=(0, 0, 0
     return out + args
 
 
+PERF_LABELS = ("PAPI_TOT_CYC", "PAPI_L1_DCM")
+
+
 def dumpi_bytes(records: list[bytes], version=(1, 1, 0), wall_bias: int = 100, old_index: bool = False) -> bytes:
-    """A .bin holding `records`, a header, and an index; no footer, datatype sizes or labels (offsets 0)."""
+    """A .bin holding `records`, a header, the perf counter labels and an index; no footer or datatype sizes
+    (offsets 0). The oldest index (before DUMPI 0.6.6 had datatype sizes, and before the perf and address
+    labels) has 4 offsets."""
     out = struct.pack(">Qii", MAGIC, 0, wall_bias) + b"".join(records) + struct.pack(">H", END_OF_STREAM)
     header = len(out)
     out += struct.pack(">BBBQ", *version, 0) + struct.pack(">H", 1) + b"h" + struct.pack(">H", 1) + b"u"
     out += struct.pack(">i", 0)  # no mesh coordinates (so no mesh size)
-    if old_index:  # before DUMPI 0.6.6 no datatype sizes; before the perf and address labels: 4 offsets
+    if old_index:
         return out + struct.pack(">5Q", MAGIC, header, 8, 0, 0)
-    return out + struct.pack(">8Q", MAGIC, 0, 0, 0, header, 8, 0, 0)
+    perf = len(out)  # sst-dumpi's reader takes the number of counters in a record from here
+    out += i32(len(PERF_LABELS)) + b"".join(struct.pack(">H", len(x)) + x.encode() for x in PERF_LABELS)
+    return out + struct.pack(">8Q", MAGIC, 0, 0, perf, header, 8, 0, 0)
 
 
 def i32(*values: int) -> bytes:
@@ -133,9 +140,11 @@ def send(dest: int, nbytes: int, **kw) -> bytes:  # count, datatype (MPI_BYTE), 
     return record("MPI_Send", i32(nbytes) + struct.pack(">H", 5) + i32(dest, 7) + struct.pack(">H", 2), **kw)
 
 
-def recv(source: int, nbytes: int, version=(1, 1, 0), **kw) -> bytes:
+def recv(source: int, nbytes: int, version=(1, 1, 0), perf: bool = True, **kw) -> bytes:
+    """MPI_Recv of MPI_DOUBLEs with its status, cpu time and (`perf`) the perf counters."""
+    mask = WALL_TIME | THREAD | CPU_TIME | 0x03 | (PERF_COUNTERS if perf else 0)
     return record("MPI_Recv", i32(nbytes) + struct.pack(">H", 14) + i32(source, 7) + struct.pack(">H", 2)
-                  + status(version), mask=WALL_TIME | THREAD | CPU_TIME | PERF_COUNTERS | 0x03, perf=2, **kw)
+                  + status(version), mask=mask, perf=len(PERF_LABELS) if perf else 0, **kw)
 
 
 def test_record_masks_statuses_perf_counters_and_function_records(tmp_path):
@@ -167,7 +176,8 @@ def test_old_dumpi_versions(tmp_path):
     """Before 0.6.2 MPI_Init wrote argc twice; before 0.6.3 a status had no tag; before 0.6.6 the index had no
     datatype sizes (and before the perf and address labels, 5 entries)."""
     version = (0, 6, 1)
-    records = [record("MPI_Init", i32(1, 1) + chars("a")), recv(0, 2, version=version), record("MPI_Finalize", b"")]
+    records = [record("MPI_Init", i32(1, 1) + chars("a")), recv(0, 2, version=version, perf=False),
+               record("MPI_Finalize", b"")]
     (tmp_path / "old.bin").write_bytes(dumpi_bytes(records, version=version, old_index=True))
     f = read_dumpi_file(tmp_path / "old.bin")
     assert [c.name for c in f.calls] == ["MPI_Init", "MPI_Recv", "MPI_Finalize"]

@@ -1,20 +1,26 @@
 """Read a binary DUMPI trace (sst-dumpi's `PREFIX-NNNN.bin`, one per rank, and `PREFIX.meta`) into a `Trace`.
 
-A `.bin` file, all integers big-endian, offsets from the start of the file:
+A `.bin` file, all integers big-endian, offsets from the start of the file (the index gives them):
 
-| where | what |
+| part | what |
 |---|---|
-| 0 | magic 0xffaadd44554d5049 |
-| body | int32 cpu and int32 wall time bias (seconds added to every record's 16-bit seconds), then the records, ended by function id 293 (END_OF_STREAM) |
-| header | version (3 uint8), start time (uint64), hostname and username (uint16 length + bytes), mesh coordinates and mesh size (int32 count + int32s; the size only when there are coordinates) |
-| footer | magic 0xf007fee7 (uint64), then per function id: times called, then per function id: times not recorded (uint32 each) |
-| datatype sizes | int32 count, then int32 size per DUMPI datatype number |
-| last 64 bytes | the index: the magic, then the offsets (uint64) of the datatype sizes, function addresses, perf counter labels, header, body, footer and keyval records (older files lack the first ones) |
+| at 0 | magic 0xffaadd44554d5049 |
+| body | int32 cpu and int32 wall time bias (seconds), then the records, ended by function id 293 |
+| header | version (3 uint8), start time (uint64), hostname, username, mesh coordinates, mesh size (below) |
+| footer | magic 0xf007fee7 (uint64); per function id the times called, then the times not recorded (uint32) |
+| perf labels | int32 count, then the perf counters' names (uint16 length + bytes) |
+| datatype sizes | int32 count, then the size (int32) of each DUMPI datatype number |
+| last 64 bytes | the index: the magic, then the offsets (uint64) of the other parts (below) |
+
+Header strings are a uint16 length and the bytes; the mesh coordinates an int32 count and int32s, and the mesh
+size likewise only when there are coordinates. The index lists the datatype sizes, function addresses, perf
+labels, header, body, footer and keyval parts; older files lack the first ones (5 uint64 in the oldest).
 
 A record: function id (uint16), mask (uint8), then as the mask says: thread (uint16, bit 0x40), cpu time (bit
-0x04) and wall time (bit 0x08), each as start and stop of (uint16 seconds + bias, uint32 ns), perf counters (bit
-0x80: uint8 count, then count x (int64 at entry, int64 at exit)); then the call's arguments, in the order and
-sizes `dumpi_layout.py` gives for its function id (statuses only when the mask has bit 0x01 or 0x02).
+0x04) and wall time (bit 0x08), each as start and stop of (uint16 seconds past the bias, uint32 ns), perf
+counters (bit 0x80: uint8 count, then count x (int64 at entry, int64 at exit); sst-dumpi's reader takes the count
+from the perf labels, which the tracer writes equal); then the call's arguments, in the order and sizes
+`dumpi_layout.py` gives for its function id (statuses only when the mask has bit 0x01 or 0x02).
 
 Every function DUMPI records has a layout, so every record is read: calls fastnet maps become their `Call`
 kinds, the rest `noop` or `unknown` by their names (names.py), exactly as the ASCII form's (dumpi_calls.py does

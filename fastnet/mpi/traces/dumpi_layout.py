@@ -1,7 +1,8 @@
 """What each record of a binary DUMPI trace holds: the MPI functions in DUMPI's id order and their arguments in
 the order sst-dumpi's writer puts them in the file (transcribed from sst-dumpi @ a4c8bf5: the function ids from
 dumpi/common/funclabels.h, each layout from the `dumpi_read_*` function of dumpi/common/dumpiio.c; dumpi2ascii
-prints the same argument names).
+prints the same argument names). Checked once against dumpi2ascii built from that commit: a record of each
+function written from this table printed the argument values written.
 
 A layout is a string of `name:code` fields, read in order. Codes (all integers big-endian):
 
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-ALL_FUNCTIONS = 290  # the id after the last MPI function; old traces end their call stream with it
+ALL_FUNCTIONS = 290  # the id after the last MPI function (sst-dumpi's reader stops at it after MPI_Finalize)
 FUNCTION_ENTER, FUNCTION_EXIT = 291, 292  # profiled user functions and MPI_Pcontrol annotations
 END_OF_STREAM = 293  # the id that ends the call stream
 FUNCTION_CALL = "fn:q"  # the layout of FUNCTION_ENTER and FUNCTION_EXIT records
@@ -96,9 +97,9 @@ FUNCTIONS: tuple[tuple[str, str | None], ...] = (
     ("MPI_Type_commit", "datatype:h"),
     ("MPI_Type_free", "datatype:h"),
     ("MPI_Get_elements", "status:s datatype:h elements:i"),
-    ("MPI_Pack", "incount:i datatype:h outcount:i position_in:i position_out:i comm:h"),
+    ("MPI_Pack", "incount:i datatype:h outcount:i position.in:i position.out:i comm:h"),
     # 50
-    ("MPI_Unpack", "incount:i position_in:i position_out:i outcount:i datatype:h comm:h"),
+    ("MPI_Unpack", "incount:i position.in:i position.out:i outcount:i datatype:h comm:h"),
     ("MPI_Pack_size", "incount:i datatype:h comm:h size:i"),
     ("MPI_Barrier", "comm:h"),
     ("MPI_Bcast", "count:i datatype:h root:i comm:h"),
@@ -154,7 +155,7 @@ FUNCTIONS: tuple[tuple[str, str | None], ...] = (
     ("MPI_Topo_test", "comm:h topo:b"),
     ("MPI_Cart_create", "oldcomm:h ndim:i dims:I periods:I reorder:i newcomm:h"),
     # 100
-    ("MPI_Dims_create", "nodes:i ndim:i dims_in:I dims_out:I"),
+    ("MPI_Dims_create", "nodes:i ndim:i dims.in:I dims.out:I"),
     ("MPI_Graph_create", "numedges:i oldcomm:h nodes:i index:I edges:I reorder:i newcomm:h"),
     ("MPI_Graphdims_get", "comm:h nodes:i edges:i"),
     ("MPI_Graph_get", "totedges:i totnodes:i comm:h maxindex:i maxedges:i index:I edges:I"),
@@ -283,7 +284,7 @@ FUNCTIONS: tuple[tuple[str, str | None], ...] = (
     ("MPI_Info_get_nthkey", "info:h n:i key:c"),
     ("MPI_Info_get_valuelen", "info:h key:c valuelen:i flag:i"),
     ("MPI_Info_set", "info:h key:c value:c"),
-    ("MPI_Pack_external", "datarep:c incount:i intype:h outcount:i position_in:i position_out:i"),
+    ("MPI_Pack_external", "datarep:c incount:i intype:h outcount:i position.in:i position.out:i"),
     ("MPI_Pack_external_size", "datarep:c incount:i datatype:h size:i"),
     ("MPI_Request_get_status", "request:i flag:i status:s"),
     ("MPI_Type_create_darray", "size:i rank:i ndims:i gsizes:I distribs:B dargs:I psizes:I order:b oldtype:h "
@@ -297,7 +298,7 @@ FUNCTIONS: tuple[tuple[str, str | None], ...] = (
     ("MPI_Type_create_subarray", "ndims:i sizes:I subsizes:I starts:I order:b oldtype:h newtype:h"),
     ("MPI_Type_get_extent", "datatype:h lb:i extent:i"),
     ("MPI_Type_get_true_extent", "datatype:h lb:i extent:i"),
-    ("MPI_Unpack_external", "datarep:c insize:i position_in:i position_out:i outcount:i datatype:h"),
+    ("MPI_Unpack_external", "datarep:c insize:i position.in:i position.out:i outcount:i datatype:h"),
     ("MPI_Win_create_errhandler", "errhandler:h"),
     ("MPI_Win_get_errhandler", "win:h errhandler:h"),
     ("MPI_Win_set_errhandler", "win:h errhandler:h"),

@@ -1,5 +1,5 @@
-"""Write a `Trace` as OTF2, binary DUMPI or DUMPI ASCII, in the forms the readers here read (tests' round trips, and users
-who want a generated program in trace tools).
+"""Write a `Trace` as OTF2, binary DUMPI or DUMPI ASCII, in the forms the readers here read (tests' round trips,
+and users who want a generated program in trace tools).
 
 Timestamps: a rank whose calls all have start_ns / end_ns (a trace that was read) keeps them. Otherwise (a
 generated program) they are synthesized: the clock starts at 0, a `compute` of d ns moves it by d, and every other
