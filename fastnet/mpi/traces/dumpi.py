@@ -110,24 +110,25 @@ def rank_files(p: Path) -> list[Path]:
                                 "name one")
         if metas:
             meta = metas[0]
-            prefix = read_meta(meta).get("fileprefix", meta.stem)
         else:
             prefixes = sorted({m["prefix"] for f in p.iterdir() if (m := RANK_FILE.match(f.name))})
             if len(prefixes) != 1:
                 raise TraceError(p, "holds no binary DUMPI files (PREFIX.meta, PREFIX-NNNN.bin)" if not prefixes
                                  else f"holds .bin files of several traces ({', '.join(prefixes)}); name one")
-            prefix = prefixes[0]
-        directory = p
+            directory, prefix = p, prefixes[0]
     elif p.suffix == ".meta":
-        meta, directory = p, p.parent
-        prefix = read_meta(p).get("fileprefix", p.stem)
+        meta = p
     else:
         m = RANK_FILE.match(p.name)
         if m is None:
             return [p]  # a lone file not named PREFIX-NNNN.bin: a one-rank trace
         directory, prefix = p.parent, m["prefix"]
         meta = directory / f"{prefix}.meta" if (directory / f"{prefix}.meta").exists() else None
-    prefix = Path(prefix).name  # the tracer wrote the path it ran in: the files are next to the .meta
+    if meta is not None:  # the .bin files are fileprefix-NNNN.bin, relative to the .meta's directory
+        where = meta.parent / read_meta(meta).get("fileprefix", meta.stem)
+        if not where.parent.is_dir():  # an absolute prefix from the machine it was traced on
+            where = meta.parent / where.name
+        directory, prefix = where.parent, where.name
     by_rank = {int(m["rank"]): f for f in directory.iterdir() if (m := RANK_FILE.match(f.name))
                and m["prefix"] == prefix}
     numprocs = len(by_rank)
