@@ -13,7 +13,7 @@ import fastnet
 from fastnet.errors import ConfigError, WorkloadError
 from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, Call, Trace
 from fastnet.mpi.generators import generate
-from fastnet.mpi.traces.write import write_dumpi_ascii, write_otf2
+from fastnet.mpi.traces.write import write_dumpi, write_dumpi_ascii, write_otf2
 
 TORUS = {"topology": {"kind": "torus", "dims": [4, 4]}, "sim": {"max_cycles": 2 * 10**9}}
 CYCLE_NS = 4 * 8 / 40.0  # phit_bytes 4 at the default 40 Gb/s
@@ -92,7 +92,8 @@ def test_trace_replay_equals_the_generator(tmp_path, program, params):
     trace = as_trace_calls(generate(program, 16, full))
     write_otf2(trace, tmp_path / "otf2" / "trace.otf2")
     write_dumpi_ascii(trace, tmp_path / "dumpi")
-    for path in (tmp_path / "otf2" / "trace.otf2", tmp_path / "dumpi"):
+    write_dumpi(trace, tmp_path / "bin")
+    for path in (tmp_path / "otf2" / "trace.otf2", tmp_path / "dumpi", tmp_path / "bin"):
         ds = run({"kind": "trace", "file": str(path)})
         assert ds.execution_cycles.item() == expected.execution_cycles.item(), path
         assert ds.bytes.item() == expected.bytes.item()

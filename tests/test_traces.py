@@ -1,5 +1,7 @@
-"""Trace readers (fastnet/mpi/traces): round trips of hand-built programs through both writers, the real traces
-in shared/reference/traces against their README, unknown calls, format detection and errors."""
+"""Trace readers (fastnet/mpi/traces): round trips of hand-built programs through every writer, the real traces
+in shared/reference/traces against their README, unknown calls, format detection and errors. Binary DUMPI's own
+tests (the reference traces against their ASCII form, files built byte by byte, corrupt files) are in
+test_dumpi_binary.py."""
 
 import os
 from collections import Counter
@@ -9,9 +11,22 @@ import pytest
 
 from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, Trace
 from fastnet.mpi.traces import READERS, TraceError, detect_format, read_trace
+from fastnet.mpi.traces.dumpi import read_dumpi
 from fastnet.mpi.traces.dumpi_ascii import read_dumpi_ascii
 from fastnet.mpi.traces.otf2 import read_otf2
-from fastnet.mpi.traces.write import write_dumpi_ascii, write_otf2
+from fastnet.mpi.traces.write import write_dumpi, write_dumpi_ascii, write_otf2
+
+WRITERS = ("dumpi", "dumpi_ascii", "otf2")
+
+
+def through(writer: str, trace: Trace, directory: Path) -> Trace:
+    """`trace` written by one of the writers and read back (auto-detected)."""
+    if writer == "otf2":
+        return read_trace(write_otf2(trace, directory / "t.otf2"))
+    (write_dumpi if writer == "dumpi" else write_dumpi_ascii)(trace, directory)
+    read = read_trace(directory)
+    assert read.source == writer
+    return read
 
 
 def shared_dir() -> Path | None:
@@ -210,6 +225,21 @@ def test_round_trip_dumpi_ascii(tmp_path, name):
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
+def test_round_trip_dumpi(tmp_path, name):
+    trace = PROGRAMS[name]()
+    paths = write_dumpi(trace, tmp_path, prefix="prog")
+    assert [p.name for p in paths] == [f"prog-{r:04d}.bin" for r in range(trace.n_ranks)]
+    assert f"numprocs={trace.n_ranks}\n" in (tmp_path / "prog.meta").read_text()
+    read = read_dumpi(tmp_path / "prog.meta")
+    assert read.source == "dumpi" and read.files == [str(p) for p in paths]
+    check_round_trip(trace, read, totals_only=False, drop=("MPI_Comm_split",))
+    # Both DUMPI forms of one trace read the same.
+    write_dumpi_ascii(trace, tmp_path / "ascii", prefix="prog")
+    as_text = read_dumpi_ascii(tmp_path / "ascii")
+    assert read.ranks == as_text.ranks and read.comms == as_text.comms
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
 def test_round_trip_otf2(tmp_path, name):
     trace = PROGRAMS[name]()
     anchor = write_otf2(trace, tmp_path / "prog.otf2")
@@ -228,11 +258,14 @@ def test_otf2_alltoallv_spreads_totals_evenly(tmp_path):
         assert sum(call.recv_counts) == sum(want.recv_counts)
 
 
-@pytest.mark.parametrize("writer", ["dumpi_ascii", "otf2"])
+@pytest.mark.parametrize("writer", WRITERS)
 def test_any_source_and_any_tag_survive(tmp_path, writer):
     trace = any_source()
     if writer == "otf2":
         read = read_otf2(write_otf2(trace, tmp_path / "t.otf2"))
+    elif writer == "dumpi":
+        write_dumpi(trace, tmp_path)
+        read = read_dumpi(tmp_path / "trace-0001.bin")  # one file names all its siblings
     else:
         write_dumpi_ascii(trace, tmp_path)
         read = read_dumpi_ascii(tmp_path / "trace-0000.txt")  # one file names all its siblings
@@ -240,10 +273,10 @@ def test_any_source_and_any_tag_survive(tmp_path, writer):
     assert (recv.peer, recv.tag, irecv.peer, irecv.tag) == (ANY_SOURCE, ANY_TAG, ANY_SOURCE, 5)
 
 
-def test_dumpi_proc_null_is_read_as_proc_null(tmp_path):
+@pytest.mark.parametrize("writer", ["dumpi", "dumpi_ascii"])
+def test_dumpi_proc_null_is_read_as_proc_null(tmp_path, writer):
     trace = Trace([[Call("send", peer=PROC_NULL, bytes=8), Call("recv", peer=PROC_NULL, bytes=8)]])
-    write_dumpi_ascii(trace, tmp_path)
-    read = read_dumpi_ascii(tmp_path)
+    read = through(writer, trace, tmp_path)
     assert [(c.kind, c.peer) for c in read.ranks[0]] == [("send", PROC_NULL), ("recv", PROC_NULL)]
 
 
@@ -251,25 +284,19 @@ def test_timed_trace_keeps_its_times(tmp_path):
     calls = [Call("noop", "MPI_Init", start_ns=1_000.0, end_ns=5_000.0),
              Call("barrier", start_ns=9_000.0, end_ns=9_500.0)]
     trace = Trace([calls, [Call(c.kind, c.name, start_ns=c.start_ns + 3, end_ns=c.end_ns + 4) for c in calls]])
-    write_dumpi_ascii(trace, tmp_path / "d")
-    read = read_dumpi_ascii(tmp_path / "d")
-    assert [(c.start_ns, c.end_ns) for c in read.ranks[1]] == [(1003.0, 5004.0), (9003.0, 9504.0)]
-    read = read_otf2(write_otf2(trace, tmp_path / "o"))
-    assert [(c.start_ns, c.end_ns) for c in read.ranks[1]] == [(1003.0, 5004.0), (9003.0, 9504.0)]
+    for writer in WRITERS:
+        read = through(writer, trace, tmp_path / writer)
+        assert [(c.start_ns, c.end_ns) for c in read.ranks[1]] == [(1003.0, 5004.0), (9003.0, 9504.0)], writer
 
 
 # --- unknown calls -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("writer", ["dumpi_ascii", "otf2"])
+@pytest.mark.parametrize("writer", WRITERS)
 def test_unknown_calls_keep_their_name(tmp_path, writer):
     calls = [Call("noop", "MPI_Init"), Call("unknown", "MPI_Put"), Call("unknown", "MPI_Gatherv"),
              Call("noop", "MPI_Type_commit"), Call("noop", "MPI_Wtime")]
     trace = Trace([calls, list(calls)])
-    if writer == "otf2":
-        read = read_otf2(write_otf2(trace, tmp_path / "t.otf2"))
-    else:
-        write_dumpi_ascii(trace, tmp_path)
-        read = read_dumpi_ascii(tmp_path)
+    read = through(writer, trace, tmp_path)
     assert [(c.kind, c.name) for c in read.ranks[1]] == [(c.kind, c.name) for c in calls]
 
 
@@ -440,10 +467,15 @@ def test_reference_trace_round_trips_through_both_writers(tmp_path):
 def test_detect_format(tmp_path):
     write_dumpi_ascii(ping_pong(), tmp_path / "d")
     anchor = write_otf2(ping_pong(), tmp_path / "o" / "pp.otf2")
+    bins = write_dumpi(ping_pong(), tmp_path / "b", prefix="pp")
     assert detect_format(tmp_path / "d") == "dumpi_ascii"
     assert detect_format(tmp_path / "d" / "trace-0001.txt") == "dumpi_ascii"
     assert detect_format(anchor) == "otf2" and detect_format(tmp_path / "o") == "otf2"
-    assert set(READERS) == {"otf2", "dumpi_ascii"}
+    for path in (tmp_path / "b", tmp_path / "b" / "pp.meta", bins[1]):
+        assert detect_format(path) == "dumpi"
+    renamed = bins[0].rename(tmp_path / "rank0.data")  # told by DUMPI's magic number, not the name
+    assert detect_format(renamed) == "dumpi" and read_trace(renamed).n_ranks == 1
+    assert set(READERS) == {"otf2", "dumpi", "dumpi_ascii"}
     assert read_trace(tmp_path / "o").n_ranks == 2
     assert read_trace(tmp_path / "d", format="dumpi_ascii").n_ranks == 2
     with pytest.raises(TraceError, match="unknown trace format 'vampir'"):
@@ -455,27 +487,21 @@ def test_detect_format(tmp_path):
         read_trace(tmp_path / "missing")
 
 
-def test_binary_dumpi_is_refused_with_advice(tmp_path):
-    (tmp_path / "run-0000.bin").write_bytes(b"\xff\xaa\xddDUMPI\x00\x00")
-    (tmp_path / "run.meta").write_text("numprocs=1\nfileprefix=run\n")
-    for path in (tmp_path, tmp_path / "run-0000.bin", tmp_path / "run.meta"):
-        with pytest.raises(TraceError, match="binary DUMPI.*not read yet.*dumpi2ascii"):
-            read_trace(path)
-
-
-def test_reference_binary_dumpi_is_refused():
-    # sst-dumpi ships rank 0's ASCII next to the four .bin files: not enough to read the trace.
-    with pytest.raises(TraceError, match=r"binary DUMPI.*only 1 of 4"):
-        read_trace(reference("sst_dumpi_testtrace"))
-    with pytest.raises(TraceError, match="numprocs=4 but 1"):
+def test_binary_next_to_ascii_is_read_as_binary():
+    # sst-dumpi ships rank 0's ASCII next to the four .bin files: the directory is the binary trace, and the
+    # lone text is not a whole trace.
+    assert detect_format(reference("sst_dumpi_testtrace")) == "dumpi"
+    assert read_trace(reference("sst_dumpi_testtrace")).n_ranks == 4
+    with pytest.raises(TraceError, match=r"numprocs=4 but 1 ASCII rank files.*format \"dumpi\""):
         read_dumpi_ascii(reference("sst_dumpi_testtrace") / "testtrace-0000.txt")
 
 
-def test_dumpi_missing_rank_file_is_an_error(tmp_path):
-    write_dumpi_ascii(ring(), tmp_path)
-    (tmp_path / "trace-0001.txt").unlink()
+@pytest.mark.parametrize("writer", ["dumpi", "dumpi_ascii"])
+def test_dumpi_missing_rank_file_is_an_error(tmp_path, writer):
+    through(writer, ring(), tmp_path)
+    (tmp_path / f"trace-0001.{'bin' if writer == 'dumpi' else 'txt'}").unlink()
     with pytest.raises(TraceError, match=r"ranks \[1\] have no file"):
-        read_dumpi_ascii(tmp_path)
+        read_trace(tmp_path, format=writer)
 
 
 def test_otf2_writer_refuses_to_overwrite(tmp_path):

@@ -30,7 +30,7 @@ from ..errors import ConfigError
 from ..mpi.generators import PROGRAMS
 
 KINDS = ("open_loop", "sr", "gups", "a2a", "o2a", "a2o", "graph500", "mpi", "trace")
-TRACE_FORMATS = ("auto", "otf2", "dumpi_ascii")
+TRACE_FORMATS = ("auto", "otf2", "dumpi", "dumpi_ascii")
 
 
 def _auto_or(inner: Check) -> Check:
@@ -63,7 +63,7 @@ KEYS: dict[str, tuple[Any, Check]] = {
     "iterations": (1, _int(1)),
     "grid": (128, _int(1)),  # fft3d: N of the N^3 grid
     "chunks": (4, _int(1)),  # sweep3d: blocks per octant
-    "file": ("", _string),  # trace: an OTF2 anchor file, or a DUMPI ASCII file or directory
+    "file": ("", _string),  # trace: an OTF2 anchor file; a DUMPI .meta, .bin or ASCII file, or their directory
     "format": ("auto", _choice(*TRACE_FORMATS)),
     "skip_unknown": (False, _bool),  # trace: skip (and count) MPI calls fastnet does not model, else refuse
     "compute_scale": (1.0, _real(0.0, 1e9)),  # trace: gaps between calls become computation x this
@@ -90,8 +90,8 @@ def resolve_workload(given: Any) -> dict[str, Any]:
     if out["kind"] == "sr" and out["wave"] > out["messages"]:
         raise ConfigError("workload.wave", f"must be <= workload.messages = {out['messages']} (got {out['wave']})")
     if out["kind"] == "trace" and not out["file"]:
-        raise ConfigError("workload.file", "must name the trace to replay (an OTF2 anchor file, or DUMPI ASCII "
-                          "files or their directory)")
+        raise ConfigError("workload.file", "must name the trace to replay (an OTF2 anchor file; a DUMPI .meta, "
+                          ".bin or ASCII file, or their directory)")
     if out["cycle_ns"] != "auto" and out["link_gbps"] != "auto":
         raise ConfigError("workload.cycle_ns", "give either cycle_ns or link_gbps (one sets the other through "
                           "traffic.phit_bytes), not both")

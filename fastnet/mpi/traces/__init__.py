@@ -3,8 +3,11 @@
 | module | what |
 |---|---|
 | `otf2.py` | `read_otf2`: an OTF2 archive (Score-P) through the `otf2` package |
+| `dumpi.py` | `read_dumpi`: a binary DUMPI trace (sst-dumpi's `.bin` per rank + `.meta`) |
+| `dumpi_layout.py` | every DUMPI function id and the layout of its record's arguments |
 | `dumpi_ascii.py` | `read_dumpi_ascii`: the per-rank text `dumpi2ascii -a` prints for a DUMPI trace |
-| `write.py` | `write_otf2`, `write_dumpi_ascii`: a `Trace` as either format (tests, users) |
+| `dumpi_calls.py` | DUMPI's calls as `Call`s (handles, requests, communicators), shared by both DUMPI readers |
+| `write.py` | `write_otf2`, `write_dumpi`, `write_dumpi_ascii`: a `Trace` in each format (tests, users) |
 | `names.py` | which MPI functions move no data (`noop`), shared by the readers |
 
 To add a format: one module here with `read_<format>(path) -> Trace`, one entry in `READERS`, and a rule in
@@ -30,14 +33,12 @@ class TraceError(ConfigError):
 
 
 # The readers import TraceError from this module, so they come after it.
-from fastnet.mpi.traces.dumpi_ascii import read_dumpi_ascii  # noqa: E402
+from fastnet.mpi.traces.dumpi import MAGIC_BYTES, read_dumpi  # noqa: E402
+from fastnet.mpi.traces.dumpi_ascii import RANK_FILE, read_dumpi_ascii  # noqa: E402
 from fastnet.mpi.traces.otf2 import read_otf2  # noqa: E402
 
-READERS: dict[str, Callable[[str | Path], Trace]] = {"otf2": read_otf2, "dumpi_ascii": read_dumpi_ascii}
-
-BINARY_DUMPI = ("binary DUMPI (.bin/.meta) is not read yet: convert each rank with sst-dumpi's "
-                "`dumpi2ascii -a PREFIX-NNNN.bin > PREFIX-NNNN.txt` and read the .txt files")
-_RANK_FILE = re.compile(r"^(?P<prefix>.*)-(?P<rank>\d+)\.txt$")
+READERS: dict[str, Callable[[str | Path], Trace]] = {"otf2": read_otf2, "dumpi": read_dumpi,
+                                                     "dumpi_ascii": read_dumpi_ascii}
 
 
 def read_trace(path: str | Path, format: str = "auto") -> Trace:
@@ -57,16 +58,16 @@ def detect_format(path: str | Path) -> str:
     if p.is_dir():
         return _detect_dir(p)
     if p.suffix in (".bin", ".meta"):
-        raise TraceError(p, BINARY_DUMPI)
+        return "dumpi"
     head = p.read_bytes()[:4096]
     if p.suffix == ".otf2" or b"OTF2" in head[:8]:
         return "otf2"
-    if b"DUMPI" in head[:8]:
-        raise TraceError(p, BINARY_DUMPI)
+    if head.startswith(MAGIC_BYTES):
+        return "dumpi"
     if _looks_like_dumpi_ascii(head):
         return "dumpi_ascii"
-    raise TraceError(p, "not a trace format fastnet reads: expected an OTF2 anchor file (*.otf2) "
-                        "or DUMPI ASCII text (dumpi2ascii output, *-NNNN.txt)")
+    raise TraceError(p, "not a trace format fastnet reads: expected an OTF2 anchor file (*.otf2), binary DUMPI "
+                        "(*.meta, *-NNNN.bin) or DUMPI ASCII text (dumpi2ascii output, *-NNNN.txt)")
 
 
 def _looks_like_dumpi_ascii(head: bytes) -> bool:
@@ -84,23 +85,13 @@ def _detect_dir(p: Path) -> str:
     if len(anchors) > 1:
         raise TraceError(p, f"holds {len(anchors)} OTF2 anchor files ({', '.join(a.name for a in anchors)}); "
                             "name one")
-    texts = [f for f in p.glob("*.txt") if _RANK_FILE.match(f.name) and _looks_like_dumpi_ascii(f.read_bytes()[:4096])]
-    metas = sorted(p.glob("*.meta"))
-    if metas or any(p.glob("*.bin")):
-        # sst-dumpi ships a reference .txt of rank 0 next to its .bin files: only a full set of texts counts.
-        numprocs = _meta_numprocs(metas[0]) if metas else None
-        if texts and numprocs == len(texts):
-            return "dumpi_ascii"
-        have = f" (only {len(texts)} of {numprocs} ranks have a .txt)" if texts and numprocs else ""
-        raise TraceError(p, BINARY_DUMPI + have)
-    if texts:
+    # The binary form wins over text next to it (sst-dumpi ships rank 0's ASCII beside its .bin files).
+    if any(p.glob("*.meta")) or any(p.glob("*.bin")):
+        return "dumpi"
+    if any(RANK_FILE.match(f.name) and _looks_like_dumpi_ascii(f.read_bytes()[:4096]) for f in p.glob("*.txt")):
         return "dumpi_ascii"
-    raise TraceError(p, "holds no OTF2 anchor file (*.otf2) and no DUMPI ASCII files (*-NNNN.txt)")
+    raise TraceError(p, "holds no OTF2 anchor file (*.otf2), no binary DUMPI (*.meta, *-NNNN.bin) and no DUMPI "
+                        "ASCII files (*-NNNN.txt)")
 
 
-def _meta_numprocs(meta: Path) -> int | None:
-    m = re.search(r"^numprocs=(\d+)$", meta.read_text(errors="replace"), re.M)
-    return int(m.group(1)) if m else None
-
-
-__all__ = ["READERS", "TraceError", "detect_format", "read_dumpi_ascii", "read_otf2", "read_trace"]
+__all__ = ["READERS", "TraceError", "detect_format", "read_dumpi", "read_dumpi_ascii", "read_otf2", "read_trace"]

@@ -9,100 +9,34 @@ Each MPI call is a block:
     ...
     MPI_Irecv returning at walltime 1.213466411, cputime 0.237413000 seconds in thread 0.
 
-and the file ends with the trace's own datatype table (`Datatype 14 (MPI_DOUBLE) has size 8`), which wins over
-the named sizes below (a Blue Gene/P trace has 4-byte MPI_LONG).
-
-DUMPI prints handles as each rank numbered them. Requests are renumbered 0, 1, 2, ... per rank, one per
-isend/irecv, so that a handle DUMPI reuses after a wait never names two requests. Communicators are rebuilt by
-replaying the constructors in call order: the k-th constructor a rank calls on a parent communicator is the same
-collective call on every member, so (parent, k) names the new communicator across ranks; its members come from
-the group (Comm_create), the colour and key (Comm_split, Cart_sub), or the parent (Comm_dup, Cart_create).
+and the file ends with the trace's own datatype table (`Datatype 14 (MPI_DOUBLE) has size 8`). Each block becomes
+a `DumpiCall` (an argument's value is its number: `14 (MPI_DOUBLE)` is 14, `[2]` is (2,), `<IGNORED>` is ()),
+and dumpi_calls.py turns them into `Call`s as it does the binary form's.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, Trace
+from fastnet.mpi.calls import Trace
 from fastnet.mpi.traces import TraceError
-from fastnet.mpi.traces.names import is_noop
+from fastnet.mpi.traces.dumpi_calls import DumpiCall, RankCalls, Value, build_trace
 
 RANK_FILE = re.compile(r"^(?P<prefix>.*)-(?P<rank>\d+)\.txt$")
-
-# DUMPI's numbering of the predefined datatypes (dumpi/common/constants.h) and their usual LP64 sizes; the
-# trace's own table at the end of each file wins where it gives a size.
-DUMPI_DATATYPES: tuple[tuple[str, int], ...] = (
-    ("MPI_DATATYPE_ERROR", 0), ("MPI_DATATYPE_NULL", 0), ("MPI_CHAR", 1), ("MPI_SIGNED_CHAR", 1),
-    ("MPI_UNSIGNED_CHAR", 1), ("MPI_BYTE", 1), ("MPI_WCHAR", 4), ("MPI_SHORT", 2), ("MPI_UNSIGNED_SHORT", 2),
-    ("MPI_INT", 4), ("MPI_UNSIGNED", 4), ("MPI_LONG", 8), ("MPI_UNSIGNED_LONG", 8), ("MPI_FLOAT", 4),
-    ("MPI_DOUBLE", 8), ("MPI_LONG_DOUBLE", 16), ("MPI_LONG_LONG_INT", 8), ("MPI_UNSIGNED_LONG_LONG", 8),
-    ("MPI_LONG_LONG", 8), ("MPI_PACKED", 1), ("MPI_LB", 0), ("MPI_UB", 0), ("MPI_FLOAT_INT", 8),
-    ("MPI_DOUBLE_INT", 12), ("MPI_LONG_INT", 12), ("MPI_SHORT_INT", 6), ("MPI_2INT", 8),
-    ("MPI_LONG_DOUBLE_INT", 20),
-)
-NAMED_SIZES: dict[str, int] = {name: size for name, size in DUMPI_DATATYPES if size > 0} | {
-    "MPI_INT8_T": 1, "MPI_INT16_T": 2, "MPI_INT32_T": 4, "MPI_INT64_T": 8, "MPI_UINT8_T": 1, "MPI_UINT16_T": 2,
-    "MPI_UINT32_T": 4, "MPI_UINT64_T": 8, "MPI_C_BOOL": 1, "MPI_CXX_BOOL": 1, "MPI_AINT": 8, "MPI_OFFSET": 8,
-    "MPI_COUNT": 8, "MPI_C_FLOAT_COMPLEX": 8, "MPI_C_DOUBLE_COMPLEX": 16, "MPI_CHARACTER": 1, "MPI_INTEGER": 4,
-    "MPI_REAL": 4, "MPI_DOUBLE_PRECISION": 8, "MPI_LOGICAL": 4, "MPI_COMPLEX": 8, "MPI_DOUBLE_COMPLEX": 16,
-    "MPI_2INTEGER": 8, "MPI_2REAL": 8, "MPI_2DOUBLE_PRECISION": 16,
-}
-
-# DUMPI's predefined handles (dumpi/common/constants.h).
-COMM_NULL, COMM_WORLD, COMM_SELF = 1, 2, 3
-GROUP_NULL, GROUP_EMPTY = 1, 2
-MPI_UNDEFINED = -32766  # what MPICH and Open MPI use; DUMPI prints Comm_split's colour raw
-
-SENDS = {"MPI_Send": "send", "MPI_Bsend": "send", "MPI_Ssend": "send", "MPI_Rsend": "send",
-         "MPI_Isend": "isend", "MPI_Ibsend": "isend", "MPI_Issend": "isend", "MPI_Irsend": "isend"}
-SEND_INITS = ("MPI_Send_init", "MPI_Bsend_init", "MPI_Ssend_init", "MPI_Rsend_init")
-WAITS = ("MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany",
-         "MPI_Testsome")
-COMM_CONSTRUCTORS = ("MPI_Comm_create", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Cart_create", "MPI_Cart_sub")
-GROUP_OPS = ("MPI_Comm_group", "MPI_Group_incl", "MPI_Group_excl", "MPI_Group_range_incl", "MPI_Group_range_excl",
-             "MPI_Group_union", "MPI_Group_intersection", "MPI_Group_difference", "MPI_Group_free", "MPI_Comm_free")
 
 _ENTER = re.compile(r"^(MPIO?_\w+) entering at walltime (-?\d+)\.(\d+)")
 _RETURN = re.compile(r"^(MPIO?_\w+) returning at walltime (-?\d+)\.(\d+)")
 _ARG = re.compile(r"^(\S+) (\w+)((?:\[-?\d+\])*)=(.*)$")
 _DTYPE = re.compile(r"^Datatype (\d+) \((.*)\) has size (-?\d+)$")
 _INT = re.compile(r"\s*(-?\d+)")
-
-# Provisional communicator ids while the ranks are walked; resolved to Trace.comms keys afterwards.
-_WORLD, _SELF = 0, 1
-
-
-@dataclass
-class _Block:
-    name: str
-    line: int
-    start_ns: int  # walltime in ns, as printed
-    end_ns: int = -1
-    args: dict[str, str] = field(default_factory=dict)
+_INTS = re.compile(r"-?\d+")
 
 
 def read_dumpi_ascii(path: str | Path) -> Trace:
     """Read a DUMPI ASCII trace: a directory holding `PREFIX-NNNN.txt` files, or one of them (all of its
     siblings with the same prefix are read; NNNN is the rank)."""
-    files = rank_files(Path(path))
-    parsed = [_parse(file) for file in files]
-    # Walltimes are since the epoch: ~1e18 ns, beyond float64's exact integers. Counting from the whole second
-    # of the earliest call keeps every time exact (and a trace written from 0 s reads back unchanged).
-    first = [blocks[0].start_ns for blocks, _ in parsed if blocks]
-    origin = min(first) // 1_000_000_000 * 1_000_000_000 if first else 0
-    comms = _Comms(len(files))
-    walkers = []
-    for rank, (file, (blocks, table)) in enumerate(zip(files, parsed)):
-        walker = _Rank(rank, file, table, comms, origin)
-        for block in blocks:
-            walker.add(block)
-        walkers.append(walker)
-    comms.resolve()
-    ranks = [w.finish() for w in walkers]
-    return Trace(ranks=ranks, comms=comms.table(), files=[str(f) for f in files], source="dumpi_ascii")
+    return build_trace([_parse(file) for file in rank_files(Path(path))], source="dumpi_ascii")
 
 
 def rank_files(p: Path) -> list[Path]:
@@ -134,17 +68,17 @@ def rank_files(p: Path) -> list[Path]:
     if meta.exists():
         m = re.search(r"^numprocs=(\d+)$", meta.read_text(errors="replace"), re.M)
         if m and int(m[1]) != len(by_rank):
-            raise TraceError(meta, f"numprocs={m[1]} but {len(by_rank)} ASCII rank files were found; convert every "
-                                   "rank's .bin with `dumpi2ascii -a`")
+            raise TraceError(meta, f"numprocs={m[1]} but {len(by_rank)} ASCII rank files were found: read the .bin "
+                                   "files (format \"dumpi\"), or convert every one with `dumpi2ascii -a`")
     return [by_rank[r] for r in range(len(by_rank))]
 
 
-def _parse(path: Path) -> tuple[list[_Block], dict[int, int]]:
-    """The call blocks of one rank's file, and its datatype table (number -> size)."""
+def _parse(path: Path) -> RankCalls:
+    """The calls of one rank's file, and its datatype table."""
     lines = path.read_text(errors="replace").splitlines()
-    blocks: list[_Block] = []
+    blocks: list[DumpiCall] = []
     table: dict[int, int] = {}
-    cur: _Block | None = None
+    cur: DumpiCall | None = None
     pushed: list[str] = []  # the rest of a line after a multi-line value closed
     i = 0
     while pushed or i < len(lines):
@@ -155,8 +89,8 @@ def _parse(path: Path) -> tuple[list[_Block], dict[int, int]]:
             i += 1
         if m := _ENTER.match(line):
             if cur is not None:
-                raise TraceError(f"{path}:{i}", f"{m[1]} enters before {cur.name} (line {cur.line}) returned")
-            cur = _Block(m[1], i, _ns(m[2], m[3]))
+                raise TraceError(f"{path}:{i}", f"{m[1]} enters before {cur.name} (line {cur.pos}) returned")
+            cur = DumpiCall(m[1], i, _ns(m[2], m[3]), -1)
         elif m := _RETURN.match(line):
             if cur is None or cur.name != m[1]:
                 raise TraceError(f"{path}:{i}", f"{m[1]} returns but was not entered")
@@ -176,13 +110,13 @@ def _parse(path: Path) -> tuple[list[_Block], dict[int, int]]:
                     if end + 1 < len(value):
                         pushed.append(value[end + 1:])
                     value = value[:end + 1]
-                cur.args[m[2]] = value
+                cur.args[m[2]] = _value(value)
         elif m := _DTYPE.match(line):
             table[int(m[1])] = int(m[3])
     if cur is not None:  # a trace cut off inside its last call (a crash in MPI_Finalize): keep the call
         cur.end_ns = cur.start_ns
         blocks.append(cur)
-    return blocks, table
+    return RankCalls(path, blocks, table, lambda line: f"{path}:{line}")
 
 
 def _ns(seconds: str, fraction: str) -> int:
@@ -202,408 +136,12 @@ def _closing(text: str) -> int:
     return len(text) - 1
 
 
-def _int(value: str) -> int:
-    m = _INT.match(value)
-    if m is None:
-        raise ValueError(value)
-    return int(m[1])
-
-
-def _ints(value: str) -> list[int]:
-    """An array argument's values; [] where DUMPI printed <IGNORED>."""
-    return [] if value.strip().startswith("<") else [int(x) for x in re.findall(r"-?\d+", value)]
-
-
-@dataclass
-class _Record:
-    """One rank's part in a communicator constructor."""
-    op: tuple  # ("split", color, key) | ("create", group) | ("dup",) | ("cart", dims) | ("cartsub", remain)
-    member: bool  # the rank got a communicator (not MPI_COMM_NULL)
-    where: str
-
-
-class _Comms:
-    """Communicators across ranks: provisional ids while walking, then Trace.comms ids (see the module doc)."""
-
-    def __init__(self, n_ranks: int):
-        self.n = n_ranks
-        self.next_prov = 2
-        self.parent: dict[int, int] = {}
-        self.child: dict[tuple[int, int], int] = {}
-        self.records: dict[int, dict[int, _Record]] = {}
-        self.final: dict[tuple[int, int], int] = {(_WORLD, r): 0 for r in range(n_ranks)}
-        self.members: dict[int, tuple[int, ...]] = {0: tuple(range(n_ranks))}
-        self.dims: dict[int, tuple[int, ...]] = {}
-        self.self_ids: dict[int, int] = {}
-
-    def created(self, parent: int, k: int, rank: int, record: _Record) -> int:
-        if (parent, k) not in self.child:
-            self.child[(parent, k)] = self.next_prov
-            self.parent[self.next_prov] = parent
-            self.records[self.next_prov] = {}
-            self.next_prov += 1
-        prov = self.child[(parent, k)]
-        self.records[prov][rank] = record
-        return prov
-
-    def final_id(self, prov: int, rank: int) -> int:
-        """The Trace.comms id of provisional communicator `prov` as `rank` sees it (KeyError: not a member)."""
-        if prov == _SELF:
-            if rank not in self.self_ids:
-                self.self_ids[rank] = self._new((rank,))
-            return self.self_ids[rank]
-        return self.final[(prov, rank)]
-
-    def _new(self, members: tuple[int, ...]) -> int:
-        cid = len(self.members)
-        self.members[cid] = members
-        return cid
-
-    def group(self, expr: tuple, rank: int) -> tuple[int, ...]:
-        """World ranks of a group expression built by the Comm_group / Group_* calls of `rank`."""
-        op = expr[0]
-        if op == "empty":
-            return ()
-        if op == "comm":
-            return self.members[self.final_id(expr[1], rank)]
-        if op in ("union", "inter", "diff"):
-            a, b = self.group(expr[1], rank), self.group(expr[2], rank)
-            if op == "union":
-                return a + tuple(x for x in b if x not in a)
-            return tuple(x for x in a if (x in b) == (op == "inter"))
-        base = self.group(expr[1], rank)
-        picked = expr[2]
-        if op in ("range_incl", "range_excl"):
-            picked = [r for first, last, stride in expr[2] for r in range(first, last + (1 if stride > 0 else -1),
-                                                                          stride)]
-        if op in ("incl", "range_incl"):
-            return tuple(base[i] for i in picked)
-        dropped = set(picked)
-        return tuple(x for i, x in enumerate(base) if i not in dropped)
-
-    def resolve(self) -> None:
-        # Parents get smaller provisional ids than their children, so ascending order meets parents first.
-        for prov in sorted(self.records):
-            by_parent: dict[int, list[tuple[int, _Record]]] = {}
-            for rank, rec in sorted(self.records[prov].items()):
-                try:
-                    parent = self.final_id(self.parent[prov], rank)
-                except KeyError:
-                    raise TraceError(rec.where, "builds a communicator from one this rank is not a member of") from None
-                by_parent.setdefault(parent, []).append((rank, rec))
-            for parent, entries in by_parent.items():
-                self._resolve_one(prov, parent, entries)
-
-    def _resolve_one(self, prov: int, parent: int, entries: list[tuple[int, _Record]]) -> None:
-        kinds = sorted({rec.op[0] for _, rec in entries})
-        if len(kinds) > 1:
-            raise TraceError(entries[0][1].where, f"the members of communicator {parent} call different "
-                                                  f"constructors at the same point ({', '.join(kinds)})")
-        kind = kinds[0]
-        pm = self.members[parent]
-        pos = {r: i for i, r in enumerate(pm)}
-        members = [(rank, rec) for rank, rec in entries if rec.member]
-        groups: dict[object, list[int]] = {}  # one new communicator per distinct key, members in order
-        new_dims: dict[object, tuple[int, ...]] = {}
-        if kind == "dup":
-            groups[0] = list(pm)
-        elif kind == "cart":
-            dims = tuple(members[0][1].op[1]) if members else ()
-            groups[0] = list(pm[:math.prod(dims)])
-            new_dims[0] = dims
-        elif kind == "split":
-            colors: dict[int, list[tuple[int, int, int]]] = {}
-            for rank, rec in members:
-                colors.setdefault(rec.op[1], []).append((rec.op[2], pos[rank], rank))
-            for color in sorted(colors):
-                groups[color] = [rank for _, _, rank in sorted(colors[color])]
-        elif kind == "create":
-            for rank, rec in members:
-                groups.setdefault(self.group(rec.op[1], rank), list(self.group(rec.op[1], rank)))
-        elif kind == "cartsub":
-            dims = self.dims.get(parent)
-            if dims is None:
-                raise TraceError(entries[0][1].where, f"MPI_Cart_sub on communicator {parent}, which has no "
-                                                      "Cartesian topology from MPI_Cart_create")
-            for rank, rec in members:
-                remain = rec.op[1]
-                coords, rest = [], pos[rank]
-                for d in reversed(dims):  # row-major, as MPI_Cart_coords
-                    coords.insert(0, rest % d)
-                    rest //= d
-                color = tuple(c for c, keep in zip(coords, remain) if not keep)
-                key = tuple(c for c, keep in zip(coords, remain) if keep)
-                groups.setdefault(color, []).append((key, rank))
-                new_dims[color] = tuple(d for d, keep in zip(dims, remain) if keep)
-            groups = {color: [rank for _, rank in sorted(v)] for color, v in sorted(groups.items())}
-        ids = {key: self._new(tuple(ranks)) for key, ranks in groups.items()}
-        for key, dims in new_dims.items():
-            self.dims[ids[key]] = dims
-        for rank, rec in members:
-            owner = [key for key, ranks in groups.items() if rank in ranks]
-            if not owner:
-                raise TraceError(rec.where, f"rank {rank} got a new communicator it is not a member of")
-            self.final[(prov, rank)] = ids[owner[0]]
-
-    def table(self) -> dict[int, tuple[int, ...]]:
-        return dict(self.members)
-
-
-class _Rank:
-    """One rank's file turned into Calls, with the handle tables DUMPI's numbering needs."""
-
-    def __init__(self, rank: int, path: Path, table: dict[int, int], comms: _Comms, origin: int):
-        self.rank = rank
-        self.origin = origin
-        self.path = path
-        self.table = table
-        self.comms = comms
-        self.calls: list[tuple[Call, str]] = []
-        self.comm_handles: dict[int, int] = {COMM_WORLD: _WORLD, COMM_SELF: _SELF}
-        self.groups: dict[int, tuple] = {GROUP_EMPTY: ("empty",)}
-        self.constructed: dict[int, int] = {}  # provisional parent -> constructors called on it so far
-        self.active: dict[int, int] = {}  # DUMPI request handle -> our request id
-        self.persistent: dict[int, Call] = {}  # Send_init / Recv_init handle -> the call a Start issues
-        self.next_request = 0
-
-    # --- arguments -------------------------------------------------------------------------------------------
-
-    def where(self, b: _Block) -> str:
-        return f"{self.path}:{b.line}"
-
-    def arg(self, b: _Block, name: str) -> str:
-        if name not in b.args:
-            raise TraceError(self.where(b), f"{b.name} has no argument {name!r}")
-        return b.args[name]
-
-    def int_arg(self, b: _Block, name: str) -> int:
-        try:
-            return _int(self.arg(b, name))
-        except ValueError:
-            raise TraceError(self.where(b), f"{b.name}: {name}={b.args[name]!r} is not an integer") from None
-
-    def type_size(self, b: _Block, name: str) -> int:
-        value = self.arg(b, name)
-        m = re.match(r"^\s*(-?\d+)(?: \((.*)\))?", value)
-        if m is None:
-            raise TraceError(self.where(b), f"{b.name}: {name}={value!r} is not a datatype")
-        size = self.table.get(int(m[1]), 0)
-        if size > 0:
-            return size
-        if (m[2] or "") in NAMED_SIZES:
-            return NAMED_SIZES[m[2]]
-        raise TraceError(self.where(b), f"{b.name}: datatype {value.strip()} has no known size (not in the "
-                                        "trace's datatype table nor a predefined MPI type)")
-
-    def nbytes(self, b: _Block, count: str, datatype: str) -> int:
-        n = self.int_arg(b, count)
-        return 0 if n <= 0 else n * self.type_size(b, datatype)
-
-    def counts(self, b: _Block, counts: str, datatype: str) -> tuple[int, ...]:
-        values = _ints(self.arg(b, counts))
-        size = self.type_size(b, datatype) if any(values) else 0
-        return tuple(c * size for c in values)
-
-    def request_handle(self, b: _Block) -> int:
-        handles = _ints(self.arg(b, "request"))
-        return handles[0] if handles else -1  # <IGNORED>: no wait can name it
-
-    def comm(self, b: _Block, name: str = "comm") -> int:
-        handle = self.int_arg(b, name)
-        if handle not in self.comm_handles:
-            raise TraceError(self.where(b), f"{b.name}: {name}={handle} is not a communicator this rank has "
-                                            "(MPI_COMM_NULL, freed, or made by an unsupported constructor)")
-        return self.comm_handles[handle]
-
-    def source(self, b: _Block, name: str = "source") -> int:
-        value, n = self.arg(b, name), self.int_arg(b, name)
-        if n == -1 or "MPI_ANY_SOURCE" in value:
-            return ANY_SOURCE
-        # DUMPI stores MPI_PROC_NULL raw: Open MPI's -2 prints as "-2 (MPI_ROOT)".
-        return PROC_NULL if n < 0 else n
-
-    def dest(self, b: _Block, name: str = "dest") -> int:
-        n = self.int_arg(b, name)
-        return PROC_NULL if n < 0 else n
-
-    def recv_tag(self, b: _Block, name: str = "tag") -> int:
-        value, n = self.arg(b, name), self.int_arg(b, name)
-        return ANY_TAG if n == -1 or "MPI_ANY_TAG" in value else n
-
-    # --- calls -----------------------------------------------------------------------------------------------
-
-    def emit(self, b: _Block, kind: str, **fields) -> Call:
-        call = Call(kind=kind, name=b.name, start_ns=float(b.start_ns - self.origin),
-                    end_ns=float(b.end_ns - self.origin), **fields)
-        self.calls.append((call, self.where(b)))
-        return call
-
-    def new_request(self, handle: int) -> int:
-        rid = self.next_request
-        self.next_request += 1
-        self.active[handle] = rid
-        return rid
-
-    def complete(self, handles: list[int]) -> tuple[int, ...]:
-        return tuple(self.active.pop(h) for h in handles if h in self.active)
-
-    def add(self, b: _Block) -> None:
-        name = b.name
-        if name in SENDS:
-            fields = dict(peer=self.dest(b), tag=self.int_arg(b, "tag"), comm=self.comm(b),
-                          bytes=self.nbytes(b, "count", "datatype"))
-            if SENDS[name] == "isend":
-                fields["request"] = self.new_request(self.request_handle(b))
-            self.emit(b, SENDS[name], **fields)
-        elif name in ("MPI_Recv", "MPI_Irecv"):
-            fields = dict(peer=self.source(b), tag=self.recv_tag(b), comm=self.comm(b),
-                          bytes=self.nbytes(b, "count", "datatype"))
-            if name == "MPI_Irecv":
-                fields["request"] = self.new_request(self.request_handle(b))
-            self.emit(b, "recv" if name == "MPI_Recv" else "irecv", **fields)
-        elif name in WAITS:
-            self.wait(b)
-        elif name in ("MPI_Sendrecv", "MPI_Sendrecv_replace"):
-            replace_ = name == "MPI_Sendrecv_replace"
-            sent = self.nbytes(b, "count", "datatype") if replace_ else self.nbytes(b, "sendcount", "sendtype")
-            received = sent if replace_ else self.nbytes(b, "recvcount", "recvtype")
-            self.emit(b, "sendrecv", peer=self.dest(b), tag=self.int_arg(b, "sendtag"), comm=self.comm(b),
-                      bytes=sent, recv_peer=self.source(b), recv_tag=self.recv_tag(b, "recvtag"), recv_bytes=received)
-        elif name in SEND_INITS or name == "MPI_Recv_init":
-            self.persistent_init(b)
-        elif name in ("MPI_Start", "MPI_Startall"):
-            handles = _ints(self.arg(b, "request" if name == "MPI_Start" else "requests"))
-            started = [h for h in handles if h in self.persistent]
-            for h in started:
-                template = self.persistent[h]
-                call = replace(template, name=name, start_ns=float(b.start_ns - self.origin),
-                               end_ns=float(b.end_ns - self.origin), request=self.new_request(h))
-                self.calls.append((call, self.where(b)))
-            if not started:
-                self.emit(b, "noop")
-        elif name == "MPI_Request_free":
-            for h in _ints(b.args.get("request", "[]")):
-                self.persistent.pop(h, None)
-                self.active.pop(h, None)
-            self.emit(b, "noop")
-        elif name in ("MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Allgather",
-                      "MPI_Scatter", "MPI_Alltoall", "MPI_Alltoallv"):
-            self.collective(b)
-        elif name in COMM_CONSTRUCTORS or name in GROUP_OPS:
-            if b.args:  # a writer that knew only the name wrote none: nothing to replay
-                self.communicators(b)
-            self.emit(b, "noop")
-        elif is_noop(name):
-            self.emit(b, "noop")
-        else:
-            self.emit(b, "unknown")
-
-    def wait(self, b: _Block) -> None:
-        name = b.name
-        if name in ("MPI_Wait", "MPI_Test"):
-            handles = _ints(self.arg(b, "request"))
-        else:
-            handles = _ints(self.arg(b, "requests"))
-        if name.startswith("MPI_Test") and self.int_arg(b, "outcount" if name == "MPI_Testsome" else "flag") <= 0:
-            self.emit(b, "noop")  # nothing completed: a poll
-            return
-        if name in ("MPI_Waitany", "MPI_Testany"):
-            index = self.int_arg(b, "index")
-            handles = [handles[index]] if 0 <= index < len(handles) else []
-        elif name in ("MPI_Waitsome", "MPI_Testsome"):
-            handles = [handles[i] for i in _ints(self.arg(b, "indices")) if 0 <= i < len(handles)]
-        done = self.complete(handles)
-        if not done:
-            self.emit(b, "noop")  # only null or persistent-inactive requests
-        elif name in ("MPI_Wait", "MPI_Waitany", "MPI_Test", "MPI_Testany"):
-            self.emit(b, "wait", requests=done)
-        else:
-            self.emit(b, "waitall", requests=done)
-
-    def persistent_init(self, b: _Block) -> None:
-        handle = self.request_handle(b)
-        if b.name == "MPI_Recv_init":
-            template = Call(kind="irecv", peer=self.source(b), tag=self.recv_tag(b), comm=self.comm(b),
-                            bytes=self.nbytes(b, "count", "datatype"))
-        else:
-            template = Call(kind="isend", peer=self.dest(b), tag=self.int_arg(b, "tag"), comm=self.comm(b),
-                            bytes=self.nbytes(b, "count", "datatype"))
-        self.persistent[handle] = template
-        self.emit(b, "noop")
-
-    def collective(self, b: _Block) -> None:
-        name = b.name
-        comm = self.comm(b)
-        if name == "MPI_Barrier":
-            self.emit(b, "barrier", comm=comm)
-        elif name in ("MPI_Bcast", "MPI_Reduce", "MPI_Allreduce"):
-            root = self.int_arg(b, "root") if name != "MPI_Allreduce" else 0
-            self.emit(b, name[4:].lower(), comm=comm, root=root, bytes=self.nbytes(b, "count", "datatype"))
-        elif name in ("MPI_Gather", "MPI_Scatter"):
-            root = self.int_arg(b, "root")
-            at_root = "commrank" in b.args and self.int_arg(b, "commrank") == root
-            # The root's block size is in its receive (gather) / send (scatter) arguments, the others' in the
-            # opposite ones (the root's may be MPI_IN_PLACE).
-            use_recv = at_root == (name == "MPI_Gather")
-            nbytes = self.nbytes(b, "recvcount", "recvtype") if use_recv else self.nbytes(b, "sendcount", "sendtype")
-            self.emit(b, name[4:].lower(), comm=comm, root=root, bytes=nbytes)
-        elif name in ("MPI_Allgather", "MPI_Alltoall"):
-            # The receive arguments are significant even with MPI_IN_PLACE.
-            self.emit(b, name[4:].lower(), comm=comm, bytes=self.nbytes(b, "recvcount", "recvtype"))
-        else:
-            self.emit(b, "alltoallv", comm=comm, send_counts=self.counts(b, "sendcounts", "sendtype"),
-                      recv_counts=self.counts(b, "recvcounts", "recvtype"))
-
-    def communicators(self, b: _Block) -> None:
-        name = b.name
-        if name == "MPI_Comm_free":
-            self.comm_handles.pop(self.int_arg(b, "comm"), None)
-        elif name == "MPI_Group_free":
-            self.groups.pop(self.int_arg(b, "group"), None)
-        elif name == "MPI_Comm_group":
-            self.groups[self.int_arg(b, "group")] = ("comm", self.comm(b))
-        elif name in ("MPI_Group_union", "MPI_Group_intersection", "MPI_Group_difference"):
-            op = {"MPI_Group_union": "union", "MPI_Group_intersection": "inter", "MPI_Group_difference": "diff"}
-            self.groups[self.int_arg(b, "newgroup")] = (op[name], self.group(b, "group1"), self.group(b, "group2"))
-        elif name.startswith("MPI_Group_"):
-            ranks = _ints(self.arg(b, "ranges" if "range" in name else "ranks"))
-            if "range" in name:
-                ranks = [tuple(ranks[i:i + 3]) for i in range(0, len(ranks) - 2, 3)]
-            self.groups[self.int_arg(b, "newgroup")] = (name[len("MPI_Group_"):], self.group(b, "group"), ranks)
-        else:
-            parent = self.comm(b, "oldcomm")
-            if name == "MPI_Comm_create":
-                op: tuple = ("create", self.group(b, "group"))
-            elif name == "MPI_Comm_split":
-                op = ("split", self.int_arg(b, "color"), self.int_arg(b, "key"))
-            elif name == "MPI_Comm_dup":
-                op = ("dup",)
-            elif name == "MPI_Cart_create":
-                op = ("cart", tuple(_ints(self.arg(b, "dims"))))
-            else:
-                op = ("cartsub", tuple(bool(x) for x in _ints(self.arg(b, "remain_dims"))))
-            newcomm = self.int_arg(b, "newcomm")
-            member = newcomm != COMM_NULL
-            k = self.constructed.get(parent, 0)
-            self.constructed[parent] = k + 1
-            prov = self.comms.created(parent, k, self.rank, _Record(op, member, self.where(b)))
-            if member:
-                self.comm_handles[newcomm] = prov
-
-    def group(self, b: _Block, name: str) -> tuple:
-        handle = self.int_arg(b, name)
-        if handle not in self.groups:
-            raise TraceError(self.where(b), f"{b.name}: {name}={handle} is not a group this rank made")
-        return self.groups[handle]
-
-    def finish(self) -> list[Call]:
-        """The rank's calls with provisional communicators replaced by Trace.comms ids (after resolve)."""
-        out = []
-        for call, where in self.calls:
-            try:
-                call.comm = self.comms.final_id(call.comm, self.rank)
-            except KeyError:
-                raise TraceError(where, f"{call.name} uses a communicator rank {self.rank} is not a member "
-                                        "of") from None
-            out.append(call)
-        return out
+def _value(text: str) -> Value:
+    """An argument's value: `14 (MPI_DOUBLE)` -> 14, `[1, 2]` and `[[0, 6, 1]]` -> a flat tuple, `<IGNORED>` ->
+    (), anything else (a string) as printed."""
+    if text.startswith("<"):
+        return ()
+    if text.startswith("["):
+        return tuple(int(x) for x in _INTS.findall(text))
+    m = _INT.match(text)
+    return int(m[1]) if m else text

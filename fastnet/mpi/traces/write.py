@@ -1,5 +1,5 @@
-"""Write a `Trace` as OTF2 or as DUMPI ASCII, in the forms the readers here read (tests' round trips, and users
-who want a generated program in trace tools).
+"""Write a `Trace` as OTF2, binary DUMPI or DUMPI ASCII, in the forms the readers here read (tests' round trips,
+and users who want a generated program in trace tools).
 
 Timestamps: a rank whose calls all have start_ns / end_ns (a trace that was read) keeps them. Otherwise (a
 generated program) they are synthesized: the clock starts at 0, a `compute` of d ns moves it by d, and every other
@@ -9,7 +9,7 @@ no trace). Computes themselves are not written. Compute given in cycles has no t
 Names: data-moving calls are written under their canonical MPI name (send -> MPI_Send, wait -> MPI_Wait, ...);
 `noop` and `unknown` calls under their `name`.
 
-Communicators: OTF2 defines them (a COMM_GROUP group per Trace.comms entry). DUMPI ASCII only has handles, so
+Communicators: OTF2 defines them (a COMM_GROUP group per Trace.comms entry). DUMPI only has handles, so
 each rank calls MPI_Comm_split on MPI_COMM_WORLD once per communicator other than 0, after MPI_Init when the rank
 starts with one (else first), at the time of that point: reading the files back gives those splits as extra
 `noop` calls named MPI_Comm_split.
@@ -18,11 +18,15 @@ starts with one (else first), at the time of that point: reading the files back 
 from __future__ import annotations
 
 import math
+import struct
 from pathlib import Path
 
 from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, Trace
 from fastnet.mpi.traces import TraceError
-from fastnet.mpi.traces.dumpi_ascii import DUMPI_DATATYPES, MPI_UNDEFINED
+from fastnet.mpi.traces.dumpi import FOOTER_MAGIC, MAGIC, MAGIC_BYTES, THREAD, WALL_TIME
+from fastnet.mpi.traces.dumpi_calls import COMM_NULL, COMM_SELF, COMM_WORLD, DUMPI_ANY, DUMPI_DATATYPES, \
+    MPI_UNDEFINED, READS_ARGUMENTS
+from fastnet.mpi.traces.dumpi_layout import ALL_FUNCTIONS, END_OF_STREAM, IDS, LAYOUTS, Field
 
 CANONICAL = {"send": "MPI_Send", "recv": "MPI_Recv", "isend": "MPI_Isend", "irecv": "MPI_Irecv", "wait": "MPI_Wait",
              "waitall": "MPI_Waitall", "sendrecv": "MPI_Sendrecv", "barrier": "MPI_Barrier", "bcast": "MPI_Bcast",
@@ -69,36 +73,52 @@ def _name(call: Call, trace: Trace, rank: int) -> str:
     return call.name
 
 
-# --- DUMPI ASCII ---------------------------------------------------------------------------------------------
+# --- DUMPI (binary and ASCII) --------------------------------------------------------------------------------
 
 DUMPI_BYTE = 5  # MPI_BYTE in DUMPI's numbering: every count is written in bytes
-DUMPI_COMM_NULL, DUMPI_COMM_WORLD, DUMPI_COMM_SELF, DUMPI_FIRST_COMM = 1, 2, 3, 4
+DUMPI_FIRST_COMM = 4
 DUMPI_FIRST_REQUEST = 2
+DUMPI_SUM = 3  # MPI_SUM in DUMPI's numbering of ops
+DUMPI_VERSION = (13, 0, 0)  # sst-dumpi's version at the commit dumpi_layout.py follows
+
+Args = dict[str, object]  # a DUMPI call's arguments: ints, tuples of ints, None for statuses (not recorded)
+
+
+def write_dumpi(trace: Trace, directory: str | Path, prefix: str = "trace") -> list[Path]:
+    """Write `directory/PREFIX-NNNN.bin`, one per rank, and `directory/PREFIX.meta` as sst-dumpi's tracer does;
+    returns the .bin paths. Records carry the thread and the wall clock (no cpu time, statuses or perf counters).
+    A noop or unknown call is written under its name with zero arguments, so its name must be a function DUMPI
+    records and not one whose arguments the DUMPI readers interpret (a communicator constructor, a send, ...)."""
+    out_dir = Path(directory)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for r, calls in enumerate(_dumpi_calls(trace)):
+        path = out_dir / f"{prefix}-{r:04d}.bin"
+        path.write_bytes(_dumpi_file(calls, trace.where(r)))
+        paths.append(path)
+    (out_dir / f"{prefix}.meta").write_text(
+        f"hostname=fastnet\nnumprocs={trace.n_ranks}\nusername=fastnet\nstartime=0\nfileprefix={prefix}\n"
+        f"version={DUMPI_VERSION[0]}\nsubversion={DUMPI_VERSION[1]}\nsubsubversion={DUMPI_VERSION[2]}\n")
+    return paths
 
 
 def write_dumpi_ascii(trace: Trace, directory: str | Path, prefix: str = "trace") -> list[Path]:
     """Write `directory/PREFIX-NNNN.txt`, one per rank, as `dumpi2ascii -a` prints them; returns the paths."""
     out_dir = Path(directory)
     out_dir.mkdir(parents=True, exist_ok=True)
-    extra = sorted(c for c in trace.comms if c != 0)
-    handle = {0: DUMPI_COMM_WORLD} | {c: DUMPI_FIRST_COMM + i for i, c in enumerate(extra)}
     paths = []
-    for r, rows in enumerate(timeline(trace)):
-        w = _DumpiRank(trace, r, handle)
+    for r, calls in enumerate(_dumpi_calls(trace)):
         lines = ["version=1.1.0", "starttime=Thu Jan  1 00:00:00 1970", "hostname=fastnet", "username=fastnet",
                  "meshdim=0", "meshsize=[]", "meshcrd=[]"]
-        # Every rank splits MPI_COMM_WORLD once per communicator, so that the reader can rebuild them.
-        at = 1 if rows and rows[0][0].kind == "noop" and rows[0][0].name in ("MPI_Init", "MPI_Init_thread") else 0
-        split_t = rows[at - 1][2] if at else (rows[0][1] if rows else 0)
-        for i, (call, start, end) in enumerate(rows):
-            if i == at:
-                lines += w.splits(extra, split_t)
-            lines += w.call(call, start, end)
-        if len(rows) == at:
-            lines += w.splits(extra, split_t)
+        called: dict[str, int] = {}
+        for name, start, end, args in calls:
+            called[name] = called.get(name, 0) + 1
+            lines.append(f"{name} entering at walltime {_walltime(start)}, cputime 0.000000000 seconds in thread 0.")
+            lines += [_ascii_arg(key, value, args) for key, value in args.items()]
+            lines.append(f"{name} returning at walltime {_walltime(end)}, cputime 0.000000000 seconds in thread 0.")
         lines.append("Total keyvals: 0")
-        lines += [f"{name} called {n} times and ignored 0 times" for name, n in sorted(w.called.items())]
-        lines.append(f"MPI_ALL_FUNCTIONS called {sum(w.called.values())} times and ignored 0 times")
+        lines += [f"{name} called {n} times and ignored 0 times" for name, n in sorted(called.items())]
+        lines.append(f"MPI_ALL_FUNCTIONS called {sum(called.values())} times and ignored 0 times")
         lines.append("Performance counters: 0")
         lines += [f"Datatype {i} ({name}) has size {size}" for i, (name, size) in enumerate(DUMPI_DATATYPES)]
         path = out_dir / f"{prefix}-{r:04d}.txt"
@@ -107,42 +127,43 @@ def write_dumpi_ascii(trace: Trace, directory: str | Path, prefix: str = "trace"
     return paths
 
 
-def _walltime(ns: int) -> str:
-    return f"{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
+def _dumpi_calls(trace: Trace) -> list[list[tuple[str, int, int, Args]]]:
+    """Per rank, the DUMPI calls to write: (name, start ns, end ns, arguments). DUMPI has only handles, so each
+    rank calls MPI_Comm_split on MPI_COMM_WORLD once per communicator other than 0, after MPI_Init when the rank
+    starts with one (else first), for the reader to rebuild them."""
+    extra = sorted(c for c in trace.comms if c != 0)
+    handle = {0: COMM_WORLD} | {c: DUMPI_FIRST_COMM + i for i, c in enumerate(extra)}
+    out = []
+    for r, rows in enumerate(timeline(trace)):
+        w = _DumpiRank(trace, r, handle)
+        at = 1 if rows and rows[0][0].kind == "noop" and rows[0][0].name in ("MPI_Init", "MPI_Init_thread") else 0
+        split_t = rows[at - 1][2] if at else (rows[0][1] if rows else 0)
+        calls = [(_name(call, trace, r), start, end, w.args(call)) for call, start, end in rows]
+        splits = [("MPI_Comm_split", split_t, split_t, w.split(color, c)) for color, c in enumerate(extra)]
+        out.append(calls[:at] + splits + calls[at:])
+    return out
 
 
 class _DumpiRank:
+    """One rank's calls as DUMPI's arguments: handle numbers for communicators and requests."""
+
     def __init__(self, trace: Trace, rank: int, handle: dict[int, int]):
         self.trace = trace
         self.rank = rank
         self.handle = handle
         self.requests: dict[int, int] = {}  # Trace request id -> DUMPI handle
         self.next_handle = DUMPI_FIRST_REQUEST
-        self.called: dict[str, int] = {}
 
-    def block(self, name: str, start: int, end: int, args: list[str]) -> list[str]:
-        self.called[name] = self.called.get(name, 0) + 1
-        return ([f"{name} entering at walltime {_walltime(start)}, cputime 0.000000000 seconds in thread 0."] + args
-                + [f"{name} returning at walltime {_walltime(end)}, cputime 0.000000000 seconds in thread 0."])
+    def split(self, color: int, c: int) -> Args:
+        members = self.trace.comms[c]
+        member = self.rank in members
+        return {"oldcomm": COMM_WORLD, "color": color if member else MPI_UNDEFINED,
+                "key": members.index(self.rank) if member else 0, "newcomm": self.handle[c] if member else COMM_NULL}
 
-    def splits(self, extra: list[int], t: int) -> list[str]:
-        lines = []
-        for color, c in enumerate(extra):
-            members = self.trace.comms[c]
-            member = self.rank in members
-            lines += self.block("MPI_Comm_split", t, t, [
-                f"MPI_Comm oldcomm={DUMPI_COMM_WORLD} (MPI_COMM_WORLD)",
-                f"int color={color if member else MPI_UNDEFINED}",
-                f"int key={members.index(self.rank) if member else 0}",
-                f"MPI_Comm newcomm={self.handle[c]} (user-defined-comm)" if member
-                else f"MPI_Comm newcomm={DUMPI_COMM_NULL} (MPI_COMM_NULL)"])
-        return lines
-
-    def comm(self, c: int, name: str = "comm") -> str:
+    def comm(self, c: int) -> int:
         if c not in self.handle:
             raise TraceError(self.trace.where(self.rank), f"communicator {c} is not in Trace.comms")
-        h = self.handle[c]
-        return f"MPI_Comm {name}={h} ({'MPI_COMM_WORLD' if h == DUMPI_COMM_WORLD else 'user-defined-comm'})"
+        return self.handle[c]
 
     def request(self, rid: int) -> int:
         h = self.next_handle
@@ -156,86 +177,170 @@ class _DumpiRank:
                                                           "before it started")
         return self.requests.pop(rid)
 
-    def call(self, c: Call, start: int, end: int) -> list[str]:
+    def args(self, c: Call) -> Args:
         kind = c.kind
-        name = _name(c, self.trace, self.rank)
-        byte = f"({DUMPI_DATATYPES[DUMPI_BYTE][0]})"
-        dtype = f"MPI_Datatype datatype={DUMPI_BYTE} {byte}"
         if kind in ("send", "isend"):
-            args = [f"int count={c.bytes}", dtype, _dest("dest", c.peer), f"int tag={c.tag}", self.comm(c.comm)]
+            args: Args = {"count": c.bytes, "datatype": DUMPI_BYTE, "dest": _peer(c.peer), "tag": c.tag,
+                          "comm": self.comm(c.comm)}
             if kind == "isend":
-                args.append(f"MPI_Request request=[{self.request(c.request)}]")
+                args["request"] = self.request(c.request)
         elif kind in ("recv", "irecv"):
-            args = [f"int count={c.bytes}", dtype, _source("source", c.peer), _tag("tag", c.tag), self.comm(c.comm)]
-            args.append(f"MPI_Request request=[{self.request(c.request)}]" if kind == "irecv"
-                        else "MPI_Status status=<IGNORED>")
+            args = {"count": c.bytes, "datatype": DUMPI_BYTE, "source": _peer(c.peer), "tag": _tag(c.tag),
+                    "comm": self.comm(c.comm)}
+            if kind == "irecv":
+                args["request"] = self.request(c.request)
+            else:
+                args["status"] = None
         elif kind == "wait":
             if len(c.requests) != 1:
                 raise TraceError(self.trace.where(self.rank), f"a wait names {len(c.requests)} requests; MPI_Wait "
                                                               "completes one (use waitall)")
-            args = [f"MPI_Request request=[{self.done(c.requests[0])}]", "MPI_Status status=<IGNORED>"]
+            args = {"request": self.done(c.requests[0]), "status": None}
         elif kind == "waitall":
-            handles = ", ".join(str(self.done(rid)) for rid in c.requests)
-            n = len(c.requests)
-            args = [f"int count={n}", f"MPI_Request requests[{n}]=[{handles}]", f"MPI_Status statuses[{n}]=<IGNORED>"]
+            args = {"count": len(c.requests), "requests": tuple(self.done(rid) for rid in c.requests),
+                    "statuses": None}
         elif kind == "sendrecv":
-            args = [f"int sendcount={c.bytes}", f"MPI_Datatype sendtype={DUMPI_BYTE} {byte}", _dest("dest", c.peer),
-                    f"int sendtag={c.tag}", f"int recvcount={c.recv_bytes}",
-                    f"MPI_Datatype recvtype={DUMPI_BYTE} {byte}", _source("source", c.recv_peer),
-                    _tag("recvtag", c.recv_tag), self.comm(c.comm), "MPI_Status status=<IGNORED>"]
+            args = {"sendcount": c.bytes, "sendtype": DUMPI_BYTE, "dest": _peer(c.peer), "sendtag": c.tag,
+                    "recvcount": c.recv_bytes, "recvtype": DUMPI_BYTE, "source": _peer(c.recv_peer),
+                    "recvtag": _tag(c.recv_tag), "comm": self.comm(c.comm), "status": None}
         elif kind == "barrier":
-            args = [self.comm(c.comm)]
+            args = {"comm": self.comm(c.comm)}
         elif kind in ("bcast", "reduce", "allreduce"):
-            args = [f"int count={c.bytes}", dtype]
+            args = {"count": c.bytes, "datatype": DUMPI_BYTE}
             if kind != "bcast":
-                args.append("MPI_Op op=3 (MPI_SUM)")
+                args["op"] = DUMPI_SUM
             if kind != "allreduce":
-                args.append(f"int root={c.root}")
-            args.append(self.comm(c.comm))
+                args["root"] = c.root
+            args["comm"] = self.comm(c.comm)
         elif kind in ("gather", "scatter", "allgather", "alltoall"):
-            args = [f"int commrank={self.trace.comms[c.comm].index(self.rank)}"] if kind in ROOTED else []
-            args += [f"int sendcount={c.bytes}", f"MPI_Datatype sendtype={DUMPI_BYTE} {byte}",
-                     f"int recvcount={c.bytes}", f"MPI_Datatype recvtype={DUMPI_BYTE} {byte}"]
+            args = {"commrank": self.trace.comms[c.comm].index(self.rank)} if kind in ROOTED else {}
+            args |= {"sendcount": c.bytes, "sendtype": DUMPI_BYTE, "recvcount": c.bytes, "recvtype": DUMPI_BYTE}
             if kind in ROOTED:
-                args.append(f"int root={c.root}")
-            args.append(self.comm(c.comm))
+                args["root"] = c.root
+            args["comm"] = self.comm(c.comm)
         elif kind == "alltoallv":
             n = len(self.trace.comms[c.comm])
             send, recv = list(c.send_counts) or [0] * n, list(c.recv_counts) or [0] * n
-            args = [f"int commsize={n}", _array("sendcounts", send), _array("senddispls", _displs(send)),
-                    f"MPI_Datatype sendtype={DUMPI_BYTE} {byte}", _array("recvcounts", recv),
-                    _array("recvdispls", _displs(recv)), f"MPI_Datatype recvtype={DUMPI_BYTE} {byte}",
-                    self.comm(c.comm)]
+            args = {"commsize": n, "sendcounts": tuple(send), "senddispls": _displs(send), "sendtype": DUMPI_BYTE,
+                    "recvcounts": tuple(recv), "recvdispls": _displs(recv), "recvtype": DUMPI_BYTE,
+                    "comm": self.comm(c.comm)}
         else:  # noop, unknown: the name is all a reader needs
-            args = []
-        return self.block(name, start, end, args)
+            args = {}
+        return args
 
 
-def _dest(field: str, peer: int) -> str:
-    # dumpi2ascii prints a negative destination as MPI_ROOT: Open MPI's MPI_PROC_NULL is -2.
-    return f"int {field}=-2 (MPI_ROOT)" if peer == PROC_NULL else f"int {field}={peer}"
+def _peer(peer: int) -> int:
+    # DUMPI records ranks raw: MPI_PROC_NULL as Open MPI's -2, MPI_ANY_SOURCE as -1.
+    return -2 if peer == PROC_NULL else DUMPI_ANY if peer == ANY_SOURCE else peer
 
 
-def _source(field: str, peer: int) -> str:
-    if peer == ANY_SOURCE:
-        return f"int {field}=-1 (MPI_ANY_SOURCE)"
-    return _dest(field, peer)
+def _tag(tag: int) -> int:
+    return DUMPI_ANY if tag == ANY_TAG else tag
 
 
-def _tag(field: str, tag: int) -> str:
-    return f"int {field}=-1 (MPI_ANY_TAG)" if tag == ANY_TAG else f"int {field}={tag}"
-
-
-def _array(field: str, values: list[int]) -> str:
-    return f"int {field}[{len(values)}]=[{', '.join(str(v) for v in values)}]"
-
-
-def _displs(counts: list[int]) -> list[int]:
+def _displs(counts: list[int]) -> tuple[int, ...]:
     out, at = [], 0
     for c in counts:
         out.append(at)
         at += c
-    return out
+    return tuple(out)
+
+
+def _walltime(ns: int) -> str:
+    return f"{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
+
+
+_ASCII_TYPES = {"datatype": "MPI_Datatype", "sendtype": "MPI_Datatype", "recvtype": "MPI_Datatype",
+                "comm": "MPI_Comm", "oldcomm": "MPI_Comm", "newcomm": "MPI_Comm", "op": "MPI_Op",
+                "request": "MPI_Request", "requests": "MPI_Request", "status": "MPI_Status", "statuses": "MPI_Status"}
+_COMM_NAMES = {COMM_NULL: "MPI_COMM_NULL", COMM_WORLD: "MPI_COMM_WORLD", COMM_SELF: "MPI_COMM_SELF"}
+
+
+def _ascii_arg(key: str, value: object, args: Args) -> str:
+    """One argument line as dumpi2ascii prints it: `int count=8`, `MPI_Comm comm=2 (MPI_COMM_WORLD)`, ..."""
+    ctype = _ASCII_TYPES.get(key, "int")
+    if value is None:  # a status DUMPI did not record
+        return f"{ctype} {key}=<IGNORED>" if key == "status" else f"{ctype} {key}[{args['count']}]=<IGNORED>"
+    if key == "request":
+        return f"{ctype} {key}=[{value}]"
+    if isinstance(value, tuple):
+        return f"{ctype} {key}[{len(value)}]=[{', '.join(str(v) for v in value)}]"
+    label = ""
+    if ctype == "MPI_Datatype":
+        label = DUMPI_DATATYPES[value][0]
+    elif ctype == "MPI_Comm":
+        label = _COMM_NAMES.get(value, "user-defined-comm")
+    elif key == "op":
+        label = "MPI_SUM"
+    elif key in ("dest", "source") and value == -2:
+        label = "MPI_ROOT"
+    elif key == "source" and value == DUMPI_ANY:
+        label = "MPI_ANY_SOURCE"
+    elif key in ("tag", "recvtag") and value == DUMPI_ANY:
+        label = "MPI_ANY_TAG"
+    return f"{ctype} {key}={value}" + (f" ({label})" if label else "")
+
+
+def _dumpi_file(calls: list[tuple[str, int, int, Args]], where: str) -> bytes:
+    """One rank's .bin (dumpi.py's docstring has the layout)."""
+    seconds = [t // 1_000_000_000 for _, start, end, _ in calls for t in (start, end)]
+    bias = min(seconds, default=0)  # the records keep 16-bit seconds past this
+    if seconds and max(seconds) - bias > 0xFFFF:
+        raise TraceError(where, f"spans {max(seconds) - bias} s; a binary DUMPI trace holds at most 65535 s")
+    out = bytearray(MAGIC_BYTES)
+    body = len(out)
+    out += struct.pack(">ii", 0, bias)
+    called = [0] * (ALL_FUNCTIONS + 1)
+    for name, start, end, args in calls:
+        if IDS.get(name) not in LAYOUTS:
+            raise TraceError(where, f"{name} is not a call binary DUMPI records")
+        if not args and name in READS_ARGUMENTS:
+            raise TraceError(where, f"{name} is a noop here, but the DUMPI readers read its arguments, which the "
+                                    "Trace does not have: binary DUMPI cannot carry it")
+        called[IDS[name]] += 1
+        out += struct.pack(">HBH", IDS[name], WALL_TIME | THREAD, 0)
+        out += struct.pack(">HIHI", start // 1_000_000_000 - bias, start % 1_000_000_000,
+                           end // 1_000_000_000 - bias, end % 1_000_000_000)
+        out += _dumpi_arguments(LAYOUTS[IDS[name]], args)
+    out += struct.pack(">H", END_OF_STREAM)
+    header = len(out)
+    out += struct.pack(">BBBQ", *DUMPI_VERSION, 0) + _string("fastnet") + _string("fastnet")
+    out += struct.pack(">ii", 0, 0)  # mesh coordinates, mesh size: none
+    footer = len(out)
+    called[ALL_FUNCTIONS] = sum(called)
+    out += struct.pack(f">Q{2 * len(called)}I", FOOTER_MAGIC, *called, *[0] * len(called))
+    perf_labels = len(out)
+    out += struct.pack(">i", 0)
+    sizes = len(out)
+    out += struct.pack(f">i{len(DUMPI_DATATYPES)}i", len(DUMPI_DATATYPES), *(s for _, s in DUMPI_DATATYPES))
+    addresses = len(out)
+    out += struct.pack(">i", 0)
+    out += struct.pack(">8Q", MAGIC, sizes, addresses, perf_labels, header, body, footer, 0)
+    return bytes(out)
+
+
+def _dumpi_arguments(layout: tuple[Field, ...], args: Args) -> bytes:
+    """A record's arguments in its layout's order; those the call does not give are zero (empty arrays)."""
+    full = {f.name: args.get(f.name, 0 if f.code in "iqhb" else ()) for f in layout if f.present(DUMPI_VERSION)}
+    at_root = full.get("commrank", full.get("oldcommrank")) == full.get("root")
+    out = bytearray()
+    for f in layout:
+        if not f.present(DUMPI_VERSION) or (f.at_root and not at_root) or f.code in "sV":
+            continue  # statuses are not recorded (the mask says so); argv: argc is 0
+        value = full[f.name]
+        if f.code in "iqhb":
+            out += struct.pack(">" + {"i": "i", "q": "q", "h": "H", "b": "B"}[f.code], value)
+        elif f.code in "IHB" or not value:  # arrays; strings and nested arrays only empty
+            element = {"I": "i", "H": "H", "B": "B"}.get(f.code, "i")
+            out += struct.pack(f">i{len(value)}{element}", len(value), *value)
+        else:
+            raise ValueError(f"{f.name}: the DUMPI writer writes no {f.code!r} values")
+    return bytes(out)
+
+
+def _string(text: str) -> bytes:
+    data = text.encode()
+    return struct.pack(">H", len(data)) + data
 
 
 # --- OTF2 ----------------------------------------------------------------------------------------------------
