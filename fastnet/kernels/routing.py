@@ -26,6 +26,10 @@
 - ksp       source routing over the k shortest simple paths within `hop_limit` (seed 001), enumerated in
             (length, port order); each packet picks one at random or by least-occupied first hop.
 
+On a dragonfly with 2-D groups (build/dragonfly.py `group_shape`) every algorithm moves inside a group in dimension
+order: along the row, then along the column (kernels/minimal.py df_step), which keeps the VC classes by global hop
+deadlock-free with up to two local hops a class.
+
 The VC class of each hop follows `prm.vc_policy` (build/vcs.py documents the schemes). Route state travels in
 the packet: PK_PHASE (0: to the intermediate / undecided, 1: to the destination, 2: on the escape network),
 PK_INTER (intermediate router, dragonfly group, fat-tree top switch, or ksp path index), PK_VCC (torus DOR state).
@@ -95,8 +99,9 @@ def room(port, vc, vcr, V, o, cls):
 @jit
 def df_to_group(ps, port, ip, rng, r, Gt):
     """Toward group Gt (!= r's group) over one of the global links that reach it, in dimension order inside the
-    group; prefers the links fewest local hops away. Returns (first port, hops to reach the group, router where
-    the packet lands)."""
+    group; one of the links fewest local hops away. Returns (first port, hops to reach the group, router where
+    the packet lands). Called again at each router, which keeps dimension order: after a row hop toward links 2 hops
+    away the nearest are 1 hop away, down the new column; after any other local hop the packet is at a link."""
     p, a, h, g, n1, b = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_G], ip[IP_ROW], ip[IP_BUNDLE]
     G, i = r // a, r % a
     off = df_first_link(ip, G, Gt)
