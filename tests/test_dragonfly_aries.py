@@ -59,20 +59,23 @@ def global_links_between_groups(net) -> np.ndarray:
     return counts
 
 
-@pytest.mark.parametrize("topology,per_pair", [(TRINITY, 40), (DARTER, 960), ({**ARIES, "g": 241}, 4)])
-def test_bundled_global_links_spread_over_the_group(topology, per_pair):
+@pytest.mark.parametrize("topology,per_pair,holders", [
+    (TRINITY, 40, (10, 20)), (DARTER, 960, (96, 96)), ({**ARIES, "g": 241}, 4, (1, 2)),
+])
+def test_bundled_global_links_spread_over_the_group(topology, per_pair, holders):
     """a*h/bundle = 240 logical links a group, each 4 physical links: at most 241 groups; with g groups every pair
-    of groups is joined by 240/(g-1) logical links, spread over the routers of each group."""
+    of groups is joined by 240/(g-1) logical links, every g - 1 logical links (9.6 routers for Trinity) apart."""
     net = build_network({"topology": topology})
     counts = global_links_between_groups(net)
     g = len(counts)
     off = ~np.eye(g, dtype=bool)
     assert (counts[off] == per_pair).all() and (np.diag(counts) == 0).all()
-    # the routers of group 0 holding its links to group 1: one run of 4 ports per logical link (2 routers at most)
+    # the routers of group 0 holding its links to group 1: a logical link's 4 ports lie on 1 or 2 routers
     ports = np.flatnonzero((net.port_class == GLOBAL) & (net.topo.router_group[net.port_router] == 0)
                            & (net.topo.router_group[net.port_peer_router] == 1))
-    holders = np.unique(net.port_router[ports])
-    assert per_pair // 4 <= len(holders) <= 2 * (per_pair // 4) or len(holders) == 96
+    held_by = np.unique(net.port_router[ports])
+    assert holders[0] <= len(held_by) <= holders[1]
+    assert len(held_by) == 1 or np.diff(held_by).max() <= 10
 
 
 def test_aries_size_limits_and_build_time():
@@ -171,9 +174,9 @@ def test_no_deadlock_past_saturation(topology, routing, pattern):
     assert (router["vcs"], router["vcs_global"]) == ((2, 1) if routing == "min" else (3, 2))
 
 
-def test_darter_runs_and_ugal_spreads_adversarial_traffic():
-    """Two Aries groups (Darter): all group-to-group traffic crosses 960 global links; UGAL-L keeps the minimal
-    paths under uniform traffic."""
+def test_darter_carries_uniform_traffic_on_minimal_paths():
+    """Two Aries groups (Darter), 960 global links between them: UGAL-L at load 0.2 carries what is offered on
+    minimal paths (at most 5 hops, one global hop for the half of the traffic that changes group)."""
     ds = fastnet.run({"topology": DARTER, "routing": {"algorithm": "ugal_l"},
                       "traffic": {"load": 0.2, "packet_phits": 4}, "sim": {"warmup": 300, "measure": 600,
                                                                            "drain": 600}})
