@@ -56,6 +56,12 @@ def _int_list(lo: int, min_len: int = 1) -> Check:
     return check
 
 
+def _group_shape(v: Any) -> str | None:  # dragonfly: "auto", [a] or [routers per row, rows]
+    if v == "auto" or (isinstance(v, list) and len(v) in (1, 2) and _int_list(1)(v) is None):
+        return None
+    return "must be \"auto\" or a list of 1 or 2 integers >= 1 ([a], or [routers per row, rows])"
+
+
 def _edges(v: Any) -> str | None:
     if isinstance(v, list) and all(
         isinstance(e, list) and len(e) in (2, 3) and all(isinstance(x, int) and x >= 0 for x in e[:2])
@@ -98,6 +104,9 @@ TOPOLOGY_KINDS: dict[str, dict[str, tuple[Any, Check]]] = {
         "h": (4, _int(1)),
         "g": ("auto", _int_or_auto(2)),  # auto: a*h + 1 groups (one global link per group pair)
         "arrangement": ("consecutive", _choice("consecutive", "palmtree")),
+        "group_shape": ("auto", _group_shape),  # auto = [a]: all-to-all groups; [n1, n2]: n2 rows of n1 routers,
+        # all-to-all along rows and columns (Aries: [16, 6]); the product must be a (build/dragonfly.py)
+        "global_bundle": (1, _int(1)),  # physical global ports per logical global link (Aries: 4)
     },
     "slimfly": {
         "q": (5, _int(3)),

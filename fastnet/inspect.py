@@ -40,6 +40,8 @@ def describe(cfg: dict[str, Any]) -> dict[str, Any]:
         "links_injection": links["injection"],
         "links_local": links["local"],
         "links_global": links["global"],
+        "links_black": 0 if net.port_wire is None else int(net.port_wire.sum()) // 2,  # of the local links: a 2-D
+        # dragonfly group's columns (build/dragonfly.py)
         "routing_mode": "table" if is_table(routes) else "algebraic",
         "vcs_local": vcs[LOCAL],
         "vcs_global": vcs[GLOBAL],

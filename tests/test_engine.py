@@ -25,6 +25,8 @@ LAT = {"latency": 2, "latency_local": 3, "latency_global": 5, "latency_injection
 TOPOLOGIES = {
     "dragonfly": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2},
     "dragonfly_palmtree_few_groups": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2, "g": 5, "arrangement": "palmtree"},
+    "dragonfly_2d_bundled": {"kind": "dragonfly", "p": 2, "a": 6, "h": 2, "g": 4, "group_shape": [3, 2],
+                             "global_bundle": 2},  # Aries-like: rows and columns, 2 logical (4 physical) links a pair
     "slimfly": {"kind": "slimfly", "q": 5, "p": 2},
     "torus": {"kind": "torus", "dims": [4, 3], "p": 2},
     "mesh": {"kind": "mesh", "dims": [3, 3]},

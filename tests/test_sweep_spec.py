@@ -52,7 +52,8 @@ def test_points_are_the_base_merged_with_the_values_then_resolved():
     cfg = s.config((1, 1))
     assert cfg["links"]["latency_local"] == 5  # "auto" follows the swept latency, as it would in a run config
     assert cfg["topology"] == {"kind": "dragonfly", "p": 4, "a": 8, "h": 4, "g": "auto",
-                               "arrangement": "consecutive"}  # the torus's dims went with the old kind
+                               "arrangement": "consecutive", "group_shape": "auto",
+                               "global_bundle": 1}  # the torus's dims went with the old kind
     assert s.config((0, 0))["topology"]["dims"] == [8, 8]  # the mesh's default: a new kind starts afresh
 
 

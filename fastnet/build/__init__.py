@@ -21,7 +21,8 @@ __all__ = ["build_network", "from_networkx", "to_networkx", "Network", "RouterGr
 def router_graph(topo: dict[str, Any]) -> RouterGraph:
     kind = topo["kind"]
     if kind == "dragonfly":
-        return dragonfly.build(topo["p"], topo["a"], topo["h"], topo["g"], topo["arrangement"])
+        return dragonfly.build(topo["p"], topo["a"], topo["h"], topo["g"], topo["arrangement"], topo["group_shape"],
+                               topo["global_bundle"])
     if kind == "slimfly":
         return slimfly.build(topo["q"], topo["p"])
     if kind in ("torus", "mesh"):

@@ -1,17 +1,34 @@
-"""Dragonfly (Kim, Dally, Scott, Abts 2008): groups of `a` fully connected routers, `h` global links each.
+"""Dragonfly (Kim, Dally, Scott, Abts 2008): groups of `a` routers, `h` global ports each; with `group_shape`,
+the two-dimensional groups of Cray's Aries (seed 003 §V-B).
 
 Symbols as in the literature (CAMINOS and FOGSim use the same): `p` nodes per router, `a` routers per group,
-`h` global ports per router, `g` groups (at most a*h + 1). Router r is router `r % a` of group `r // a`.
+`h` global ports per router, `g` groups. Router r is router `i = r % a` of group `r // a`.
 
-Port order of every router, matching BookSim2's `dragonflynew`: p node ports, then a-1 local ports (local port
-j leads to router j of the group if j < own index, else j+1), then h global ports. Global link k = i*h + c of a
-group (router i, global port c) leads to
+Groups. `group_shape = [a]` (or "auto") is the canonical group: all-to-all. `group_shape = [n1, n2]` (n1*n2 = a)
+lays the group out as n2 rows of n1 routers, router i at column i % n1 of row i // n1, all-to-all along each row
+("green" links: Aries' 16 blades of a chassis) and along each column ("black" links: the same blade in the other
+5 chassis), so two local hops join any two routers of a group. Both kinds are LOCAL links (same VCs, same
+latency); `RouterGraph.nbr_wire` marks the black half-links.
 
-- `consecutive`: the (k mod (g-1))-th other group in increasing order, i.e. group k' or k'+1 (BookSim2's wiring;
+Port order of every router, matching BookSim2's `dragonflynew` for a 1-D group: p node ports, then n1-1 row ports
+(row port j leads to column j of the row if j < own column, else j+1), then n2-1 column ports (the same rule on
+rows), then h global ports.
+
+Global links. The group's a*h physical global ports are numbered k = i*h + c (router i, port c). With
+`global_bundle = b` (Aries: 4), b consecutive physical ports form one logical global link: logical link l is
+ports l*b .. l*b + b-1, so a group has L = a*h/b logical links and the network at most L + 1 groups (Aries,
+a = 96, h = 10, b = 4: 241). Logical links are wired by the arrangement, and the j-th physical link of logical
+link l meets the j-th of the far end's logical link: a logical link is b physical links, each with its own port,
+VCs and bandwidth, between the same two routers (or, where b does not divide h, between a router and its
+successor at either end). Routing and the VC scheme see only global links, as with b = 1. Logical link l of group
+G leads to
+
+- `consecutive`: the (l mod (g-1))-th other group in increasing order, i.e. group l' or l'+1 (BookSim2's wiring;
   `p = h = 4, a = 8` is BookSim2's `dragonflynew k = 4`);
-- `palmtree`: group (G - (k mod (g-1)) - 1) mod g (Camarero et al.'s palm-tree arrangement).
+- `palmtree`: group (G - (l mod (g-1)) - 1) mod g (Camarero et al.'s palm-tree arrangement).
 
-With g < a*h + 1 the (g-1) other groups each get (a*h)/(g-1) parallel global links.
+With fewer groups than L + 1 (g - 1 must divide L), every pair of groups is joined by L/(g-1) logical links:
+those of group G to one group are l, l + (g-1), l + 2(g-1), ..., spread evenly over the group's routers.
 
 Example config (the embedded default; 1056 nodes, 264 routers):
 
@@ -19,54 +36,93 @@ Example config (the embedded default; 1056 nodes, 264 routers):
 >>> net = build_network({"topology": {"kind": "dragonfly", "p": 4, "a": 8, "h": 4, "arrangement": "palmtree"}})
 >>> net.n_nodes, net.n_routers, net.radix
 (1056, 264, 15)
+
+A Trinity-like Aries system (seed 003 §V-C: 96 routers a group, 4 nodes each, 25 groups):
+
+>>> net = build_network({"topology": {"kind": "dragonfly", "p": 4, "a": 96, "h": 10, "g": 25,
+...                                   "group_shape": [16, 6], "global_bundle": 4}})
+>>> net.n_nodes, net.n_routers, net.radix  # 4 nodes + 15 green + 5 black + 10 global ports
+(9600, 2400, 34)
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
 from ..errors import ConfigError
 from .network import GLOBAL, LOCAL, RouterGraph
 
+BLACK = 1  # RouterGraph.nbr_wire value of a column ("black") half-link; 0 on every other link
 
-def global_target(G: int, k: int, g: int, arrangement: str) -> tuple[int, int]:
-    """Group reached by global link k of group G, and that link's index k' at the far group."""
-    off, m = k % (g - 1), k // (g - 1)
+
+def global_target(G: Any, l: Any, g: int, arrangement: str) -> tuple[Any, Any]:
+    """Group reached by logical global link l of group G, and that link's index l' at the far group (numpy
+    arrays or scalars)."""
+    off, m = l % (g - 1), l // (g - 1)
     if arrangement == "consecutive":
-        T = off if off < G else off + 1
-        back = G if G < T else G - 1
+        T = off + (off >= G)
+        back = G - (G > T)
     else:
         T = (G - off - 1) % g
         back = (T - G - 1) % g
     return T, back + m * (g - 1)
 
 
-def build(p: int, a: int, h: int, g: int | str, arrangement: str) -> RouterGraph:
-    g = a * h + 1 if g == "auto" else g
-    if g > a * h + 1:
-        raise ConfigError("topology.g", f"must be <= a*h + 1 = {a * h + 1} (got {g})")
-    if (a * h) % (g - 1):
-        raise ConfigError("topology.g", f"g - 1 must divide a*h = {a * h} so every global port is used (got {g})")
+def group_dims(a: int, group_shape: list[int] | str) -> tuple[int, int]:
+    """(routers per row n1, rows n2) of a group."""
+    if group_shape == "auto":
+        return a, 1
+    if int(np.prod(group_shape)) != a:
+        raise ConfigError("topology.group_shape", f"must multiply to a = {a} (got {group_shape})")
+    return (a, 1) if len(group_shape) == 1 else (group_shape[0], group_shape[1])
+
+
+def build(p: int, a: int, h: int, g: int | str, arrangement: str, group_shape: list[int] | str = "auto",
+          global_bundle: int = 1) -> RouterGraph:
+    n1, n2 = group_dims(a, group_shape)
+    b = global_bundle
+    if (a * h) % b:
+        raise ConfigError("topology.global_bundle", f"must divide a*h = {a * h} (got {b})")
+    L = a * h // b  # logical global links of a group
+    g = L + 1 if g == "auto" else g
+    if g > L + 1:
+        raise ConfigError("topology.g", f"must be <= a*h/global_bundle + 1 = {L + 1} (got {g})")
+    if L % (g - 1):
+        raise ConfigError("topology.g", f"g - 1 must divide a*h/global_bundle = {L} so every global port is used "
+                          f"(got {g})")
     R = a * g
-    deg = (a - 1) + h
-    nbr = np.empty(R * deg, dtype=np.int32)
-    cls = np.empty(R * deg, dtype=np.int8)
-    for r in range(R):
-        G, i = divmod(r, a)
-        row = r * deg
-        for j in range(a - 1):
-            nbr[row + j] = G * a + (j if j < i else j + 1)
-            cls[row + j] = LOCAL
-        for c in range(h):
-            T, kT = global_target(G, i * h + c, g, arrangement)
-            nbr[row + a - 1 + c] = T * a + kT // h
-            cls[row + a - 1 + c] = GLOBAL
+    n_local = (n1 - 1) + (n2 - 1)
+    deg = n_local + h
+    r = np.arange(R, dtype=np.int64)
+    G, i = r // a, r % a
+    x, y = i % n1, i // n1
+    nbr = np.empty((R, deg), dtype=np.int64)
+    for j in range(n1 - 1):  # row ("green") ports
+        nbr[:, j] = G * a + y * n1 + j + (j >= x)
+    for j in range(n2 - 1):  # column ("black") ports
+        nbr[:, n1 - 1 + j] = G * a + (j + (j >= y)) * n1 + x
+    for c in range(h):
+        k = i * h + c  # physical port of the group
+        T, lT = global_target(G, k // b, g, arrangement)
+        nbr[:, n_local + c] = T * a + (lT * b + k % b) // h
+    cls = np.full((R, deg), LOCAL, dtype=np.int8)
+    cls[:, n_local:] = GLOBAL
+    wire = None
+    if n2 > 1:
+        wire = np.zeros((R, deg), dtype=np.int8)
+        wire[:, n1 - 1:n_local] = BLACK
+        wire = wire.ravel()
+    local_diameter = (n1 > 1) + (n2 > 1)
     return RouterGraph(
         kind="dragonfly",
         nodes_per_router=np.full(R, p, dtype=np.int32),
         nbr_start=np.arange(R + 1, dtype=np.int64) * deg,
-        nbr=nbr,
-        nbr_class=cls,
+        nbr=nbr.ravel().astype(np.int32),
+        nbr_class=cls.ravel(),
         router_group=(np.arange(R) // a).astype(np.int32),
-        params={"p": p, "a": a, "h": h, "g": g, "arrangement": arrangement, "diameter": 3 if g > 1 else 1},
+        params={"p": p, "a": a, "h": h, "g": g, "arrangement": arrangement, "group_shape": [n1, n2],
+                "global_bundle": b, "diameter": 2 * local_diameter + 1 if g > 1 else local_diameter},
+        nbr_wire=wire,
     )

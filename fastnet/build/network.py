@@ -60,6 +60,8 @@ class RouterGraph:
     nbr_class: np.ndarray  # int8[E]
     router_group: np.ndarray  # int32[R]
     params: dict[str, Any] = field(default_factory=dict)  # builder facts for routing (q, X sets, dims, ...)
+    nbr_wire: np.ndarray | None = None  # int8[E]: which wire a LOCAL half-link is (1: a dragonfly group's second,
+    # "black" dimension; build/dragonfly.py); None: one kind only. Both ends agree; routing ignores it.
 
 
 @dataclass
@@ -70,6 +72,7 @@ class Network:
     topo: Topology
     graph: RouterGraph
     params: dict[str, Any]
+    port_wire: np.ndarray | None = None  # int8[P]: RouterGraph.nbr_wire per port (0 on node ports), or None
 
     @property
     def n_routers(self) -> int:
@@ -179,6 +182,13 @@ def assemble(g: RouterGraph, latency: dict[str, int]) -> Network:
     if (g.nbr_class[rev] != g.nbr_class).any():
         raise ConfigError("topology", "a link has different classes at its two ends")
 
+    wire = None
+    if g.nbr_wire is not None:
+        if (g.nbr_wire[rev] != g.nbr_wire).any():
+            raise ConfigError("topology", "a link has different wires at its two ends")
+        wire = np.zeros(n_ports, dtype=np.int8)
+        wire[e_port] = g.nbr_wire
+
     node_port = np.flatnonzero(is_node).astype(np.int32)  # nodes numbered router by router
     node_router = port_router[node_port].astype(np.int32)
     peer_port[node_port] = np.arange(n_nodes, dtype=np.int32)
@@ -194,4 +204,4 @@ def assemble(g: RouterGraph, latency: dict[str, int]) -> Network:
         node=np.stack([node_router, node_port], axis=1),
         router_group=g.router_group.astype(np.int32),
     )
-    return Network(kind=g.kind, topo=topo, graph=g, params=g.params)
+    return Network(kind=g.kind, topo=topo, graph=g, params=g.params, port_wire=wire)

@@ -29,6 +29,7 @@ ALGEBRAIC_ONLY = ("dragonfly",)
 # Routes.ip fields (integer parameters of the routing algebra)
 IP_MODE, IP_KIND, IP_DIAMETER, IP_P = 0, 1, 2, 3
 IP_A, IP_H, IP_G, IP_PALM = 4, 5, 6, 7  # dragonfly
+IP_ROW, IP_BUNDLE = 8, 9  # dragonfly: routers per row of a group (a for an all-to-all group), global_bundle
 IP_Q, IP_NX = 4, 5  # Slim Fly: q, |X|
 IP_NDIM, IP_WRAP = 4, 5  # torus / mesh
 IP_K, IP_N, IP_FT_S, IP_FT_ROOTS = 4, 5, 6, 7  # fat tree: k, levels, switches per level below the top, roots
@@ -91,7 +92,8 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES) -> Routes:
     ip = np.zeros(IP_SIZE, dtype=np.int64)
     alg = np.zeros((1, 1), dtype=np.int32)
     if kind == "dragonfly":
-        ip[[IP_P, IP_A, IP_H, IP_G, IP_PALM]] = (P["p"], P["a"], P["h"], P["g"], P["arrangement"] == "palmtree")
+        ip[[IP_P, IP_A, IP_H, IP_G, IP_PALM, IP_ROW, IP_BUNDLE]] = (
+            P["p"], P["a"], P["h"], P["g"], P["arrangement"] == "palmtree", P["group_shape"][0], P["global_bundle"])
     elif kind == "slimfly":
         F, q, X, Xp = P["field"], P["q"], P["X"], P["Xp"]
         ip[[IP_P, IP_Q, IP_NX]] = (P["p"], q, len(X))

@@ -9,12 +9,16 @@ each class owns. Schemes, with the classes they need:
 | dragonfly | min | global hops already taken (Kim et al.; seed 000 Table IV) | 2 / 1 |
 | dragonfly | val, ugal_l, ugal_g | global hops already taken | 3 / 2 |
 | dragonfly | ugal_l, ugal_g with `ugal_vcs = "separate"` | minimal packets: class 3 on a local hop before the global one, then 0 (global), 2 (local) | 4 / 2 |
+| dragonfly, 2-D groups | as above | as above; a class's local hops (up to 2) stay in one group, row then column (kernels/minimal.py) | as above |
 | torus | dor | dateline partition of the current dimension | 2 |
 | torus | val, ugal | 2 x phase + dateline partition (DOR in each phase) | 4 |
 | torus | adaptive | escape DOR with dateline (2 VCs), adaptive on the rest (Duato) | 2 + >= 1 |
 | mesh | dor / val, ugal / adaptive | 0 / phase / escape VC 0 + adaptive rest | 1 / 2 / 1 + >= 1 |
 | fat tree | any | 0: up*/down* paths cannot form a cycle | 1 |
 | any other | min / val, ugal / ksp | hop index (distance classes) | D / 2D / hop limit |
+
+Within a class the channel dependencies must be acyclic too: a 2-D dragonfly group (build/dragonfly.py) has a row
+and a column hop in one class, and dimension order (row links only ever wait on column links) keeps them so.
 
 Each class gets `vcs // classes` VCs (the adaptive class takes what the escape classes leave). A port class with
 fewer VCs than its routing needs is refused at build time with a one-line error saying how many it needs.

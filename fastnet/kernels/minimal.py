@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from ..build.network import P_PEER_ROUTER
 from ..build.routing import (
-    IP_A, IP_DIMS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P, IP_PALM, IP_Q, IP_STRIDES,
-    IP_WRAP, S_TABLE, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
+    IP_A, IP_BUNDLE, IP_DIMS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P, IP_PALM, IP_Q,
+    IP_ROW, IP_STRIDES, IP_WRAP, S_TABLE, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
 )
 from ._jit import jit, jit_inline
 
@@ -34,48 +34,81 @@ def table_min_ports(ps, port, dist, r, d, buf):
 
 
 # ---------------------------------------------------------------- dragonfly (fastnet/build/dragonfly.py)
+# A group is rows of n1 = ip[IP_ROW] routers (n1 = a: one all-to-all row), all-to-all along rows and columns.
+# Inside a group a packet moves in dimension order: along its row to the target's column, then along the column.
 @jit_inline
-def _df_local_port(base, p, i_from, i_to):
-    return base + p + (i_to if i_to < i_from else i_to - 1)
+def df_ldist(n1, i, j):
+    """Local hops from router i to router j of the same group."""
+    return (1 if i % n1 != j % n1 else 0) + (1 if i // n1 != j // n1 else 0)
+
+
+@jit_inline
+def df_step(base, p, n1, i, j):
+    """The port of router i (whose ports start at `base`) of the first dimension-order hop toward router j != i
+    of its group: the row port to j's column, or if i is in that column already, the column port to j's row."""
+    xi, xj = i % n1, j % n1
+    if xi != xj:
+        return base + p + (xj if xj < xi else xj - 1)
+    yi, yj = i // n1, j // n1
+    return base + p + n1 - 1 + (yj if yj < yi else yj - 1)
+
+
+@jit_inline
+def df_global_port(ps, ip, G, k):
+    """The port of physical global link k (router k // h, port k % h) of group G."""
+    p, a, h, n1 = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_ROW]
+    return ps[G * a + k // h] + p + n1 - 1 + a // n1 - 1 + k % h
 
 
 @jit_inline
 def df_first_link(ip, G, Gt):
-    """Index (router in group x h + port) of group G's first global link to group Gt; the others follow every
-    g - 1 (build/dragonfly.py's consecutive and palm-tree arrangements)."""
+    """Index of group G's first logical global link to group Gt; the others follow every g - 1 (build/dragonfly.py's
+    consecutive and palm-tree arrangements). Logical link l is physical links l*b .. l*b + b-1 (b = global_bundle)."""
     g = ip[IP_G]
     return (G - Gt - 1) % g if ip[IP_PALM] else (Gt if Gt < G else Gt - 1)
 
 
 @jit
 def _df_scan(ps, port, ip, r, d, buf):
-    """Hierarchical minimal paths (at most one global hop) over every global link G -> Gd.
-    Returns (candidates, length)."""
-    p, a, h, g = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_G]
+    """Hierarchical minimal paths (at most one global hop, dimension order inside each group) over every global
+    link G -> Gd. Returns (candidates, length).
+
+    Minimal routing scans again at every router. In a 2-D group, ties in length are broken toward the fewest hops
+    before the global one: otherwise a packet that took a column hop toward one gateway router could next take a
+    row hop toward another gateway that is as far in total, a column-then-row turn that can close a cycle of
+    waiting packets in one VC class. With the tie-break every hop keeps to a dimension-order path from where the
+    phase began (one hop fewer before the global link at each router). A 1-D group has one dimension: no tie-break,
+    as it always was."""
+    p, a, h, g, n1, b = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_G], ip[IP_ROW], ip[IP_BUNDLE]
     base = ps[r]
     G, i = r // a, r % a
     Gd, j = d // a, d % a
     if G == Gd:
-        buf[0] = _df_local_port(base, p, i, j)
-        return 1, 1
+        buf[0] = df_step(base, p, n1, i, j)
+        return 1, df_ldist(n1, i, j)
+    two_d = n1 < a
     off = df_first_link(ip, G, Gd)
-    best = 99
+    best, best_before = 99, 99
     n = 0
-    for k in range(off, a * h, g - 1):
-        ri, c = k // h, k % h
-        land = port[ps[G * a + ri] + p + a - 1 + c, P_PEER_ROUTER] % a
-        length = (0 if ri == i else 1) + 1 + (0 if land == j else 1)
-        first = base + p + a - 1 + c if ri == i else _df_local_port(base, p, i, ri)
-        if length < best:
-            best = length
-            n = 0
-        if length == best:
-            dup = False
-            for m in range(n):
-                dup |= buf[m] == first
-            if not dup:
-                buf[n] = first
-                n += 1
+    for l in range(off, a * h // b, g - 1):
+        for k in range(l * b, l * b + b):
+            gport = df_global_port(ps, ip, G, k)
+            ri = k // h
+            before = df_ldist(n1, i, ri)
+            length = before + 1 + df_ldist(n1, port[gport, P_PEER_ROUTER] % a, j)
+            if not two_d:
+                before = 0
+            if length < best or (length == best and before < best_before):
+                best, best_before = length, before
+                n = 0
+            if length == best and before == best_before:
+                first = gport if ri == i else df_step(base, p, n1, i, ri)
+                dup = False
+                for m in range(n):
+                    dup |= buf[m] == first
+                if not dup:
+                    buf[n] = first
+                    n += 1
     return n, best
 
 

@@ -27,6 +27,10 @@
 - ksp       source routing over the k shortest simple paths within `hop_limit` (seed 001), enumerated in
             (length, port order); each packet picks one at random or by least-occupied first hop.
 
+On a dragonfly with 2-D groups (build/dragonfly.py `group_shape`) every algorithm moves inside a group in dimension
+order: along the row, then along the column (kernels/minimal.py df_step), which keeps the VC classes by global hop
+deadlock-free with up to two local hops a class.
+
 The VC class of each hop follows `prm.vc_policy` (build/vcs.py documents the schemes). Route state travels in
 the packet: PK_PHASE (0: to the intermediate / undecided, 1: to the destination, 2: on the escape network),
 PK_INTER (intermediate router, dragonfly group, fat-tree top switch, or ksp path index), PK_VCC (torus DOR state).
@@ -38,12 +42,14 @@ import numpy as np
 
 from ..build.network import GLOBAL, N_PORT, N_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER
 from ..build.routing import (
-    IP_A, IP_DIMS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_N, IP_NDIM, IP_P, IP_STRIDES, IP_WRAP,
+    IP_A, IP_BUNDLE, IP_DIMS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_N, IP_NDIM, IP_P, IP_ROW, IP_STRIDES,
+    IP_WRAP,
 )
 from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
 from ._jit import jit, jit_inline
 from .minimal import (
-    K_DRAGONFLY, K_FATTREE, K_MESH, K_TORUS, _df_local_port, df_first_link, distance, min_ports, min_ports_len,
+    K_DRAGONFLY, K_FATTREE, K_MESH, K_TORUS, df_first_link, df_global_port, df_ldist, df_step, distance, min_ports,
+    min_ports_len,
 )
 from .rng import below
 from .state import (
@@ -97,54 +103,61 @@ def room(port, vc, vcr, V, o, cls):
 # ---------------------------------------------------------------- dragonfly groups (build/dragonfly.py)
 @jit
 def df_to_group(ps, port, ip, rng, r, Gt):
-    """Toward group Gt (!= r's group) over one of the global links that reach it; prefers links of router r.
-    Returns (first port, hops to reach the group, router where the packet lands)."""
-    p, a, h, g = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_G]
+    """Toward group Gt (!= r's group) over one of the global links that reach it, in dimension order inside the
+    group; one of the links fewest local hops away. Returns (first port, hops to reach the group, router where
+    the packet lands). Called again at each router, which keeps dimension order: after a row hop toward links 2 hops
+    away the nearest are 1 hop away, down the new column; after any other local hop the packet is at a link."""
+    p, a, h, g, n1, b = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_G], ip[IP_ROW], ip[IP_BUNDLE]
     G, i = r // a, r % a
     off = df_first_link(ip, G, Gt)
-    n_links = (a * h - off + g - 2) // (g - 1)
     best_len, first, land, seen = 99, -1, -1, 0
-    for m in range(n_links):
-        k = off + m * (g - 1)
-        ri, c = k // h, k % h
-        gport = ps[G * a + ri] + p + a - 1 + c
-        length = 1 if ri == i else 2
-        if length < best_len:
-            best_len, seen = length, 0
-        if length == best_len:  # reservoir sample among the shortest
-            seen += 1
-            if below(rng, r, seen) == 0:
-                first = gport if ri == i else _df_local_port(ps[r], p, i, ri)
-                land = port[gport, P_PEER_ROUTER]
+    for l in range(off, a * h // b, g - 1):
+        for k in range(l * b, l * b + b):
+            ri = k // h
+            gport = df_global_port(ps, ip, G, k)
+            length = 1 + df_ldist(n1, i, ri)
+            if length < best_len:
+                best_len, seen = length, 0
+            if length == best_len:  # reservoir sample among the shortest
+                seen += 1
+                if below(rng, r, seen) == 0:
+                    first = gport if ri == i else df_step(ps[r], p, n1, i, ri)
+                    land = port[gport, P_PEER_ROUTER]
     return first, best_len, land
+
+
+@jit_inline
+def df_local_cost(ps, port, ip, pt, r, t):
+    """(occupancy summed along the dimension-order path from r to router t of its group, hops)."""
+    p, a, n1 = ip[IP_P], ip[IP_A], ip[IP_ROW]
+    q, hops = 0, 0
+    while r != t:
+        o = df_step(ps[r], p, n1, r % a, t % a)
+        q += occupancy(port, pt, o)
+        r = port[o, P_PEER_ROUTER]
+        hops += 1
+    return q, hops
 
 
 @jit
 def df_min_cost(ps, port, ip, pt, r, d):
     """UGAL-G on a dragonfly: (occupancy summed along the minimal path of least total, its length) from the
     group arithmetic in one pass (local, global, local hops), instead of a minimal-port scan at every router."""
-    p, a, h, g = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_G]
-    G, i = r // a, r % a
-    Gd, j = d // a, d % a
+    a, h, g, b = ip[IP_A], ip[IP_H], ip[IP_G], ip[IP_BUNDLE]
+    G, Gd = r // a, d // a
     if G == Gd:
-        return (0, 0) if i == j else (occupancy(port, pt, _df_local_port(ps[r], p, i, j)), 1)
+        return df_local_cost(ps, port, ip, pt, r, d)
     off = df_first_link(ip, G, Gd)
     best_q, best_len = 1 << 62, 99
-    for k in range(off, a * h, g - 1):
-        ri, c = k // h, k % h
-        gport = ps[G * a + ri] + p + a - 1 + c
-        land = port[gport, P_PEER_ROUTER]
-        lj = land % a
-        q = occupancy(port, pt, gport)
-        length = 1
-        if ri != i:
-            q += occupancy(port, pt, _df_local_port(ps[r], p, i, ri))
-            length += 1
-        if lj != j:
-            q += occupancy(port, pt, _df_local_port(ps[land], p, lj, j))
-            length += 1
-        if length < best_len or (length == best_len and q < best_q):
-            best_q, best_len = q, length
+    for l in range(off, a * h // b, g - 1):
+        for k in range(l * b, l * b + b):
+            gport = df_global_port(ps, ip, G, k)
+            q_src, n_src = df_local_cost(ps, port, ip, pt, r, G * a + k // h)
+            q_dst, n_dst = df_local_cost(ps, port, ip, pt, port[gport, P_PEER_ROUTER], d)
+            q = occupancy(port, pt, gport) + q_src + q_dst
+            length = 1 + n_src + n_dst
+            if length < best_len or (length == best_len and q < best_q):
+                best_q, best_len = q, length
     return best_q, best_len
 
 
@@ -382,7 +395,10 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
                                       global_q)
             gateway = port[first, P_PEER_ROUTER]
             if global_q and gateway != land:
-                q += occupancy(port, pt, df_to_group(ps, port, ip, rng, gateway, inter)[0])
+                o = df_to_group(ps, port, ip, rng, gateway, inter)[0]
+                q += occupancy(port, pt, o)
+                if port[o, P_CLASS] != GLOBAL:  # the second local hop of a 2-D group
+                    q += occupancy(port, pt, df_to_group(ps, port, ip, rng, port[o, P_PEER_ROUTER], inter)[0])
             start = land
         else:
             q, hops = path_cost(ps, port, dist, ip, alg, pt, buf, r, inter, global_q, scan)
