@@ -28,7 +28,7 @@ import xarray as xr
 from .. import __version__
 from ..build import build_network, build_routes
 from ..build.network import P_PEER_ROUTER, Network
-from ..build.routing import IP_KIND, Routes
+from ..build.routing import IP_KIND, IP_LINKS, Routes
 from ..errors import ConfigError
 from ..kernels._jit import jit
 from ..kernels.minimal import K_MESH, K_TORUS, min_ports, scan_of
@@ -68,13 +68,14 @@ def _trace(ps, port, dist, ip, alg, pair_s, pair_t, max_len, dor, out_ports, out
             q = buf[0]
             if n > 1 and dor:
                 # the engine's dor_step: the lowest dimension that differs; both directions of a ring of even
-                # radix at distance k/2 are drawn at random per packet, which is a choice
+                # radix at distance k/2 are drawn at random per packet, and so is one of a direction's
+                # parallel links (torus `links`): each is a choice
                 best = 1 << 30
                 ties = 0
                 for c in range(n):
                     local = buf[c] - ps[r]
                     for col in range(alg.shape[1]):
-                        if alg[r, col] == local:
+                        if alg[r, col] >= 0 and alg[r, col] <= local < alg[r, col] + ip[IP_LINKS + col // 2]:
                             if col // 2 < best // 2:
                                 best = col
                                 q = buf[c]
@@ -117,7 +118,7 @@ def engine_routes(net: Network, routes: Routes, algorithm: str, pair_s: np.ndarr
         raise ConfigError("routing.algorithm", f"{algorithm} routing is not single-path for this pattern: "
                           f"{len(bad)} of {n} router pairs have several minimal next hops (e.g. router "
                           f"{pair_s[bad[0]]} -> {pair_t[bad[0]]}); use dor on a torus or mesh of odd radices (a "
-                          "ring of even radix k draws the direction at distance k/2), or a pattern/topology with "
+                          "ring of even radix k draws the direction at distance k/2) and one link per direction, or a pattern/topology with "
                           "unique minimal paths (e.g. a ring of odd size)")
     return ports[:, None, :], length[:, None], np.ones(n, dtype=np.int64)
 
