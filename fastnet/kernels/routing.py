@@ -319,8 +319,8 @@ def path_cost(ps, port, dist, ip, alg, pt, buf, r, t, global_q, scan):
 def random_intermediate(ip, rng, n_routers, r, d):
     """A Valiant intermediate: a dragonfly group other than the source's and destination's, a fat-tree top
     switch, on a HyperX a random coordinate in each dimension where r and d differ (the others kept: BookSim2's
-    flatfly find_ran_intm; the path stays within twice the minimal hops and may not leave at all when the draw
-    is r), or a router other than source and destination."""
+    flatfly find_ran_intm; the path stays within twice the minimal hops, and a draw equal to r or d is the
+    minimal path), or a router other than source and destination."""
     kind = ip[IP_KIND]
     if kind == K_HYPERX:
         x = r
