@@ -254,3 +254,22 @@ def test_same_seed_same_result(topology, routing):
     a, b = run(topology, routing, load=0.6), run(topology, routing, load=0.6)
     xr.testing.assert_identical(_without_wall_time(a), _without_wall_time(b))
     assert run(topology, routing, load=0.6, seed=2).packet_latency_mean.item() != a.packet_latency_mean.item()
+
+
+def test_model_crosscheck_follows_hyperx_dimension_order():
+    """`fastnet throughput --simulate` traces the engine's dimension-order route on a HyperX without trunking: at a
+    load below saturation every port carries the flows the models put on it; trunk links are a choice and refused."""
+    from fastnet.throughput.crosscheck import crosscheck
+
+    # tornado: the 2 nodes of router (x, y) send to (x + 1, y + 1), over its X link, then over the Y link of
+    # (x + 1, y): 2 flows per link, on links another order (Y first) would not use
+    cfg = {"topology": {"kind": "hyperx", "dims": [4, 3], "p": 2}, "routing": {"algorithm": "dor"},
+           "traffic": {"pattern": "tornado", "packet_phits": 1},
+           "sim": {"warmup": 1000, "measure": 8000, "drain": 1000}}
+    ds = crosscheck(cfg, loads=[0.2])
+    flows_per_link = ds.model_link_load.sel(model="mcf") / ds.model_throughput_per_node.sel(model="mcf")
+    offered = float(ds.sim_offered_phits_per_node_cycle[0])
+    assert flows_per_link.max() >= 2
+    np.testing.assert_allclose(ds.sim_port_utilization.isel({"traffic.load": 0}), flows_per_link * offered, atol=0.03)
+    with pytest.raises(ConfigError, match="not single-path"):
+        crosscheck(fastnet.config.merge(cfg, {"topology": {"trunking": [1, 2]}}), loads=[0.2])
