@@ -23,7 +23,7 @@ Value = Union[int, float, str, list["Value"]]
 # BookSim2's defaults of the keys mapped below (src/booksim_config.cpp)
 DEFAULTS: dict[str, Value] = {
     "topology": "torus", "k": 8, "n": 2, "c": 1, "routing_function": "none", "use_noc_latency": 1,
-    "network_file": "",
+    "network_file": "", "x": 8, "y": 8, "xr": 1, "yr": 1,
     "num_vcs": 16, "vc_buf_size": 8,
     "routing_delay": 1, "vc_alloc_delay": 1, "sw_alloc_delay": 1, "st_prepare_delay": 0, "st_final_delay": 1,
     "credit_delay": 0, "internal_speedup": 1.0, "alloc_iters": 1,
@@ -73,7 +73,7 @@ IGNORED = frozenset("""
     sent_packets_out sim_power power_output_file tech_file channel_width channel_sweep
     H_INVD2 W_INVD2 H_DFQD1 W_DFQD1 H_ND2D1 W_ND2D1 H_SRAM W_SRAM Vdd R IoffSRAM IoffP IoffN Cg_pwr Cd_pwr Cgdl
     Cg Cd LAMBDA MetalPitch Rw Cw_gnd Cw_cpl wire_length
-    hold_switch_for_packet vct perm_seed fail_seed x y xr yr in_ports out_ports
+    hold_switch_for_packet vct perm_seed fail_seed in_ports out_ports
     spec_check_elig spec_check_cred spec_mask_by_reqs spec_sw_allocator private_bufs private_buf_size
     private_buf_start_vc private_buf_end_vc max_held_slots feedback_aging_scale feedback_offset class_priority
     burst_alpha burst_beta burst_r1 batch_size batch_count max_outstanding_requests write_fraction
@@ -92,6 +92,17 @@ ROUTING: dict[str, dict[str, dict[str, Any]]] = {
     "fattree": {"nca": {"algorithm": "updown", "up_port": "random"},
                 "anca": {"algorithm": "updown", "up_port": "adaptive"}},
     "anynet": {"min": {"algorithm": "min", "min_path": "fixed"}},
+    # flatfly_onchip.cpp: ran_min is dimension order (flatfly_outport: the lowest differing dimension first);
+    # ugal decides at the source with threshold 2 (minimal when q_min*H_min <= q_val*H_val + 2) between the
+    # dimension-order path and one through find_ran_intm's intermediate, phases on VC halves: as fastnet's
+    "flatfly": {"ran_min": {"algorithm": "dor"}, "ugal": {"algorithm": "ugal_l", "threshold": 2.0}},
+}
+
+# routing functions that exist for a mapped topology but do not mean what the fastnet routing of that name does
+NOT_MAPPED: dict[tuple[str, str], str] = {
+    ("flatfly", "valiant"): "BookSim2's valiant_flatfly draws its intermediate among all routers (source and "
+                            "destination included); fastnet's val on a hyperx draws new coordinates only where "
+                            "source and destination differ, as BookSim2's ugal_flatfly (find_ran_intm) does",
 }
 
 # BookSim2 traffic -> fastnet traffic.pattern (tornado only where fastnet's digit-wise definition applies)
@@ -102,8 +113,6 @@ MIN_MEASURE: int = SECTIONS["sim"]["measure"][0]  # fastnet's default measuremen
 
 
 NO_KIND = {
-    "flatfly": "the flattened butterfly (all routers of a row or column connected, channel latency growing "
-               "with distance) has no fastnet kind yet, and no existing kind builds it (torus does not)",
     "cmesh": "the concentrated mesh has no fastnet kind yet",
     "fly": "the k-ary n-fly (butterfly) has no fastnet kind yet",
     "qtree": "the quad tree has no fastnet kind yet",
@@ -262,7 +271,7 @@ def _topology(b: dict[str, Value], base_dir: Path) -> tuple[dict[str, Any], dict
     if topo not in ROUTING:
         raise ConfigError("topology", f"{topo!r} is not a BookSim2 topology fastnet maps "
                                       f"({', '.join(ROUTING)} are)")
-    if topo != "anynet" and b["c"] != 1:
+    if topo not in ("anynet", "flatfly") and b["c"] != 1:
         raise ConfigError("c", f"BookSim2's {topo} has one node per router and ignores c (got {b['c']!r})")
     if topo == "dragonflynew":
         k = _int(b, "k", 1)
@@ -278,7 +287,56 @@ def _topology(b: dict[str, Value], base_dir: Path) -> tuple[dict[str, Any], dict
         return {"kind": topo, "dims": [k] * n, "p": 1}, {"latency": latency, "latency_injection": 1}
     if topo == "fattree":
         return {"kind": "fattree", "k": _int(b, "k", 2), "n": _int(b, "n", 1)}, {"latency": 1}
+    if topo == "flatfly":
+        return _flatfly(b)
     return _anynet(b, base_dir)
+
+
+def flatfly_injection_lengths(xr: int, yr: int) -> list[int]:
+    """The lengths BookSim2's flatfly gives the channels of a router's xr x yr nodes (FlatFlyOnChip::_BuildNet:
+    1, plus the node's distance beyond 1 from the router's centre in x and in y)."""
+    out = []
+    yleng, xleng = -(yr // 2), -(xr // 2)
+    for _ in range(yr):
+        for _ in range(xr):
+            if yleng == 0 and yr % 2 == 0:
+                yleng += 1
+            if xleng == 0 and xr % 2 == 0:
+                xleng += 1
+            out.append(1 + max(abs(yleng) - 1, 0) + max(abs(xleng) - 1, 0))
+            yleng += 1
+            if yleng > yr // 2:
+                yleng = -(yr // 2)
+                xleng += 1
+    return out
+
+
+def _flatfly(b: dict[str, Value]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """BookSim2's flatfly (src/networks/flatfly_onchip.cpp) as a hyperx with trunking 1: k^n routers, every
+    dimension fully connected, c = xr*yr nodes per router, the same port order. With use_noc_latency (its
+    default) the routers lie on an x by y grid and a channel is as long as the distance it spans: xr*|dx| +
+    yr*|dy| cycles, which is the hyperx's distance_latency with links.latency = xr when n = 2 and x = y = k."""
+    k, n, c = _int(b, "k", 2), _int(b, "n", 1), _int(b, "c", 1)
+    x, y, xr, yr = (_int(b, key, 1) for key in ("x", "y", "xr", "yr"))
+    if n > 4:
+        raise ConfigError("n", f"BookSim2's flatfly builds at most 4 dimensions (got {n})")
+    for key, got, want in (("y", y, x), ("yr", yr, xr), ("c", c, xr * yr)):
+        if got != want:
+            raise ConfigError(key, f"BookSim2's flatfly asserts x = y, xr = yr and c = xr * yr (x = {x}, y = {y}, "
+                                   f"xr = {xr}, yr = {yr}, c = {c})")
+    topology: dict[str, Any] = {"kind": "hyperx", "dims": [k] * n, "trunking": 1, "p": c}
+    if not _int(b, "use_noc_latency", 0):
+        return topology, {"latency": 1}  # every channel 1 cycle
+    if n != 2 or x != k:
+        raise ConfigError("use_noc_latency", f"BookSim2's flatfly makes a channel xr*|dx| + yr*|dy| cycles long "
+                          f"on an x by y grid of routers, a distance fastnet's hyperx expresses for n = 2 and "
+                          f"x = y = k (got n = {n}, x = {x}, k = {k}); use_noc_latency = 0 maps any n")
+    inject = sorted(set(flatfly_injection_lengths(xr, yr)))
+    if len(inject) > 1:
+        raise ConfigError("xr", f"BookSim2's flatfly gives the nodes of a router channels of {inject} cycles with "
+                                f"xr = {xr}; fastnet has one injection latency (xr <= 3 gives every node 1)")
+    topology["distance_latency"] = True
+    return topology, {"latency": xr, "latency_injection": inject[0]}
 
 
 def _anynet(b: dict[str, Value], base_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -380,6 +438,8 @@ def _routing(b: dict[str, Value], topo: str) -> dict[str, Any]:
     if name == "none":
         raise ConfigError("routing_function", "not set: BookSim2 needs one (its default, none, names none)")
     mapped = ROUTING[topo]
+    if (topo, name) in NOT_MAPPED:
+        raise ConfigError("routing_function", f"{name} on {topo} is not mapped: {NOT_MAPPED[topo, name]}")
     if name not in mapped:
         raise ConfigError("routing_function", f"{name} on {topo} has no fastnet equivalent; mapped here: "
                                               + ", ".join(mapped))
@@ -419,6 +479,10 @@ def _traffic(b: dict[str, Value], topo: str) -> dict[str, Any]:
         raise ConfigError("traffic", f"{name!r} has no fastnet pattern; mapped: " + ", ".join(PATTERNS))
     if name == "tornado" and topo not in ("torus", "mesh"):
         raise ConfigError("traffic", f"BookSim2's tornado is defined on k-ary n-cube digits; not mapped on {topo}")
+    if topo == "flatfly" and b["c"] != 1 and name not in ("uniform", "randperm"):
+        raise ConfigError("traffic", f"BookSim2's flatfly numbers nodes by their place on the chip "
+                                     f"(flatfly_transformation), fastnet router by router: {name} would pair other "
+                                     f"nodes; with c > 1 only uniform and randperm are mapped")
     if name == "bad_dragon" and topo != "dragonflynew":
         raise ConfigError("traffic", f"BookSim2's bad_dragon (a random node of the next group) is defined on "
                                      f"dragonflynew; not mapped on {topo}")

@@ -71,6 +71,12 @@ def _edges(v: Any) -> str | None:
     return "must be a list of [u, v] pairs of router ids >= 0, each optionally with a link class: [u, v, \"global\"]"
 
 
+def _per_dimension(v: Any) -> str | None:  # torus links, hyperx trunking: one count, or one per dimension
+    if _int(1)(v) is None or (isinstance(v, list) and v and _int_list(1)(v) is None):
+        return None
+    return "must be an integer >= 1 (every dimension), or a list of integers >= 1 (one per dimension)"
+
+
 def _int_or_counts(v: Any) -> str | None:  # graph p: one count, or one per router (0 allowed)
     if _int(1)(v) is None or (isinstance(v, list) and v and _int_list(0)(v) is None):
         return None
@@ -112,9 +118,12 @@ TOPOLOGY_KINDS: dict[str, dict[str, tuple[Any, Check]]] = {
         "q": (5, _int(3)),
         "p": ("auto", _int_or_auto(1)),  # auto: floor(k'/2), the full-bandwidth value of seed 004 §4.2
     },
-    "torus": {"dims": ([8, 8], _int_list(2)), "p": (1, _int(1))},
-    "mesh": {"dims": ([8, 8], _int_list(2)), "p": (1, _int(1))},
-    "twisted_torus": {"dims": ([8, 4], _int_list(2, 2)), "twist": (4, _int(0)), "p": (1, _int(1))},
+    "torus": {"dims": ([8, 8], _int_list(2)), "links": (1, _per_dimension), "p": (1, _int(1))},
+    "mesh": {"dims": ([8, 8], _int_list(2)), "links": (1, _per_dimension), "p": (1, _int(1))},
+    "twisted_torus": {"dims": ([8, 4], _int_list(2, 2)), "twist": (4, _int(0)), "links": (1, _per_dimension),
+                      "p": (1, _int(1))},
+    "hyperx": {"dims": ([4, 4], _int_list(2)), "trunking": (1, _per_dimension), "p": (4, _int(1)),
+               "distance_latency": (False, _bool)},  # defaults: BookSim2's flatfly k = 4, n = 2, c = 4
     "fattree": {  # `form` picks the keys (TOPOLOGY_FORMS)
         "form": ("k_ary_n_tree", _choice(*TOPOLOGY_FORMS["fattree"])),
         "k": (4, _int(2)),  # k_ary_n_tree: children and parents per switch

@@ -106,6 +106,12 @@ def test_booksim_defaults():
      {"kind": "mesh", "dims": [5, 5], "p": 1}, {"latency": 1, "latency_injection": 1}),
     ("topology = fattree; k = 4; n = 3; routing_function = nca;",
      {"kind": "fattree", "k": 4, "n": 3}, {"latency": 1}),
+    # the reference flattened butterfly: routers 1, 2, 3 apart on the 4x4 grid have channels of 2, 4, 6 cycles
+    ("topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2; routing_function = ran_min;",
+     {"kind": "hyperx", "dims": [4, 4], "trunking": 1, "p": 4, "distance_latency": True},
+     {"latency": 2, "latency_injection": 1}),
+    ("topology = flatfly; k = 3; n = 3; use_noc_latency = 0; routing_function = ugal;",
+     {"kind": "hyperx", "dims": [3, 3, 3], "trunking": 1, "p": 1}, {"latency": 1}),
 ])
 def test_topologies_and_channel_latencies(text, topology, links):
     cfg = convert(text)
@@ -155,11 +161,14 @@ def test_anynet_errors(tmp_path, net, why):
     ("mesh", "valiant", {"algorithm": "val"}),
     ("fattree", "nca", {"algorithm": "updown", "up_port": "random"}),
     ("fattree", "anca", {"algorithm": "updown", "up_port": "adaptive"}),
+    ("flatfly", "ran_min", {"algorithm": "dor"}),  # flatfly_outport: the lowest differing dimension first
+    ("flatfly", "ugal", {"algorithm": "ugal_l", "threshold": 2.0}),  # ugal_flatfly_onchip's threshold
 ])
 def test_routing_functions(topology, function, routing):
     vcs = "num_vcs = 3;" if function == "ugal" else ""
+    grid = "x = 4; y = 4;" if topology == "flatfly" else ""  # its routers on a 4x4 grid (BookSim2's default: 8x8)
     cfg = convert(f"topology = {topology}; k = 4; n = {1 if topology == 'dragonflynew' else 2}; "
-                  f"routing_function = {function}; {vcs}")
+                  f"routing_function = {function}; {vcs} {grid}")
     assert cfg["routing"] == routing
     config.resolve(cfg)
 
@@ -250,9 +259,16 @@ def test_keys_without_effect_are_accepted():
 
 # ---------------------------------------------------------------- errors through the CLI
 
+FLATFLY = "topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2; "
+
+
 @pytest.mark.parametrize("text,key", [
-    ("topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2; routing_function = ran_min;",
-     "topology"),
+    (FLATFLY + "routing_function = valiant;", "routing_function"),  # its intermediate is not val's
+    (FLATFLY + "routing_function = ran_min; traffic = bitcomp;", "traffic"),  # its node numbering is not ours
+    ("topology = flatfly; k = 4; n = 2; c = 16; x = 4; y = 4; xr = 4; yr = 4; routing_function = ran_min;", "xr"),
+    ("topology = flatfly; k = 4; n = 3; c = 1; x = 8; y = 8; routing_function = ran_min;", "use_noc_latency"),
+    ("topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; routing_function = ran_min;", "c"),  # xr*yr = 1
+    ("topology = cmesh; routing_function = dor_no_express;", "topology"),
     ("topology = hypercube; routing_function = min;", "topology"),
     ("routing_function = romm;", "routing_function"),
     ("topology = dragonflynew; k = 4; n = 1; routing_function = valiant;", "routing_function"),
@@ -373,8 +389,8 @@ def test_torus_readme_config_is_the_validation_config(tmp_path):
 def test_reference_configs_convert_or_refuse():
     needs_reference()
     for path in sorted(REFERENCE.glob("*.cfg")):
-        if path.name.startswith("c_flatfly"):
-            with pytest.raises(ConfigError, match="flatfly"):
+        if path.name == "c_flatfly_uniform_valiant.cfg":
+            with pytest.raises(ConfigError, match="valiant on flatfly is not mapped"):
                 booksim.read_file(path, ["injection_rate=0.3"])
         else:
             config.resolve(booksim.read_file(path, ["injection_rate=0.3"]))

@@ -38,7 +38,7 @@ def test_set_kind_resolves_as_the_library_call(kind, command):
 
 def test_set_starts_from_the_documented_defaults():
     cfg = shown("--set", "topology.kind=torus", "--set", "links.latency=2")
-    assert cfg["topology"] == {"kind": "torus", "dims": [8, 8], "p": 1}
+    assert cfg["topology"] == {"kind": "torus", "dims": [8, 8], "links": 1, "p": 1}
     links = cfg["links"]
     assert links["latency_local"] == links["latency_global"] == links["latency_injection"] == 2
     # on the default kind too: a section other than topology does not pull in the example's keys
@@ -89,7 +89,7 @@ def test_file_plus_set_is_the_file_plus_set(tmp_path):
                                                                                         "sim.seed=9"])))
     # the file's kind replaced: its topology keys go, the other sections stay
     cfg = shown(str(path), "--set", "topology.kind=mesh")
-    assert cfg["topology"] == {"kind": "mesh", "dims": [8, 8], "p": 1} and cfg["links"]["latency_local"] == 5
+    assert cfg["topology"] == {"kind": "mesh", "dims": [8, 8], "links": 1, "p": 1} and cfg["links"]["latency_local"] == 5
 
 
 def test_booksim_file_plus_set(tmp_path):

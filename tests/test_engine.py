@@ -31,6 +31,8 @@ TOPOLOGIES = {
     "torus": {"kind": "torus", "dims": [4, 3], "p": 2},
     "mesh": {"kind": "mesh", "dims": [3, 3]},
     "twisted_torus": {"kind": "twisted_torus", "dims": [4, 2], "twist": 2},
+    "torus_parallel_links": {"kind": "torus", "dims": [3, 2, 3], "links": [2, 1, 2], "p": 2},
+    "hyperx": {"kind": "hyperx", "dims": [3, 2, 2], "trunking": [2, 1, 1], "p": 2},
     "fattree": {"kind": "fattree", "k": 2, "n": 3},
     "fattree_m_port": {"kind": "fattree", "form": "m_port_n_tree", "m": 4, "n": 3},
     "jellyfish": {"kind": "jellyfish", "switches": 12, "radix": 5, "p": 2, "seed": 3},

@@ -34,6 +34,7 @@ CASES = {
     "twisted_torus": {"kind": "twisted_torus", "dims": [4, 3], "twist": 2, "p": 1},
     "fattree": {"kind": "fattree", "k": 2, "n": 3},
     "fattree_m_port": {"kind": "fattree", "form": "m_port_n_tree", "m": 4, "n": 2},
+    "hyperx": {"kind": "hyperx", "dims": [3, 2], "trunking": [1, 2], "p": 2},  # two links per pair in Y
     "jellyfish": {"kind": "jellyfish", "switches": 10, "radix": 5, "p": 2, "seed": 3},
     "graph": {"kind": "graph", "edges": [list(e) for e in nx.petersen_graph().edges()], "p": 2},
 }
@@ -76,7 +77,7 @@ def test_round_trip_networkx_fastnet_graphml_networkx(case, tmp_path):
     assert G0.number_of_nodes() == R + N
     assert G0.number_of_edges() == sum(net.link_counts().values())
     assert [d["type"] for _, d in G0.nodes(data=True)].count("node") == N
-    assert G0.is_multigraph() == (case in ("torus", "dragonfly_parallel"))
+    assert G0.is_multigraph() == (case in ("torus", "dragonfly_parallel", "hyperx"))
 
     # networkx -> fastnet: the resolved config holds the edge list, not the graph object
     cfg = resolve({"topology": {"kind": "graph", "graph": G0}, "links": dict(LINKS)})
@@ -115,7 +116,7 @@ def test_graphml_keeps_every_attribute(case, tmp_path):
     if net.kind in ("dragonfly", "slimfly", "fattree"):
         assert len(groups) > 1
     routers = [d for _, d in G.nodes(data=True) if d["type"] == "router"]
-    if net.kind in ("torus", "mesh", "twisted_torus"):
+    if net.kind in ("torus", "mesh", "twisted_torus", "hyperx"):
         dims = CASES[case]["dims"]
         coords = [tuple(map(int, d["coordinates"].split(","))) for d in routers]
         assert coords[1] == (1,) + (0,) * (len(dims) - 1)  # x varies fastest

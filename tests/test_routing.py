@@ -89,7 +89,7 @@ def test_updown_up_port_choices(up_port):
     ({"kind": "torus", "dims": [4, 4]}, "adaptive", {"vcs": 2}, "needs at least 3 VCs"),
     ({"kind": "torus", "dims": [4, 4]}, "dor", {"vcs": 1}, "needs at least 2 VCs"),
     ({"kind": "slimfly", "q": 5}, "ugal_l", {"vcs": 3}, "needs at least 4 VCs"),
-    (DF, "dor", {}, "dor needs a torus or mesh"),
+    (DF, "dor", {}, "dor needs a torus, mesh or hyperx"),
     ({"kind": "torus", "dims": [4, 4]}, "updown", {}, "updown needs a fat tree"),
 ])
 def test_routing_refused_without_enough_vcs(topology, routing, router, message):

@@ -1,7 +1,8 @@
 """Topology compilers: a `[topology]` table in, a `Network` of flat arrays out (see network.py).
 
-One module per family: dragonfly.py, slimfly.py, torus.py (torus, mesh, twisted torus), fattree.py (k-ary n-tree,
-m-port n-tree), graph.py (jellyfish, edge lists, networkx). routing.py adds the minimal-routing table or algebra.
+One module per family: dragonfly.py, slimfly.py, torus.py (torus, mesh, twisted torus), hyperx.py (HyperX,
+flattened butterfly), fattree.py (k-ary n-tree, m-port n-tree), graph.py (jellyfish, edge lists, networkx).
+routing.py adds the minimal-routing table or algebra.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import config as _config
-from . import dragonfly, fattree, graph, slimfly, torus
+from . import dragonfly, fattree, graph, hyperx, slimfly, torus
 from .graph import from_networkx, to_networkx
 from .network import Network, RouterGraph, Topology, assemble
 from .routing import Routes, build_routes
@@ -25,10 +26,10 @@ def router_graph(topo: dict[str, Any]) -> RouterGraph:
                                topo["global_bundle"])
     if kind == "slimfly":
         return slimfly.build(topo["q"], topo["p"])
-    if kind in ("torus", "mesh"):
-        return torus.build(kind, topo["dims"], topo["p"])
-    if kind == "twisted_torus":
-        return torus.build(kind, topo["dims"], topo["p"], topo["twist"])
+    if kind in ("torus", "mesh", "twisted_torus"):
+        return torus.build(kind, topo["dims"], topo["p"], topo.get("twist", 0), topo["links"])
+    if kind == "hyperx":
+        return hyperx.build(topo["dims"], topo["trunking"], topo["p"], topo["distance_latency"])
     if kind == "fattree":
         return fattree.build(topo["form"], topo["n"], k=topo.get("k", 0), m=topo.get("m", 0))
     if kind == "jellyfish":

@@ -217,8 +217,8 @@ def from_networkx(G: nx.Graph, p: int = 1) -> RouterGraph:
 
 
 def _coordinates(net: Network) -> list[str] | None:
-    """"x,y,..." of each router of a torus, mesh or twisted torus (c[0] first), else None."""
-    if net.kind not in ("torus", "mesh", "twisted_torus"):
+    """"x,y,..." of each router of a torus, mesh, twisted torus or HyperX (c[0] first), else None."""
+    if net.kind not in ("torus", "mesh", "twisted_torus", "hyperx"):
         return None
     stride = np.asarray(net.params["stride"])
     c = (np.arange(net.n_routers)[:, None] // stride[None, :]) % np.asarray(net.params["dims"])[None, :]
@@ -227,12 +227,12 @@ def _coordinates(net: Network) -> list[str] | None:
 
 def to_networkx(net: Network, terminals: bool = False) -> nx.MultiGraph | nx.Graph:
     """The network as networkx. Routers are nodes 0..R-1 with attributes `type` = "router", `p` (attached nodes),
-    `group` (dragonfly group, Slim Fly group, fat-tree level, else 0) and, on a torus, mesh or twisted torus,
+    `group` (dragonfly group, Slim Fly group, fat-tree level, else 0) and, on a torus, mesh, twisted torus or HyperX,
     `coordinates` = "x,y,..." (a string, so that GraphML can hold it). Links are edges with `link_class`
     ("local" or "global"), `latency` (cycles) and `port_u`, `port_v`: the global port ids at the edge's lower and
     higher numbered end. With `terminals`, node n is also a graph node, R + n, with `type` = "node" and its router's
     `group`, joined to its router by an edge of class "injection" (`port_u`: the router's port). A MultiGraph only
-    when the network has parallel links (e.g. a torus dimension of radix 2)."""
+    when the network has parallel links (e.g. a torus dimension of radix 2, torus `links`, HyperX `trunking`)."""
     R = net.n_routers
     net_ports = np.flatnonzero(net.port_peer_router >= 0)
     fwd = net_ports[net.port_peer_port[net_ports] > net_ports]  # each link once

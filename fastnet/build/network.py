@@ -23,7 +23,7 @@ CLASS_NAMES = ("injection", "local", "global")
 
 # Topology kind codes, used by algebraic routing inside kernels.
 KIND_CODES = {"graph": 0, "dragonfly": 1, "slimfly": 2, "torus": 3, "mesh": 4, "twisted_torus": 5,
-              "fattree": 6, "jellyfish": 7}
+              "fattree": 6, "jellyfish": 7, "hyperx": 8}
 
 
 # Topology.port columns
@@ -50,7 +50,8 @@ class RouterGraph:
     """What a topology builder returns: routers, their ordered network links and their node counts.
 
     `nbr_start/nbr/nbr_class` is a CSR of directed half-links in port order; every link u->v appears once in
-    u's list and once (as v->u) in v's list. Parallel links pair up in order of appearance.
+    u's list and once (as v->u) in v's list. Parallel links pair up in order of appearance. `nbr_length`, if
+    given, is each link's length: its latency is that multiple of its class's latency (an on-chip layout).
     """
 
     kind: str
@@ -62,6 +63,7 @@ class RouterGraph:
     params: dict[str, Any] = field(default_factory=dict)  # builder facts for routing (q, X sets, dims, ...)
     nbr_wire: np.ndarray | None = None  # int8[E]: which wire a LOCAL half-link is (1: a dragonfly group's second,
     # "black" dimension; build/dragonfly.py); None: one kind only. Both ends agree; routing ignores it.
+    nbr_length: np.ndarray | None = None  # int32[E] latency multiple of each half-link (None: all 1)
 
 
 @dataclass
@@ -197,6 +199,10 @@ def assemble(g: RouterGraph, latency: dict[str, int]) -> Network:
     lat[pclass == NODE] = latency["injection"]
     lat[pclass == LOCAL] = latency["local"]
     lat[pclass == GLOBAL] = latency["global"]
+    if g.nbr_length is not None:
+        if (g.nbr_length[rev] != g.nbr_length).any() or (g.nbr_length < 1).any():
+            raise ConfigError("topology", "a link has different lengths at its two ends, or a length below 1")
+        lat[e_port] *= g.nbr_length
 
     topo = Topology(
         router_port_start=port_start.astype(np.int32),

@@ -20,10 +20,13 @@ from .network import KIND_CODES, Network
 TABLE_BUDGET_BYTES = 512 * 2**20
 UNREACHABLE = 255
 TABLE, ALGEBRAIC = 0, 1
-ALGEBRAIC_KINDS = ("dragonfly", "slimfly", "torus", "mesh", "fattree")
+ALGEBRAIC_KINDS = ("dragonfly", "slimfly", "torus", "mesh", "fattree", "hyperx")
 # A dragonfly's minimal routes are hierarchical (local, global, local: one global hop at most). Shortest paths
 # of its graph also include global-global detours, which would break the VC scheme, so it is always algebraic.
-ALGEBRAIC_ONLY = ("dragonfly",)
+# A HyperX's algebra costs less than a table lookup at any size (a loop over dimensions instead of a scan of
+# every port), and its all-pairs BFS would dominate building a large one; kernels/routing.py relies on a HyperX
+# always being scanned algebraically (`scan == K_HYPERX`).
+ALGEBRAIC_ONLY = ("dragonfly", "hyperx")
 
 
 # Routes.ip fields (integer parameters of the routing algebra)
@@ -31,10 +34,10 @@ IP_MODE, IP_KIND, IP_DIAMETER, IP_P = 0, 1, 2, 3
 IP_A, IP_H, IP_G, IP_PALM = 4, 5, 6, 7  # dragonfly
 IP_ROW, IP_BUNDLE = 8, 9  # dragonfly: routers per row of a group (a for an all-to-all group), global_bundle
 IP_Q, IP_NX = 4, 5  # Slim Fly: q, |X|
-IP_NDIM, IP_WRAP = 4, 5  # torus / mesh
+IP_NDIM, IP_WRAP = 4, 5  # torus / mesh / hyperx (IP_WRAP 0)
 IP_K, IP_N, IP_FT_S, IP_FT_ROOTS = 4, 5, 6, 7  # fat tree: k, levels, switches per level below the top, roots
-IP_DIMS, IP_STRIDES = 8, 40  # torus radices and strides, one per dimension
-IP_SIZE = 72
+IP_DIMS, IP_STRIDES, IP_LINKS = 8, 40, 72  # radices, strides, parallel links (torus links, HyperX trunking)
+IP_SIZE = 104
 # Slim Fly columns of Routes.alg (rows are field elements a): a+b, a*b at [a, b] and [a, q + b], then:
 SF_NEG, SF_INV, SF_XI, SF_XPI, SF_X, SF_XP = 0, 1, 2, 3, 4, 5  # offsets after the 2q table columns
 
@@ -87,7 +90,7 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES) -> Routes:
     use_table = kind not in ALGEBRAIC_ONLY and (table_bytes(R) <= budget or kind not in ALGEBRAIC_KINDS)
     if use_table and table_bytes(R) > 8 * budget:
         raise ConfigError("topology", f"{R} routers of kind {kind} need a {table_bytes(R) / 2**30:.1f} GiB "
-                          "routing table; only dragonfly, slimfly, torus, mesh and fattree route algebraically")
+                          "routing table; only dragonfly, slimfly, torus, mesh, fattree and hyperx route algebraically")
     P = net.params
     ip = np.zeros(IP_SIZE, dtype=np.int64)
     alg = np.zeros((1, 1), dtype=np.int32)
@@ -114,7 +117,16 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES) -> Routes:
         ip[[IP_P, IP_NDIM, IP_WRAP]] = (P["p"], n, kind == "torus")
         ip[IP_DIMS:IP_DIMS + n] = P["dims"]
         ip[IP_STRIDES:IP_STRIDES + n] = P["stride"]
+        ip[IP_LINKS:IP_LINKS + n] = P["links"]
         alg = P["dir_port"]
+    elif kind == "hyperx":
+        n = len(P["dims"])
+        if n > IP_STRIDES - IP_DIMS:
+            raise ConfigError("topology.dims", f"at most {IP_STRIDES - IP_DIMS} dimensions")
+        ip[[IP_P, IP_NDIM, IP_WRAP]] = (P["p"], n, 0)
+        ip[IP_DIMS:IP_DIMS + n] = P["dims"]
+        ip[IP_STRIDES:IP_STRIDES + n] = P["stride"]
+        ip[IP_LINKS:IP_LINKS + n] = P["trunking"]
     elif kind == "fattree":
         ip[[IP_K, IP_N, IP_FT_S, IP_FT_ROOTS]] = (P["k"], P["n"], P["switches_per_level"], P["roots"])
     if use_table:

@@ -14,8 +14,10 @@ each class owns. Schemes, with the classes they need:
 | torus | val, ugal | 2 x phase + dateline partition (DOR in each phase) | 4 |
 | torus | adaptive | escape DOR with dateline (2 VCs), adaptive on the rest (Duato) | 2 + >= 1 |
 | mesh | dor / val, ugal / adaptive | 0 / phase / escape VC 0 + adaptive rest | 1 / 2 / 1 + >= 1 |
+| hyperx | dor | 0: one hop per dimension, dimensions in increasing order, so no cycle of channels | 1 |
+| hyperx | val, ugal | phase: dimension order to the intermediate, then to the destination; a packet moves from class 0 to 1, never back | 2 |
 | fat tree | any | 0: up*/down* paths cannot form a cycle | 1 |
-| any other | min / val, ugal / ksp | hop index (distance classes) | D / 2D / hop limit |
+| any other, hyperx min | min / val, ugal / ksp | hop index (distance classes) | D / 2D / hop limit |
 
 Within a class the channel dependencies must be acyclic too: a 2-D dragonfly group (build/dragonfly.py) has a row
 and a column hop in one class, and dimension order (row links only ever wait on column links) keeps them so.
@@ -41,6 +43,7 @@ VCP_HOP, VCP_DRAGONFLY, VCP_NONE, VCP_DATELINE, VCP_ESCAPE = 0, 1, 2, 3, 4
 ROUTING_CODES = {"min": 0, "val": 1, "ugal_l": 2, "ugal_g": 3, "dor": 4, "adaptive": 5, "updown": 6, "ksp": 7}
 VALIANT = ("val", "ugal_l", "ugal_g")
 GRID = ("torus", "mesh")
+ORDERED = (*GRID, "hyperx")  # dimension-order routing
 
 
 @dataclass
@@ -53,8 +56,10 @@ class VcLayout:
 
 def check_routing(net: Network, routing: str) -> None:
     kind = net.kind
-    if routing in ("dor", "adaptive") and kind not in GRID:
-        raise ConfigError("routing.algorithm", f"{routing} needs a torus or mesh (topology is {kind})")
+    if routing == "dor" and kind not in ORDERED:
+        raise ConfigError("routing.algorithm", f"dor needs a torus, mesh or hyperx (topology is {kind})")
+    if routing == "adaptive" and kind not in GRID:
+        raise ConfigError("routing.algorithm", f"adaptive needs a torus or mesh (topology is {kind})")
     if routing == "updown" and kind != "fattree":
         raise ConfigError("routing.algorithm", f"updown needs a fat tree (topology is {kind})")
 
@@ -72,6 +77,9 @@ def _needs(net: Network, routes: Routes, rcfg: dict[str, Any]) -> tuple[int, int
         if routing == "min":
             return VCP_DRAGONFLY, 2, 1, 0, 0
         return VCP_DRAGONFLY, 4 if routing != "val" and rcfg.get("ugal_vcs") == "separate" else 3, 2, 0, 0
+    if kind == "hyperx" and routing in ("dor", *VALIANT):  # dimension order, in one or two phases
+        phases = 2 if routing in VALIANT else 1
+        return VCP_DATELINE, phases, phases, 0, 0
     if kind in GRID and routing != "min":
         wrap = 2 if kind == "torus" else 1  # dateline partitions per dimension
         if routing == "adaptive":

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from ..build.network import P_PEER_ROUTER
 from ..build.routing import (
-    IP_A, IP_BUNDLE, IP_DIMS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P, IP_PALM, IP_Q,
-    IP_ROW, IP_STRIDES, IP_WRAP, S_TABLE, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
+    IP_A, IP_BUNDLE, IP_DIMS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P,
+    IP_PALM, IP_Q, IP_ROW, IP_STRIDES, IP_WRAP, S_TABLE, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
 )
 from ._jit import jit, jit_inline
 
-K_DRAGONFLY, K_SLIMFLY, K_TORUS, K_MESH, K_FATTREE = 1, 2, 3, 4, 6
+K_DRAGONFLY, K_SLIMFLY, K_TORUS, K_MESH, K_FATTREE, K_HYPERX = 1, 2, 3, 4, 6, 8
 
 
 @jit
@@ -179,6 +179,14 @@ def _sf_scan(ps, ip, alg, r, d, buf):
 
 
 # ---------------------------------------------------------------- torus / mesh (fastnet/build/torus.py)
+@jit_inline
+def _put_links(buf, n, first, links):
+    """Append the `links` parallel ports first, first + 1, ... to buf[:n]; returns the new count."""
+    for j in range(links):
+        buf[n + j] = first + j
+    return n + links
+
+
 @jit
 def _torus_scan(ps, ip, dir_port, r, d, buf):
     wrap = ip[IP_WRAP] == 1
@@ -191,20 +199,56 @@ def _torus_scan(ps, ip, dir_port, r, d, buf):
         cd = (d // ip[IP_STRIDES + dim]) % k
         if cr == cd:
             continue
+        links = ip[IP_LINKS + dim]
         if wrap:
             plus = (cd - cr) % k
             minus = k - plus
             length += min(plus, minus)
             if plus <= minus:
-                buf[n] = base + dir_port[r, 2 * dim]
-                n += 1
+                n = _put_links(buf, n, base + dir_port[r, 2 * dim], links)
             if minus <= plus:
-                buf[n] = base + dir_port[r, 2 * dim + 1]
-                n += 1
+                n = _put_links(buf, n, base + dir_port[r, 2 * dim + 1], links)
         else:
             length += abs(cd - cr)
-            buf[n] = base + dir_port[r, 2 * dim + (0 if cd > cr else 1)]
-            n += 1
+            n = _put_links(buf, n, base + dir_port[r, 2 * dim + (0 if cd > cr else 1)], links)
+    return n, length
+
+
+# ---------------------------------------------------------------- HyperX (fastnet/build/hyperx.py)
+@jit_inline
+def hx_trunk(ps, ip, r, t, dim):
+    """(first port, trunk links) of the links from r toward t's coordinate in dimension `dim` (which differs)."""
+    base = ps[r] + ip[IP_P]
+    for e in range(dim):
+        base += (ip[IP_DIMS + e] - 1) * ip[IP_LINKS + e]
+    S, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
+    cr, ct = (r // stride) % S, (t // stride) % S
+    return base + (ct if ct < cr else ct - 1) * ip[IP_LINKS + dim], ip[IP_LINKS + dim]
+
+
+@jit_inline
+def hx_first_dim(ip, r, t):
+    """The lowest dimension in which routers r and t differ (dimension order), -1 if r == t."""
+    for dim in range(ip[IP_NDIM]):
+        S, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
+        if (r // stride) % S != (t // stride) % S:
+            return dim
+    return -1
+
+
+@jit
+def _hx_scan(ps, ip, r, d, buf):
+    """Every trunk link of every dimension in which r and d differ; length = the number of such dimensions."""
+    base = ps[r] + ip[IP_P]
+    n = 0
+    length = 0
+    for dim in range(ip[IP_NDIM]):
+        S, stride, T = ip[IP_DIMS + dim], ip[IP_STRIDES + dim], ip[IP_LINKS + dim]
+        cr, cd = (r // stride) % S, (d // stride) % S
+        if cr != cd:
+            length += 1
+            n = _put_links(buf, n, base + (cd if cd < cr else cd - 1) * T, T)
+        base += (S - 1) * T
     return n, length
 
 
@@ -241,6 +285,8 @@ def algebraic_scan(ps, port, ip, alg, r, d, buf, scan):
         return _sf_scan(ps, ip, alg, r, d, buf)
     if scan == K_TORUS or scan == K_MESH:
         return _torus_scan(ps, ip, alg, r, d, buf)
+    if scan == K_HYPERX:
+        return _hx_scan(ps, ip, r, d, buf)
     return _ft_scan(ps, ip, r, d, buf)
 
 

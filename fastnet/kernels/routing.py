@@ -5,8 +5,9 @@
 - min       a uniformly random port among the minimal ones (minimal.py); with `min_path` = fixed, one fixed
             shortest path per router pair, the one BookSim2's anynet takes (fixed_min_port).
 - val       Valiant: a random intermediate (dragonfly: a group, as in the dragonfly literature and FOGSim; fat tree:
-            a top switch; else a router other than source and destination), minimal to it, then minimal to the
-            destination (dimension order in each phase on a torus or mesh).
+            a top switch; HyperX: random coordinates where source and destination differ; else a router other
+            than source and destination), minimal to it, then minimal to the destination (dimension order in
+            each phase on a torus, mesh or HyperX).
 - ugal_l    at the source router, minimal unless q_min*H_min > penalty * q_val*H_val + threshold for the best of
             `indirect` random Valiant candidates; q is the occupancy of the first output port (phits reserved in
             the VCs behind it), H the path length. With indirect = n_I and penalty = c_SF this is seed 004's
@@ -17,7 +18,8 @@
             (`ugal_vcs` = booksim or separate, see vc_class).
 - ugal_g    the same decision on an estimated delay: q summed over every output port along each path (global
             knowledge) plus one packet time per hop.
-- dor       dimension order on a torus (dateline VCs) or mesh.
+- dor       dimension order on a torus (dateline VCs), mesh or HyperX (one hop per dimension, one VC class); of
+            parallel links (torus `links`, HyperX `trunking`) the least occupied (least_occupied).
 - adaptive  minimal adaptive on torus/mesh: any minimal direction on the adaptive VCs, the one with most room;
             when none has room, the dimension-order escape channel with dateline VCs (Duato). A packet that
             took an escape VC stays on the escape network.
@@ -42,14 +44,14 @@ import numpy as np
 
 from ..build.network import GLOBAL, N_PORT, N_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER
 from ..build.routing import (
-    IP_A, IP_BUNDLE, IP_DIMS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_N, IP_NDIM, IP_P, IP_ROW, IP_STRIDES,
-    IP_WRAP,
+    IP_A, IP_BUNDLE, IP_DIMS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_N, IP_NDIM, IP_P, IP_ROW,
+    IP_STRIDES, IP_WRAP,
 )
 from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
 from ._jit import jit, jit_inline
 from .minimal import (
-    K_DRAGONFLY, K_FATTREE, K_MESH, K_TORUS, df_first_link, df_global_port, df_ldist, df_step, distance, min_ports,
-    min_ports_len,
+    K_DRAGONFLY, K_FATTREE, K_HYPERX, K_MESH, K_TORUS, df_first_link, df_global_port, df_ldist, df_step, distance,
+    hx_first_dim, hx_trunk, min_ports, min_ports_len,
 )
 from .rng import below
 from .state import (
@@ -161,12 +163,35 @@ def df_min_cost(ps, port, ip, pt, r, d):
     return best_q, best_len
 
 
+# ---------------------------------------------------------------- parallel links
+@jit_inline
+def least_occupied(port, pt, rng, r, first, n):
+    """One of the n parallel ports first .. first + n - 1 (one direction of a torus dimension, a HyperX trunk):
+    the least occupied (`occupancy`, which counts the heads routed to it earlier in this cycle too, so packets
+    routed together spread), ties at random. Parallel links lead to the same router, so the choice changes
+    neither the path nor its VC class. With one link no random number is drawn."""
+    if n == 1:
+        return first
+    best, best_q, ties = first, occupancy(port, pt, first), 1
+    for o in range(first + 1, first + n):
+        q = occupancy(port, pt, o)
+        if q < best_q:
+            best, best_q, ties = o, q, 1
+        elif q == best_q:
+            ties += 1
+            if below(rng, r, ties) == 0:  # reservoir sample among the least occupied
+                best = o
+    return best
+
+
 # ---------------------------------------------------------------- torus / mesh dimension order
 @jit
-def dor_step(ps, ip, dir_port, pk, rng, r, t, h):
+def dor_step(ps, port, pt, ip, dir_port, pk, rng, r, t, h):
     """Dimension-order step from r toward router t. Returns (port, dateline partition); PK_VCC keeps the
     direction and partition chosen on entering a dimension (a packet crossing the wrap-around link of a ring
-    uses partition 1 for the whole dimension, which breaks the ring's cycle)."""
+    uses partition 1 for the whole dimension, which breaks the ring's cycle). Of a direction's parallel links
+    it takes the least occupied (least_occupied): any of them keeps the dateline argument, which is about
+    positions on the ring, not about which wire joins two of them."""
     wrap = ip[IP_WRAP] == 1
     for dim in range(ip[IP_NDIM]):
         k, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
@@ -184,8 +209,18 @@ def dor_step(ps, ip, dir_port, pk, rng, r, t, h):
             else:
                 d, part = (0 if ct > cr else 1), 0
             pk[h, PK_VCC] = dim * 4 + d * 2 + part
-        return ps[r] + dir_port[r, 2 * dim + d], part
+        return least_occupied(port, pt, rng, r, ps[r] + dir_port[r, 2 * dim + d], ip[IP_LINKS + dim]), part
     return -1, 0
+
+
+# ---------------------------------------------------------------- HyperX dimension order (build/hyperx.py)
+@jit_inline
+def hx_dor_step(ps, port, pt, ip, rng, r, t):
+    """One hop in the lowest dimension in which r and t differ, over the least occupied of its trunk links. Each
+    dimension is fully connected, so a dimension takes one hop and a path changes dimensions in increasing
+    order: no channel waits on a channel of its own or a lower dimension, and one VC class is deadlock-free."""
+    first, links = hx_trunk(ps, ip, r, t, hx_first_dim(ip, r, t))
+    return least_occupied(port, pt, rng, r, first, links)
 
 
 # ---------------------------------------------------------------- fat tree (build/fattree.py)
@@ -291,9 +326,24 @@ def ksp_walk(ps, port, dist, s, d, limit, want, hop, stack_r, stack_p):
 @jit_inline
 def path_cost(ps, port, dist, ip, alg, pt, buf, r, t, global_q, scan):
     """(congestion, hops) toward router t: the first minimal port's occupancy (ugal_l), or the sum along a
-    minimal path following the least occupied minimal port at each router (ugal_g)."""
+    minimal path following the least occupied minimal port at each router (ugal_g). On a HyperX, along the
+    dimension-order path the packet will take (its least occupied trunk link at each hop)."""
     q = 0
     hops = 0
+    if scan == K_HYPERX:
+        while r != t:
+            first, links = hx_trunk(ps, ip, r, t, hx_first_dim(ip, r, t))
+            best, best_q = first, occupancy(port, pt, first)
+            for o in range(first + 1, first + links):
+                qo = occupancy(port, pt, o)
+                if qo < best_q:
+                    best, best_q = o, qo
+            q += best_q
+            if not global_q:
+                return q, distance(ps, port, dist, ip, alg, r, t, buf, scan)
+            r = port[best, P_PEER_ROUTER]
+            hops += 1
+        return q, hops
     while r != t:
         n, length = min_ports_len(ps, port, dist, ip, alg, r, t, buf, scan)
         best, best_q = buf[0], 1 << 62
@@ -312,8 +362,18 @@ def path_cost(ps, port, dist, ip, alg, pt, buf, r, t, global_q, scan):
 @jit_inline
 def random_intermediate(ip, rng, n_routers, r, d):
     """A Valiant intermediate: a dragonfly group other than the source's and destination's, a fat-tree top
-    switch, or a router other than source and destination."""
+    switch, on a HyperX a random coordinate in each dimension where r and d differ (the others kept: BookSim2's
+    flatfly find_ran_intm; the path stays within twice the minimal hops, and a draw equal to r or d is the
+    minimal path), or a router other than source and destination."""
     kind = ip[IP_KIND]
+    if kind == K_HYPERX:
+        x = r
+        for dim in range(ip[IP_NDIM]):
+            S, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
+            cr = (r // stride) % S
+            if cr != (d // stride) % S:
+                x += (below(rng, r, S) - cr) * stride
+        return x
     if kind == K_DRAGONFLY:
         a, n_groups = ip[IP_A], ip[IP_G]
         G, Gd = r // a, d // a
@@ -520,7 +580,9 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
                     pk[h, PK_OUT] = out
                     pk[h, PK_CLS] = prm.n_escape  # the adaptive class
                     return
-        out, part = dor_step(ps, ip, alg, pk, rng, r, target, h)
+        out, part = dor_step(ps, port, pt, ip, alg, pk, rng, r, target, h)
+    elif scan == K_HYPERX and routing != R_MIN:  # dor, and the dimension-order phases of val and ugal
+        out = hx_dor_step(ps, port, pt, ip, rng, r, target)
     elif kind == K_DRAGONFLY and (routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G) and to_inter:
         out, _, _ = df_to_group(ps, port, ip, rng, r, target)
     else:

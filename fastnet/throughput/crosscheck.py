@@ -4,7 +4,7 @@ The flows are the engine's own pattern (`traffic.pattern` with the run's `sim.se
 path is the route the engine's routing takes (`routing.algorithm`), traced hop by hop through the engine's
 next-hop function, so the models and the simulation load exactly the same links. Only single-path routing can be
 compared this way: `min` where every flow has one minimal path (a ring of odd size; a torus for flows along one
-dimension), or `dor` on a torus or mesh. The engine's random patterns (uniform, hotspot, group_adversarial)
+dimension), or `dor` on a torus or mesh, or on a HyperX without trunking. The engine's random patterns (uniform, hotspot, group_adversarial)
 become their demand matrix, as in patterns.py.
 
 What the two sides measure:
@@ -28,10 +28,10 @@ import xarray as xr
 from .. import __version__
 from ..build import build_network, build_routes
 from ..build.network import P_PEER_ROUTER, Network
-from ..build.routing import IP_KIND, Routes
+from ..build.routing import IP_KIND, IP_LINKS, Routes
 from ..errors import ConfigError
 from ..kernels._jit import jit
-from ..kernels.minimal import K_MESH, K_TORUS, min_ports, scan_of
+from ..kernels.minimal import K_HYPERX, K_MESH, K_TORUS, hx_first_dim, min_ports, scan_of
 from .build import _assemble, links_of
 from .evaluate import MODELS, resolve
 from .instance import Instance
@@ -66,15 +66,20 @@ def _trace(ps, port, dist, ip, alg, pair_s, pair_t, max_len, dor, out_ports, out
         while r != t and h < max_len:
             n = min_ports(ps, port, dist, ip, alg, r, t, buf, scan_of(ip))
             q = buf[0]
-            if n > 1 and dor:
+            if n > 1 and dor and ip[IP_KIND] == K_HYPERX:
+                # the engine's hx_dor_step: a trunk link of the lowest differing dimension (the scan lists it
+                # first); more than one trunk link is a choice
+                most = max(most, ip[IP_LINKS + hx_first_dim(ip, r, t)])
+            elif n > 1 and dor:
                 # the engine's dor_step: the lowest dimension that differs; both directions of a ring of even
-                # radix at distance k/2 are drawn at random per packet, which is a choice
+                # radix at distance k/2 are drawn at random per packet, and so is one of a direction's
+                # parallel links (torus `links`): each is a choice
                 best = 1 << 30
                 ties = 0
                 for c in range(n):
                     local = buf[c] - ps[r]
                     for col in range(alg.shape[1]):
-                        if alg[r, col] == local:
+                        if alg[r, col] >= 0 and alg[r, col] <= local < alg[r, col] + ip[IP_LINKS + col // 2]:
                             if col // 2 < best // 2:
                                 best = col
                                 q = buf[c]
@@ -99,8 +104,8 @@ def engine_routes(net: Network, routes: Routes, algorithm: str, pair_s: np.ndarr
         raise ConfigError("routing.algorithm", f"the model cross-check needs single-path routing "
                           f"({', '.join(SINGLE_PATH_ROUTINGS)}); {algorithm!r} chooses among paths per packet")
     dor = algorithm == "dor"
-    if dor and int(routes.ip[IP_KIND]) not in (K_TORUS, K_MESH):
-        raise ConfigError("routing.algorithm", "dor is defined on torus and mesh topologies")
+    if dor and int(routes.ip[IP_KIND]) not in (K_TORUS, K_MESH, K_HYPERX):
+        raise ConfigError("routing.algorithm", "dor is defined on torus, mesh and hyperx topologies")
     H = 4 * net.n_routers if not dor else int(sum(net.params["dims"]))
     H = min(H, 4096)
     n = len(pair_s)
@@ -117,7 +122,7 @@ def engine_routes(net: Network, routes: Routes, algorithm: str, pair_s: np.ndarr
         raise ConfigError("routing.algorithm", f"{algorithm} routing is not single-path for this pattern: "
                           f"{len(bad)} of {n} router pairs have several minimal next hops (e.g. router "
                           f"{pair_s[bad[0]]} -> {pair_t[bad[0]]}); use dor on a torus or mesh of odd radices (a "
-                          "ring of even radix k draws the direction at distance k/2), or a pattern/topology with "
+                          "ring of even radix k draws the direction at distance k/2) and one link per direction, or a pattern/topology with "
                           "unique minimal paths (e.g. a ring of odd size)")
     return ports[:, None, :], length[:, None], np.ones(n, dtype=np.int64)
 

@@ -8,8 +8,9 @@ source node's random stream. Definitions follow BookSim2 where it has the patter
 - permutation: a random derangement drawn from the run seed.
 - bitcomp: dst = ~src over log2(N) bits (N a power of two).
 - transpose: swap the high and low halves of the node id's bits (N = 4^b), i.e. (x, y) -> (y, x) on a 2^b×2^b grid.
-- tornado: on a torus/mesh, every router coordinate moves ceil(k/2) - 1 along its dimension (the node's
-  position at its router is kept); on other topologies, node n sends to n + ceil(N/2) - 1 (mod N).
+- tornado: on a torus/mesh/HyperX, every router coordinate moves ceil(k/2) - 1 along its dimension (the node's
+  position at its router is kept; on a HyperX all p nodes of a router then share one link per dimension under
+  dimension order); on other topologies, node n sends to n + ceil(N/2) - 1 (mod N).
 - shift: dst = src + k (mod N), k = traffic.shift.
 - hotspot: with probability hotspot_fraction a random node of hotspot_nodes, otherwise uniform.
 - group_adversarial: a random node of group g+1 (dragonfly and Slim Fly groups).
@@ -65,7 +66,7 @@ def _derangement(n: int, rng: np.random.Generator) -> np.ndarray:
 
 def _tornado(net: Network) -> np.ndarray:
     N = net.n_nodes
-    if net.kind in ("torus", "mesh", "twisted_torus"):
+    if net.kind in ("torus", "mesh", "twisted_torus", "hyperx"):
         dims = net.params["dims"]
         p = net.params["p"]
         stride = np.asarray(net.params["stride"])
