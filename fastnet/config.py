@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import ConfigError
+from .units import check_bandwidth, check_cycle, check_cycles_or_time, timing
 
 Check = Callable[[Any], str | None]  # returns what is allowed when the value is bad
 
@@ -166,7 +167,7 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "buffer_phits": (256, _int(1)),  # per VC of local ports
         "buffer_phits_global": ("auto", _int_or_auto(1)),  # per VC of global ports; auto: buffer_phits
         "buffer_phits_injection": ("auto", _int_or_auto(1)),  # per VC of injection ports; auto: buffer_phits
-        "delay": (3, _int(0)),  # cycles from head arrival to the earliest switch grant
+        "delay": (3, check_cycles_or_time(0)),  # cycles (or a time) from head arrival to the earliest switch grant
         "head_delay": ("auto", _int_or_auto(0)),  # cycles from reaching the head of a VC to the earliest grant;
         # auto: min(delay, 4) - 1 (route computation, VC and switch allocation are done per packet at the head
         # of its VC, as in BookSim2; a longer delay is pipeline latency)
@@ -183,11 +184,19 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         # rate (BookSim2); multiple: every input port delivers to its node at once (FSIN/INSEE's multiple
         # consumption)
     },
-    "links": {
-        "latency": (1, _int(1)),
-        "latency_local": ("auto", _int_or_auto(1)),  # auto: links.latency
-        "latency_global": ("auto", _int_or_auto(1)),
-        "latency_injection": ("auto", _int_or_auto(1)),
+    "links": {  # times in cycles or as "40 ns", bandwidths as "2 GB/s" / "56 Gb/s" (fastnet/units.py)
+        "latency": (1, check_cycles_or_time(1)),
+        "latency_local": ("auto", check_cycles_or_time(1, auto=True)),  # auto: links.latency
+        "latency_global": ("auto", check_cycles_or_time(1, auto=True)),
+        "latency_injection": ("auto", check_cycles_or_time(1, auto=True)),
+        "cycle": ("auto", check_cycle),  # the cycle time; auto: traffic.phit_bytes / the reference bandwidth
+        "bandwidth": ("auto", check_bandwidth),  # the reference: one phit per cycle; auto: the fastest class
+        # given below, else every link moves one phit per cycle
+        "bandwidth_local": ("auto", check_bandwidth),  # auto: links.bandwidth; a slower link moves a fraction
+        "bandwidth_global": ("auto", check_bandwidth),  # of a phit per cycle
+        "bandwidth_injection": ("auto", check_bandwidth),
+        "bandwidth_black": ("auto", check_bandwidth),  # a 2-D dragonfly group's columns (Aries' black links);
+        # auto: bandwidth_local
     },
     "routing": {
         "algorithm": ("min", _choice(*ROUTINGS)),
@@ -406,6 +415,7 @@ def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     for key in ("buffer_phits_global", "buffer_phits_injection"):
         if router[key] == "auto":
             router[key] = router["buffer_phits"]
+    timing(out)  # times and bandwidths convert to cycles (raises naming the field)
     return out
 
 

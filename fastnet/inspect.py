@@ -11,6 +11,7 @@ from .build.network import GLOBAL, LOCAL, NODE
 from .build.routing import diameter, is_table
 from .build.vcs import vc_layout
 from .memory import memory_estimate
+from .units import timing
 
 
 def describe(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -26,6 +27,17 @@ def describe(cfg: dict[str, Any]) -> dict[str, Any]:
     memory = memory_estimate(net, routes, cfg, max(vcs.values()), layout.hop_limit,
                              extra=(compile_workload(cfg, net, cfg["sim"]["seed"]),))
     deg = np.diff(net.topo.router_port_start)
+    t = timing(cfg)
+    gbytes = t.gbytes(cfg["traffic"]["phit_bytes"])
+    derived = {  # units.py: what the config's times and bandwidths became
+        "cycle_ns": round(t.cycle_ns, 6),
+        "cycle_from": t.basis,
+        **{f"latency_{c}_cycles": t.latency[c] for c in ("injection", "local", "global")},
+        "router_delay_cycles": t.delay,
+        **{f"bandwidth_{c}_gbytes_per_s": round(b, 4) for c, b in gbytes.items()},
+        **{f"phits_per_cycle_{c}": round(r, 6) for c, r in t.phit_rate.items()},
+        "rounding": "; ".join(t.rounding) or "none",
+    }
     return {
         "topology": net.kind,
         **({"form": net.params["form"]} if "form" in net.params else {}),
@@ -48,4 +60,5 @@ def describe(cfg: dict[str, Any]) -> dict[str, Any]:
         "vcs_injection": vcs[NODE],
         "memory_estimate_mb": round(memory.total / 2**20, 1),  # peak of a run (fastnet/memory.py)
         "packets_in_flight_estimate": memory.in_flight,
+        **derived,
     }

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .errors import ConfigError
+from .units import timing
 
 IMPORT_BYTES = 130 * 2**20  # Python, numpy, numba, llvmlite, xarray and fastnet imported (measured 112 MB)
 KERNEL_BYTES = 280 * 2**20  # compiling the cycle loop and the audit on a cold cache (loading them takes less)
@@ -62,11 +63,11 @@ def _doubled(start: int, needed: float) -> tuple[int, int]:
 def packets_in_flight(cfg: dict[str, Any], n_nodes: int, hops: int, latency: int) -> int:
     """Little's law with a queueing stretch (module docstring); `hops`: router-to-router links of the longest
     route, `latency`: the slowest link's latency in cycles."""
-    router, traffic = cfg["router"], cfg["traffic"]
+    traffic = cfg["traffic"]
     L = traffic["packet_phits"]
     # virtual cut-through: every router adds its delay and every link (injection and ejection too) its latency,
     # the packet's length is paid once (measured 201 cycles for 2.94 routers on seed 004's Slim Fly: exact)
-    zero_load = (hops + 1) * router["delay"] + (hops + 2) * latency + L
+    zero_load = (hops + 1) * timing(cfg).delay + (hops + 2) * latency + L
     if "workload" in cfg and cfg["workload"].get("kind", "open_loop") != "open_loop":
         return math.ceil(n_nodes / L * zero_load)  # every node sending at link rate: a bound on what it offers
     rho = min(QUEUE_CAP, traffic["load"] * (2 if cfg["routing"]["algorithm"] in VALIANT else 1))

@@ -18,6 +18,7 @@ import xarray as xr
 
 from . import __version__
 from .build.routing import is_table
+from .units import timing
 
 # name: (dims, units, description)
 VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
@@ -28,6 +29,10 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "packet_latency_p50": ((), "cycles", "median packet latency (histogram, <= 1.6 % bin width)"),
     "packet_latency_p99": ((), "cycles", "99th percentile packet latency"),
     "packet_latency_max": ((), "cycles", "largest packet latency"),
+    "packet_latency_mean_ns": ((), "ns", "packet_latency_mean x cycle_ns"),
+    "network_latency_mean_ns": ((), "ns", "network_latency_mean x cycle_ns"),
+    "accepted_gbytes_per_node": ((), "GB/s", "accepted throughput per node: phits x phit_bytes / cycle_ns"),
+    "offered_gbytes_per_node": ((), "GB/s", "offered throughput per node"),
     "network_latency_mean": ((), "cycles", "head injected to tail delivered, measured packets"),
     "network_latency_p50": ((), "cycles", "median network latency"),
     "network_latency_p99": ((), "cycles", "99th percentile network latency"),
@@ -103,12 +108,6 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "level_sigma_edges": (("level",), "edges", "Graph500: standard deviation of the level's Gaussian (eqs 8-16)"),
 }
 
-SUMMARY = (
-    "accepted_phits_per_node_cycle", "offered_phits_per_node_cycle", "packet_latency_mean", "packet_latency_p50",
-    "packet_latency_p99", "packet_latency_max", "network_latency_mean", "network_latency_p99", "hops_mean",
-    "packets_injected", "packets_delivered", "packets_in_flight", "packets_queued", "cycles", "unstable",
-)
-
 
 def bin_edges(n_bins: int) -> np.ndarray:
     """Lower edge of each latency-histogram bin (kernels/pool.py: hist_bin)."""
@@ -145,6 +144,8 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
     N = net.n_nodes
     window = min(prm.w1, s.cycle) - prm.w0  # a closed-loop run measures all its cycles
 
+    t = timing(s.cfg)
+    gbytes = s.cfg["traffic"]["phit_bytes"] / t.cycle_ns  # one phit per node per cycle, in GB/s
     count = int(sc[K.S_COUNT])
     in_network = int(ctr[K.C_CREATED] - ctr[K.C_DELIVERED] - ctr[K.C_QUEUED])
     values: dict[str, Any] = {
@@ -159,6 +160,10 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "network_latency_p50": percentile(st.net_hist, 0.5),
         "network_latency_p99": percentile(st.net_hist, 0.99),
         "network_latency_max": float(sc[K.S_NET_MAX]) if count else float("nan"),
+        "packet_latency_mean_ns": _mean(sc[K.S_LAT_SUM], count) * t.cycle_ns,
+        "network_latency_mean_ns": _mean(sc[K.S_NET_SUM], count) * t.cycle_ns,
+        "accepted_gbytes_per_node": sc[K.S_ACCEPTED_PHITS] / (N * window) * gbytes,
+        "offered_gbytes_per_node": sc[K.S_OFFERED_PHITS] / (N * window) * gbytes,
         "hops_mean": _mean(sc[K.S_HOPS_SUM], count),
         "hops_local_mean": _mean(sc[K.S_HOPS_LOCAL], count),
         "hops_global_mean": _mean(sc[K.S_HOPS_GLOBAL], count),
@@ -213,6 +218,8 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "vcs": prm.vcs,
         "routing_mode": "table" if is_table(s.routes) else "algebraic",
         "wall_seconds": float(wall_seconds),
+        "cycle_ns": t.cycle_ns,
+        "timing": json.dumps(t.report(s.cfg["traffic"]["phit_bytes"]), sort_keys=True),
         **wattrs,
     }
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)

@@ -27,6 +27,7 @@ from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
 from .memory import check_memory, memory_estimate
 from .occupancy import OccupancyRecorder
 from .traffic.patterns import Traffic, compile_traffic
+from .units import PERIOD_ONE, timing
 
 CHUNK = 2048  # most cycles per kernel call: the granularity of progress reports and pool growth
 CHUNK_SECONDS = 0.5  # wall time a kernel call aims at (fewer cycles than CHUNK on large networks)
@@ -83,6 +84,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     V = max(layout.vcs.values())
     max_packet = traffic["packet_phits"]
     max_lat = int(net.port_latency.max())
+    delay = timing(cfg).delay
+    max_send = -(-max_packet * int(net.port_period.max()) // PERIOD_ONE)  # the slowest link's time for a packet
     closed = workload_section(cfg)["kind"] != "open_loop"
     if closed:  # a closed-loop workload runs until it finishes (at most sim.max_cycles); all of it is measured
         w0, w1 = 0, sim["max_cycles"]
@@ -94,18 +97,18 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         w1 = w0 + sim["measure"]
         if w1 + sim["drain"] > sim["max_cycles"]:
             raise ConfigError("sim.max_cycles", f"warmup + measure + drain = {w1 + sim['drain']} exceeds it")
-    watchdog = max(sim["watchdog"], 4 * (max_packet + max_lat + router["delay"] + router["credit_delay"]))
+    watchdog = max(sim["watchdog"], 4 * (max_send + max_lat + delay + router["credit_delay"]))
     algorithm = rcfg["algorithm"]
     # per-packet allocation stages: route, VC and switch allocation (at most 3 cycles; a longer `delay` is
     # pipeline latency, not occupancy)
-    stages = min(router["delay"], 4)
+    stages = min(delay, 4)
     head_delay = max(stages - 1, 0) if router["head_delay"] == "auto" else router["head_delay"]
     vc_realloc = max(stages - 2, 0) if router["vc_realloc"] == "auto" else router["vc_realloc"]
     # farthest event ahead of now: a head's ready time (link queue + latency + router delay) or a credit
-    horizon = 2 * max_packet + max_lat + router["credit_delay"] + max(router["delay"], head_delay) + 8
+    horizon = 2 * max_send + max_lat + router["credit_delay"] + max(delay, head_delay) + 8
     adaptive_choice = algorithm == "ksp" and rcfg["path_choice"] == "adaptive"
     prm = Params(
-        vcs=V, delay=router["delay"], head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]),
+        vcs=V, delay=delay, head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]),
         iters=router["alloc_iters"], allocator=_config.ALLOCATORS.index(router["allocator"]),
         credit_delay=router["credit_delay"], multi_eject=router["ejection"] == "multiple",
         routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import config as _config
+from ..units import timing
 from . import dragonfly, fattree, graph, hyperx, slimfly, torus
 from .graph import from_networkx, to_networkx
 from .network import Network, RouterGraph, Topology, assemble
@@ -37,18 +38,14 @@ def router_graph(topo: dict[str, Any]) -> RouterGraph:
     return graph.edge_list(topo["edges"], topo["file"], topo["p"])
 
 
-def _latencies(cfg: dict[str, Any]) -> dict[str, int]:
-    links = cfg["links"]
-    return {"injection": links["latency_injection"], "local": links["latency_local"],
-            "global": links["latency_global"]}
-
-
 def build_network(cfg: dict[str, Any]) -> Network:
-    """Compile the `[topology]` (and `[links]` latencies) of a config, which is resolved first."""
+    """Compile the `[topology]` (and the `[links]` latencies and rates, in cycles) of a config, resolved first."""
     cfg = _config.resolve(cfg)
-    return assemble(router_graph(cfg["topology"]), _latencies(cfg))
+    t = timing(cfg)
+    return assemble(router_graph(cfg["topology"]), t.latency, t.period)
 
 
 def network_from_graph(g: RouterGraph, cfg: dict[str, Any] | None = None) -> Network:
     """Compile a RouterGraph made in Python (e.g. `from_networkx(G)`), with the `[links]` of `cfg`."""
-    return assemble(g, _latencies(_config.resolve(cfg)))
+    t = timing(_config.resolve(cfg))
+    return assemble(g, t.latency, t.period)

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import ConfigError
+from ..units import PERIOD_ONE
 
 # Link classes (port_class values).
 NODE, LOCAL, GLOBAL = 0, 1, 2
@@ -27,7 +28,7 @@ KIND_CODES = {"graph": 0, "dragonfly": 1, "slimfly": 2, "torus": 3, "mesh": 4, "
 
 
 # Topology.port columns
-P_ROUTER, P_PEER_ROUTER, P_PEER_PORT, P_CLASS, P_LATENCY = 0, 1, 2, 3, 4
+P_ROUTER, P_PEER_ROUTER, P_PEER_PORT, P_CLASS, P_LATENCY, P_PERIOD = 0, 1, 2, 3, 4, 5
 # Topology.node columns
 N_ROUTER, N_PORT = 0, 1
 
@@ -40,7 +41,8 @@ class Topology(NamedTuple):
     """
 
     router_port_start: np.ndarray  # int32[R+1]: CSR offsets of each router's ports
-    port: np.ndarray  # int32[P, 5]: router, peer router (-1: node), peer port (or node id), class, latency
+    port: np.ndarray  # int32[P, 6]: router, peer router (-1: node), peer port (or node id), class, latency
+    # (cycles), period (cycles per phit x units.PERIOD_ONE: the link's rate)
     node: np.ndarray  # int32[N, 2]: router, port
     router_group: np.ndarray  # int32[R]: dragonfly group, Slim Fly (s, x) group, fat-tree level, else 0
 
@@ -98,6 +100,7 @@ class Network:
     port_peer_port = property(lambda self: self.topo.port[:, P_PEER_PORT])
     port_class = property(lambda self: self.topo.port[:, P_CLASS])
     port_latency = property(lambda self: self.topo.port[:, P_LATENCY])
+    port_period = property(lambda self: self.topo.port[:, P_PERIOD])
     node_router = property(lambda self: self.topo.node[:, N_ROUTER])
     node_port = property(lambda self: self.topo.node[:, N_PORT])
 
@@ -147,8 +150,10 @@ def _pair_half_links(start: np.ndarray, nbr: np.ndarray) -> np.ndarray:
     return order[pos_c]
 
 
-def assemble(g: RouterGraph, latency: dict[str, int]) -> Network:
-    """Lay out ports (node ports first) and resolve each link's peer port."""
+def assemble(g: RouterGraph, latency: dict[str, int], period: dict[str, int] | None = None) -> Network:
+    """Lay out ports (node ports first) and resolve each link's peer port. `latency` (cycles) and `period` (a
+    phit's cycles x units.PERIOD_ONE; default one phit per cycle) are per link class (CLASS_NAMES); `period`
+    may also name "black", the rate of a dragonfly group's second-dimension links (RouterGraph.nbr_wire)."""
     n_routers = len(g.nodes_per_router)
     if (g.nbr < 0).any() or (g.nbr >= n_routers).any():
         raise ConfigError("topology", "a link names a router outside the network")
@@ -203,10 +208,16 @@ def assemble(g: RouterGraph, latency: dict[str, int]) -> Network:
         if (g.nbr_length[rev] != g.nbr_length).any() or (g.nbr_length < 1).any():
             raise ConfigError("topology", "a link has different lengths at its two ends, or a length below 1")
         lat[e_port] *= g.nbr_length
+    period = period or {}
+    per = np.full(n_ports, PERIOD_ONE, dtype=np.int32)
+    for cls, name in enumerate(CLASS_NAMES):
+        per[pclass == cls] = period.get(name, PERIOD_ONE)
+    if wire is not None:  # a dragonfly group's second dimension may run at its own rate
+        per[wire == 1] = period.get("black", period.get("local", PERIOD_ONE))
 
     topo = Topology(
         router_port_start=port_start.astype(np.int32),
-        port=np.stack([port_router, peer_router, peer_port, pclass.astype(np.int32), lat], axis=1),
+        port=np.stack([port_router, peer_router, peer_port, pclass.astype(np.int32), lat, per], axis=1),
         node=np.stack([node_router, node_port], axis=1),
         router_group=g.router_group.astype(np.int32),
     )

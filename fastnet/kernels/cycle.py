@@ -13,12 +13,15 @@ One cycle, in pipeline order (the body of `run_chunk`):
 5. `traverse`     move the granted packets: reserve the downstream VC (credits), occupy crossbar and link,
                   schedule the credit return and, at the last router, the delivery
 
-Timing of one hop (virtual cut-through, one phit per cycle per link): a packet of L phits granted at cycle t
-holds the crossbar for ceil(L/S) cycles (S = speedup) but never finishes before its own tail has arrived; its head
-starts on the link when the link is free (an output queue of one packet absorbs a crossbar faster than the link)
-and reaches the next router `latency` cycles later, where it may be granted `delay` cycles after arrival. A
-downstream VC is reserved only if all L phits fit (VCT). The L credits return to the upstream when the tail has
-left the buffer, plus `credit_delay`, plus the link latency. Allocation reads the state the previous cycle left
+Timing of one hop (virtual cut-through): a link sends a packet of L phits in `serialise` cycles, L at the
+reference rate of one phit per cycle, more on a slower link (units.py). A packet granted at cycle t holds the
+crossbar for ceil(L/S) cycles (S = speedup) but never finishes before its own tail has arrived; its head starts on
+the link when the link is free (an output queue of one packet absorbs a crossbar faster than the link), and the
+link is held until the tail has gone: the link's own time, or longer when the tail still streams in from a
+slower link. The tail reaches the next router `latency` cycles after it left, the head as if the packet had
+crossed at this link's rate, and the packet may be granted `delay` cycles after its head arrived. A downstream
+VC is reserved only if all L phits fit (VCT). The L credits return to the upstream when the tail has left the
+buffer, plus `credit_delay`, plus the link latency. Allocation reads the state the previous cycle left
 and `traverse` commits afterwards, so the order in which routers are visited does not matter. A node has one
 ejection channel shared by its router's input ports (`router.ejection = "single"`), or takes a packet from each
 of them at once ("multiple", FSIN's multiple consumption).
@@ -31,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..build.network import N_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_ROUTER
+from ..build.network import N_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_PERIOD, P_ROUTER
 from ..traffic.openloop import generate_open_loop
 from ..workloads.kernel import (
     GEN_OPEN_LOOP, WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_low, workload_status,
@@ -58,6 +61,13 @@ from .state import (
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
 WAIT = -2  # head_request: the head cannot ask before VC_WAKE (the allocator parks its VC until then)
 A_SEPARABLE, A_ISLIP = 0, 1  # Params.allocator (config.ALLOCATORS)
+
+
+@jit_inline
+def serialise(port, p, size):
+    """Cycles the link of port p takes to send `size` phits: `size` at one phit per cycle (the reference rate),
+    more on a slower link (P_PERIOD: cycles per phit in 1/65536ths, units.PERIOD_ONE)."""
+    return (np.int64(size) * port[p, P_PERIOD] + 65535) >> 16
 
 
 @jit_inline
@@ -160,7 +170,7 @@ def inject(topo, rt, prm, st, t):
             i -= 1  # the queue empties: the last active node moves into this slot
         pop_source(pk, nd, node_act, ctr, n)
         vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, size, t)
-        nd[n, ND_BUSY] = t + size
+        nd[n, ND_BUSY] = t + serialise(topo.port, port, size)
         pk[h, PK_INJECT] = t
         pk[h, PK_ARRIVE] = t + topo.port[port, P_LATENCY]
         pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay
@@ -173,14 +183,15 @@ def inject(topo, rt, prm, st, t):
 
 
 @jit_inline
-def blocked_until(pt, prm, p, o, own_link):
+def blocked_until(pt, port, prm, p, o, own_link):
     """First cycle at which input p and output o could both be free for a head (the busy times only grow while
     it waits, since neither port can be granted before then); <= t if they are free now. `own_link`: output o
-    is a link the head must wait for (every output but a node's, with multiple ejection). A head that holds its
-    downstream VC keeps its route, so it is not examined again before then (VC_WAKE: the allocator parks it)."""
+    is a link the head must wait for (every output but a node's, with multiple ejection); its output queue holds
+    one packet of the largest size. A head that holds its downstream VC keeps its route, so it is not examined
+    again before then (VC_WAKE: the allocator parks it)."""
     wake = pt[p, PT_IN_BUSY]
     if own_link:
-        wake = max(wake, pt[o, PT_OUT_BUSY], pt[o, PT_LINK_BUSY] - prm.max_packet)
+        wake = max(wake, pt[o, PT_OUT_BUSY], pt[o, PT_LINK_BUSY] - serialise(port, o, prm.max_packet))
     return wake
 
 
@@ -256,7 +267,7 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, 
             pk[h, PK_DVC] = dvc
     o = pk[h, PK_OUT]
     own_link = dvc >= 0 or not prm.multi_eject  # dvc < 0: o is the node's ejection port
-    wake = blocked_until(pt, prm, p, o, own_link)
+    wake = blocked_until(pt, port, prm, p, o, own_link)
     if wake > t:
         if dvc >= 0 or not prm.reroute:  # routed for good: not worth looking at again before then
             vc[v, VC_WAKE] = wake
@@ -446,25 +457,26 @@ def traverse(topo, prm, st, t, n_grants):
                 schedule(ev, wheel, ctr, prm.wheel_mask, E_READY, v, 0, pk[nxt, PK_READY])
         o = pk[h, PK_OUT]
         size = pk[h, PK_SIZE]
-        done = max(t + np.int64(np.ceil(size / prm.speedup)), pk[h, PK_ARRIVE] + size)
+        send = serialise(port, o, size)
+        done = max(t + np.int64(np.ceil(size / prm.speedup)), pk[h, PK_ARRIVE] + serialise(port, p, size))
         pt[p, PT_IN_BUSY] = done
-        if prm.multi_eject and port[o, P_CLASS] == NODE:
-            start = t
-        else:
+        own_link = not (prm.multi_eject and port[o, P_CLASS] == NODE)
+        start = max(t, pt[o, PT_LINK_BUSY]) if own_link else t
+        end = max(start + send, done)  # the tail has left (not before it arrived from a slower link)
+        if own_link:
             pt[o, PT_OUT_BUSY] = done
-            start = max(t, pt[o, PT_LINK_BUSY])
-            pt[o, PT_LINK_BUSY] = start + size
+            pt[o, PT_LINK_BUSY] = end
         schedule(ev, wheel, ctr, prm.wheel_mask, E_CREDIT, v, size,
                  done - 1 + prm.credit_delay + port[p, P_LATENCY])
         if port[o, P_CLASS] == NODE:
-            schedule(ev, wheel, ctr, prm.wheel_mask, E_DELIVER, h, 0, start + port[o, P_LATENCY] + size - 1)
+            schedule(ev, wheel, ctr, prm.wheel_mask, E_DELIVER, h, 0, end + port[o, P_LATENCY] - 1)
         else:
             dvc = pt[p, PT_IN_DVC]
             vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, dvc, size, t)
             vc[dvc, VC_OWNER] = -1
-            vc[dvc, VC_ALLOC] = t + size - 1 + prm.vc_realloc
+            vc[dvc, VC_ALLOC] = t + send - 1 + prm.vc_realloc
             pk[h, PK_DVC] = -1
-            pk[h, PK_ARRIVE] = start + port[o, P_LATENCY]
+            pk[h, PK_ARRIVE] = end - send + port[o, P_LATENCY]
             pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay
             took_hop(port, prm, pk, h, o, pk[h, PK_CLS])
             pk[h, PK_HOPS] += 1

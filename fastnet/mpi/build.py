@@ -10,7 +10,7 @@ import numpy as np
 from ..build.network import Network
 from ..errors import ConfigError
 from ..kernels.state import HIST_BINS
-from ..workloads.schema import cycle_time_ns
+from ..units import timing
 from ..workloads.state import (
     MS_NEXT, TK_FINISH, TK_QHEAD, TK_QTAIL, TK_SPOS, W_MPI, WC_END, WC_FREE_COUNT, WC_FREE_HEAD, _free_list,
 )
@@ -64,7 +64,7 @@ def rank_nodes(w: dict[str, Any], n_ranks: int, n_nodes: int, seed: int) -> np.n
 def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Program]:
     w, m, traffic = cfg["workload"], mpi_section(cfg), cfg["traffic"]
     trace = load_trace(w, net.n_nodes)
-    cycle_ns, _ = cycle_time_ns(w, traffic["phit_bytes"])
+    cycle_ns = timing(cfg).cycle_ns
     opt = Options(cycle_ns=cycle_ns, compute_scale=w["compute_scale"], skip_unknown=w["skip_unknown"],
                   allreduce=m["allreduce"], allreduce_short_bytes=m["allreduce_short_bytes"],
                   allgather=m["allgather"], allgather_long_bytes=m["allgather_long_bytes"])

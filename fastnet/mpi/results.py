@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..workloads.schema import cycle_time_ns
+from ..units import timing
 from ..workloads.state import TK_FINISH, WC_COMPLETED, WC_END, WC_MLAT_MAX, WC_MLAT_SUM
 from .state import (
     CALLS, OP_CALL, OP_INDEX, RK_COMPUTE_CYC, RK_PC, RK_STATE, RK_WAIT_CYC, S_COLL, S_DONE, S_WAIT,
@@ -22,7 +22,7 @@ def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     w = s.cfg["workload"]
     wc = wl.wc
     cycles = int(wc[WC_END])
-    cycle_ns, _ = cycle_time_ns(w, s.cfg["traffic"]["phit_bytes"])
+    cycle_ns = timing(s.cfg).cycle_ns
     completed = int(wc[WC_COMPLETED])
     values: dict[str, Any] = {
         "execution_cycles": cycles,

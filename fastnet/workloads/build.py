@@ -10,7 +10,8 @@ import numpy as np
 from ..build.network import Network
 from ..errors import ConfigError
 from ..kernels.rng import seed_streams
-from .schema import cycle_time_ns, resolve_workload
+from ..units import timing
+from .schema import resolve_workload
 from .state import (
     GF_EDGES2, KIND_CODES, V_FOGSIM, V_PAPER, W_A2A, W_GRAPH500, W_O2A, W_A2O, W_OPEN_LOOP, W_SR, WC_QTOT, Workload,
     new_arrays,
@@ -29,9 +30,11 @@ def draw_root_degree(scale: int, rng: np.random.Generator) -> int:
     return int(min(max(1, math.ceil(x)), 2**scale - 1))
 
 
-def graph500_timing(w: dict[str, Any], traffic: dict[str, Any]) -> dict[str, float]:
+def graph500_timing(cfg: dict[str, Any]) -> dict[str, float]:
     """Cycle time, link bandwidth, t_q in cycles and the per-cycle message probability of each variant."""
-    t_c, gbps = cycle_time_ns(w, traffic["phit_bytes"])
+    w, traffic = cfg["workload"], cfg["traffic"]
+    t_c = timing(cfg).cycle_ns  # a reference link moves one phit per cycle (units.py)
+    gbps = traffic["phit_bytes"] * 8.0 / t_c
     t_q = w["query_time_ns"] / t_c
     # eq 17 divided by p_s: full messages per free cycle (the paper variant paces each message by its own
     # query count, graph500.py); FOGSim uses eq 17's phit probability as a per-packet probability
@@ -88,7 +91,7 @@ def compile_workload(cfg: dict[str, Any], net: Network, seed: int) -> Workload:
     elif kind == W_GRAPH500:
         headroom = T * (T + 1)  # a process posts at most n-1 signals or broadcasts plus one query in a cycle
         fogsim = w["variant"] == "fogsim"
-        timing = graph500_timing(w, traffic)
+        timing = graph500_timing(cfg)
         d_r = draw_root_degree(w["scale"], rng) if w["root_degree"] == "auto" else w["root_degree"]
         if w["root_task"] == "auto":
             root = int(rng.integers(T))

@@ -46,7 +46,7 @@ def workload_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, A
     attrs: dict[str, Any] = {"workload": w["kind"]}
     rows = table[table[:, TB_START] >= 0]
     if wl.kind == W_GRAPH500:
-        timing = graph500_timing(w, s.cfg["traffic"])
+        timing = graph500_timing(s.cfg)
         values.update({
             "execution_seconds": cycles * timing["cycle_ns"] * 1e-9,
             "cycle_ns": timing["cycle_ns"],

@@ -97,14 +97,3 @@ def resolve_workload(given: Any) -> dict[str, Any]:
                           "traffic.phit_bytes), not both")
     return out
 
-
-DEFAULT_LINK_GBPS = 40.0  # Table IV: 40 Gb/s QDR/FDR10 InfiniBand
-
-
-def cycle_time_ns(w: dict[str, Any], phit_bytes: int) -> tuple[float, float]:
-    """(t_c in ns, link bandwidth in Gb/s): a link moves one phit per cycle."""
-    if w["cycle_ns"] == "auto":
-        gbps = DEFAULT_LINK_GBPS if w["link_gbps"] == "auto" else float(w["link_gbps"])
-        return phit_bytes * 8.0 / gbps, gbps
-    t_c = float(w["cycle_ns"])
-    return t_c, phit_bytes * 8.0 / t_c
