@@ -68,3 +68,21 @@ def test_run_on_a_preset_small_override():
     ds = fastnet.run({"machine": {"name": "darter"}, "traffic": {"load": 0.01},
                       "sim": {"warmup": 200, "measure": 500, "drain": 20000}})
     assert ds.attrs["nodes"] == 768 and ds.packets_delivered.item() > 0
+
+
+def test_bgq_fanout_latency_is_the_zero_load_formula_in_ns():
+    """Sequoia's timing on a smaller 5-D torus: an 8-byte MPI message (40 bytes, 10 phits on the wire) from node 0
+    to each other node, one at a time, takes 2 x 340 ns + h x 10 ns + (h + 1) x 8 ns + 9 cycles of 2 ns: 724 ns
+    at one hop, and 1,264 ns at Sequoia's 31 (docs/machines.md measures the whole machine)."""
+    import numpy as np
+
+    dims = [4, 3, 2, 2, 2]
+    ds = fastnet.run({"machine": {"name": "sequoia"}, "topology": {"dims": dims},
+                      "workload": {"kind": "mpi", "program": "fanout", "message_bytes": 8, "compute_cycles": 1500}})
+    finish = ds.task_finish_cycle.values.astype(np.int64)
+    ranks = np.arange(1, len(finish))
+    coords = np.stack([(ranks // int(np.prod(dims[:i]))) % k for i, k in enumerate(dims)])
+    hops = np.minimum(coords, np.array(dims)[:, None] - coords).sum(axis=0)
+    latency_ns = (finish[1:] - 1500 * ranks) * ds.attrs["cycle_ns"]
+    np.testing.assert_allclose(latency_ns, 2 * 340 + 10 * hops + 8 * (hops + 1) + 9 * 2)
+    assert 2 * 340 + 10 * 31 + 8 * 32 + 18 == 1264
