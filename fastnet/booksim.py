@@ -105,6 +105,11 @@ NOT_MAPPED: dict[tuple[str, str], str] = {
                             "source and destination differ, as BookSim2's ugal_flatfly (find_ran_intm) does",
 }
 
+# patterns that pair the same nodes in BookSim2's chip numbering of a flatfly and in fastnet's router-by-router
+# one: uniform and randperm draw at random; bitcomp reflects every coordinate of the node grid, so it reflects
+# the router and the node within it (flatfly_transformation commutes with it; tests/test_booksim.py)
+FLATFLY_NUMBERING_FREE = ("uniform", "randperm", "bitcomp")
+
 # BookSim2 traffic -> fastnet traffic.pattern (tornado only where fastnet's digit-wise definition applies)
 PATTERNS = {"uniform": "uniform", "bitcomp": "bitcomp", "transpose": "transpose", "randperm": "permutation",
             "tornado": "tornado", "bad_dragon": "group_adversarial"}
@@ -479,10 +484,10 @@ def _traffic(b: dict[str, Value], topo: str) -> dict[str, Any]:
         raise ConfigError("traffic", f"{name!r} has no fastnet pattern; mapped: " + ", ".join(PATTERNS))
     if name == "tornado" and topo not in ("torus", "mesh"):
         raise ConfigError("traffic", f"BookSim2's tornado is defined on k-ary n-cube digits; not mapped on {topo}")
-    if topo == "flatfly" and b["c"] != 1 and name not in ("uniform", "randperm"):
+    if topo == "flatfly" and b["c"] != 1 and name not in FLATFLY_NUMBERING_FREE:
         raise ConfigError("traffic", f"BookSim2's flatfly numbers nodes by their place on the chip "
                                      f"(flatfly_transformation), fastnet router by router: {name} would pair other "
-                                     f"nodes; with c > 1 only uniform and randperm are mapped")
+                                     f"nodes; with c > 1 only " + ", ".join(FLATFLY_NUMBERING_FREE) + " are mapped")
     if name == "bad_dragon" and topo != "dragonflynew":
         raise ConfigError("traffic", f"BookSim2's bad_dragon (a random node of the next group) is defined on "
                                      f"dragonflynew; not mapped on {topo}")

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -264,7 +265,7 @@ FLATFLY = "topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2
 
 @pytest.mark.parametrize("text,key", [
     (FLATFLY + "routing_function = valiant;", "routing_function"),  # its intermediate is not val's
-    (FLATFLY + "routing_function = ran_min; traffic = bitcomp;", "traffic"),  # its node numbering is not ours
+    (FLATFLY + "routing_function = ran_min; traffic = transpose;", "traffic"),  # its node numbering is not ours
     ("topology = flatfly; k = 4; n = 2; c = 16; x = 4; y = 4; xr = 4; yr = 4; routing_function = ran_min;", "xr"),
     ("topology = flatfly; k = 4; n = 3; c = 1; x = 8; y = 8; routing_function = ran_min;", "use_noc_latency"),
     ("topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; routing_function = ran_min;", "c"),  # xr*yr = 1
@@ -394,3 +395,31 @@ def test_reference_configs_convert_or_refuse():
                 booksim.read_file(path, ["injection_rate=0.3"])
         else:
             config.resolve(booksim.read_file(path, ["injection_rate=0.3"]))
+
+
+@pytest.mark.parametrize("k, xr", [(4, 2), (2, 2), (8, 1), (4, 4)])
+def test_flatfly_bitcomp_pairs_the_same_nodes_in_both_numberings(k, xr):
+    """BookSim2 numbers a flatfly's nodes row by row on the chip's grid of k*xr x k*xr nodes; its routing turns a
+    node into (router, node in router) with flatfly_transformation (src/networks/flatfly_onchip.cpp, transcribed
+    here). bitcomp commutes with that transformation, so `traffic = bitcomp` pairs the same nodes in fastnet's
+    router-by-router numbering; transpose does not, and stays refused."""
+    xcount, c = k, xr * xr
+    N = (k * xr) ** 2
+
+    def transformation(dest: int) -> int:
+        horizontal = (dest % (xcount * xr)) // xr
+        horizontal_rem = (dest % (xcount * xr)) % xr
+        vertical = (dest // (xcount * xr)) // xr
+        vertical_rem = (dest // (xcount * xr)) % xr
+        return (vertical * xcount + horizontal) * c + xr * vertical_rem + horizontal_rem
+
+    T = [transformation(b) for b in range(N)]
+    assert sorted(T) == list(range(N))
+    assert all(T[(N - 1) ^ b] == (N - 1) ^ T[b] for b in range(N))  # bitcomp: dest = ~src
+    half = int(np.log2(N)) // 2
+    transpose = [((b >> half) | (b << half)) & (N - 1) for b in range(N)]
+    if xr > 1:
+        assert any(T[transpose[b]] != transpose[T[b]] for b in range(N))
+    cfg = convert(f"topology = flatfly; k = {k}; n = 2; c = {c}; x = {k}; y = {k}; xr = {xr}; yr = {xr}; "
+                  "routing_function = ran_min; traffic = bitcomp; use_noc_latency = 0;")
+    assert cfg["traffic"]["pattern"] == "bitcomp"
