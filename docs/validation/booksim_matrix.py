@@ -50,6 +50,8 @@ ROWS = [
     ("dragonfly k=2 (72 nodes), min", "dragonfly_k2.cfg", "bad_dragon"),
     ("Slim Fly q=4 (128 nodes, anynet), min", "slimfly_q4.cfg", "bitcomp"),
     ("jellyfish 32x10 (128 nodes, anynet), min", "jellyfish_32.cfg", "bitcomp"),
+    ("flattened butterfly 4x4, c=4 (hyperx), ran_min", "flatfly_k4n2c4.cfg", "bitcomp"),
+    ("flattened butterfly 4x4, c=4 (hyperx), ugal", "flatfly_k4n2c4_ugal.cfg", "bitcomp"),
 ]
 ZERO_LOAD = 0.02
 LATENCY_THRES = 500.0  # BookSim2's latency_thres: past it, a run is unstable
