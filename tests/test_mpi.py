@@ -207,3 +207,58 @@ def test_fanout_gives_each_destination_its_zero_load_latency():
     hops = np.minimum(x, 8 - x) + np.minimum(y, 8 - y)
     np.testing.assert_array_equal(latency, 18 + 4 * (hops - 1))
     assert ds.messages.item() == 63
+
+
+# ---------------------------------------------------------------- the compute model (docs/mpi.md "Computation")
+
+HALO = {"kind": "mpi", "program": "halo3d", "tasks": 8, "iterations": 3, "compute_cycles": 2000}
+
+
+def test_compute_none_is_the_network_alone():
+    none = run({**HALO, "compute": "none"})
+    assert (none.rank_compute_cycles.values == 0).all()
+    assert none.execution_cycles.item() == run({**HALO, "compute_cycles": 0}).execution_cycles.item()
+
+
+def test_rank_and_node_speeds_make_stragglers():
+    base = run(HALO)
+    assert (base.rank_compute_cycles.values == 6000).all()
+    slow = run({**HALO, "rank_speed": [[3, 0.5]]})
+    assert slow.rank_compute_cycles.values.tolist() == [6000] * 3 + [12000] + [6000] * 4
+    assert slow.execution_cycles.item() > base.execution_cycles.item()
+    others = np.arange(8) != 3  # its neighbours wait for it
+    assert slow.rank_wait_cycles.values[others].sum() > base.rank_wait_cycles.values[others].sum() + 6000
+    node = run({**HALO, "node_speed": [[5, 0.25]], "mapping": "random"})
+    on5 = node.task_node.values == 5
+    expected = np.where(on5, 24000, 6000) if on5.any() else np.full(8, 6000)
+    np.testing.assert_array_equal(node.rank_compute_cycles.values, expected)
+    with pytest.raises(ConfigError, match="workload.rank_speed"):
+        run({**HALO, "rank_speed": [[8, 2.0]]})
+    with pytest.raises(ConfigError, match="workload.node_speed"):
+        run({**HALO, "node_speed": [[3, 0]]})
+
+
+def test_compute_noise_is_seeded_and_centred():
+    noisy = {**HALO, "iterations": 40, "compute_noise": 0.1}
+    a, b = run(noisy), run(noisy)
+    assert a.execution_cycles.item() == b.execution_cycles.item()
+    np.testing.assert_array_equal(a.rank_compute_cycles.values, b.rank_compute_cycles.values)
+    c = run(noisy, sim={"seed": 7, "max_cycles": 2 * 10**9})
+    assert (c.rank_compute_cycles.values != a.rank_compute_cycles.values).any()
+    per_rank = a.rank_compute_cycles.values / (40 * 2000)
+    assert abs(per_rank.mean() - 1) < 0.02 and per_rank.std() > 0.002  # 40 draws of sd 0.1 a rank: sd 0.016
+
+
+def test_mpi_init_time_counted_or_not(tmp_path):
+    """Each rank spends 5 us in MPI_Init, computes 1 us, joins a barrier and finalizes: not counting MPI_Init
+    takes its 5 us (6,250 cycles of 0.8 ns) off the execution and off every rank's computation."""
+    ranks = []
+    for r in range(4):
+        ranks.append([Call("noop", name="MPI_Init", start_ns=0.0, end_ns=5000.0),
+                      Call("barrier", start_ns=6000.0, end_ns=6100.0),
+                      Call("noop", name="MPI_Finalize", start_ns=6200.0, end_ns=6300.0)])
+    write_dumpi_ascii(Trace(ranks), tmp_path / "t")
+    counted = run({"kind": "trace", "file": str(tmp_path / "t")})
+    dropped = run({"kind": "trace", "file": str(tmp_path / "t"), "count_init": False})
+    assert counted.execution_cycles.item() - dropped.execution_cycles.item() == 6250
+    np.testing.assert_array_equal(counted.rank_compute_cycles.values - dropped.rank_compute_cycles.values, 6250)

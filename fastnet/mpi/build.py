@@ -9,6 +9,7 @@ import numpy as np
 
 from ..build.network import Network
 from ..errors import ConfigError
+from ..kernels.rng import seed_streams
 from ..kernels.state import HIST_BINS
 from ..units import timing
 from ..workloads.state import (
@@ -61,11 +62,28 @@ def rank_nodes(w: dict[str, Any], n_ranks: int, n_nodes: int, seed: int) -> np.n
     return nodes[:n_ranks]
 
 
+def compute_times(w: dict[str, Any], task_node: np.ndarray, n_nodes: int) -> np.ndarray:
+    """Each rank's time per unit of computation: 1 / its speed (`rank_speed`, else its node's `node_speed`)."""
+    R = len(task_node)
+    node_time = np.ones(n_nodes)
+    for node, speed in w["node_speed"]:
+        if node >= n_nodes:
+            raise ConfigError("workload.node_speed", f"node {node} is not below the network's {n_nodes} nodes")
+        node_time[node] = 1.0 / speed
+    out = node_time[task_node]
+    for rank, speed in w["rank_speed"]:
+        if rank >= R:
+            raise ConfigError("workload.rank_speed", f"rank {rank} is not below the program's {R} ranks")
+        out[rank] = 1.0 / speed
+    return out
+
+
 def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Program]:
     w, m, traffic = cfg["workload"], mpi_section(cfg), cfg["traffic"]
     trace = load_trace(w, net.n_nodes)
     cycle_ns = timing(cfg).cycle_ns
-    opt = Options(cycle_ns=cycle_ns, compute_scale=w["compute_scale"], skip_unknown=w["skip_unknown"],
+    opt = Options(cycle_ns=cycle_ns, compute_scale=w["compute_scale"], compute=w["compute"],
+                  count_init=w["count_init"], skip_unknown=w["skip_unknown"],
                   allreduce=m["allreduce"], allreduce_short_bytes=m["allreduce_short_bytes"],
                   allgather=m["allgather"], allgather_long_bytes=m["allgather_long_bytes"])
     try:
@@ -74,6 +92,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
         raise ConfigError("workload.file" if w["kind"] == "trace" else "workload.program", str(e)) from None
     R = trace.n_ranks
     task_node = rank_nodes(w, R, net.n_nodes, seed)
+    rank_time = compute_times(w, task_node, net.n_nodes)
     inbox = net.n_nodes + 1
     headroom = inbox + MAX_FANOUT + 16
     pool = 2 * headroom + 16
@@ -98,5 +117,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
         heap_t=np.zeros(R, np.int64), heap_r=np.zeros(R, np.int64), seen=np.zeros(R, np.int64),
         call_time=np.zeros(len(CALLS), np.int64), msg_hist=np.zeros((len(CALLS), HIST_BINS), np.int64),
         scratch_peer=np.zeros(MAX_FANOUT, np.int64), scratch_bytes=np.zeros(MAX_FANOUT, np.int64),
+        compute_model=bool((rank_time != 1.0).any() or w["compute_noise"] > 0), rank_time=rank_time,
+        compute_noise=float(w["compute_noise"]), rank_rng=seed_streams(seed, R, 0xC0A1),
     )
     return mpi, prog

@@ -22,7 +22,10 @@ the network: payload plus `header_bytes`.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..kernels._jit import jit, jit_inline
+from ..kernels.rng import uniform
 from ..kernels.pool import fifo_append, fifo_unlink, hist_bin
 from ..workloads.messages import new_message, retire, send
 from ..workloads.state import (
@@ -421,6 +424,18 @@ def finish_rank(wl, r, t):
 
 
 @jit_inline
+def compute_cycles(wl, r, d):
+    """The cycles rank r computes for an op of d cycles: d / its speed (rank_time = 1 / speed), times
+    max(0, 1 + compute_noise x z) with z a standard normal from the rank's own stream (Box-Muller), when asked."""
+    x = d * wl.rank_time[r]
+    if wl.compute_noise > 0.0:
+        u1 = 1.0 - uniform(wl.rank_rng, r)  # (0, 1]
+        z = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * uniform(wl.rank_rng, r))
+        x *= max(0.0, 1.0 + wl.compute_noise * z)
+    return np.int64(x + 0.5)
+
+
+@jit_inline
 def run_rank(wl, r, t):
     """Run rank r's ops until one blocks (True) or the message pool is too low to post (False: run it again
     next cycle, after the pool has grown)."""
@@ -440,6 +455,8 @@ def run_rank(wl, r, t):
         code = ops[pc, OP_CODE]
         if code == OP_COMPUTE:
             d = ops[pc, OP_ARG]
+            if wl.compute_model:
+                d = compute_cycles(wl, r, d)
             tk[r, RK_PC] = pc + 1
             if d > 0:
                 tk[r, RK_STATE] = S_COMPUTE

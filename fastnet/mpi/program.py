@@ -37,6 +37,8 @@ class ProgramError(ValueError):
 class Options:
     cycle_ns: float
     compute_scale: float = 1.0
+    compute: str = "trace"  # trace: gaps and compute calls become computation; none: no computation at all
+    count_init: bool = True  # False: a rank's time before the end of its MPI_Init is dropped
     skip_unknown: bool = False
     allreduce: str = "auto"  # auto | recursive_doubling | rabenseifner | ring
     allreduce_short_bytes: int = 2048  # auto: recursive doubling up to this size (MPICH's short-message size)
@@ -166,17 +168,19 @@ class _RankLowering:
                     self.skipped[call.name] = self.skipped.get(call.name, 0) + 1
                 if math.isnan(last_end) and not math.isnan(call.start_ns):
                     last_end = call.start_ns  # the rank's clock starts at its first call
+                if not opt.count_init and call.name.startswith("MPI_Init") and not math.isnan(call.end_ns):
+                    last_end = call.end_ns  # the time until MPI_Init returns is not computation
                 continue
             if not math.isnan(call.start_ns):
                 if not math.isnan(last_end):
                     gap = _cycles((call.start_ns - last_end) * opt.compute_scale, opt.cycle_ns)
-                    if gap > 0:
+                    if gap > 0 and opt.compute != "none":
                         self.row(OP_COMPUTE, "compute", index, arg=gap)
                 last_end = call.end_ns if not math.isnan(call.end_ns) else call.start_ns
             self.calls[CALL_CODE[k]] += 1
             if k == "compute":
                 d = call.duration_cycles if call.duration_cycles >= 0 else _cycles(call.duration_ns, opt.cycle_ns)
-                if d > 0:
+                if d > 0 and opt.compute != "none":
                     self.row(OP_COMPUTE, "compute", index, arg=d)
             elif k in ("isend", "irecv"):
                 self.p2p(OP_ISEND if k == "isend" else OP_IRECV, k, call, index, call.peer, call.tag, call.bytes,
@@ -204,7 +208,7 @@ class _RankLowering:
         starts = [c.start_ns for c in calls if not math.isnan(c.start_ns)]
         if starts and not math.isnan(last_end):  # computation until the last call (MPI_Finalize) begins
             gap = _cycles((starts[-1] - last_end) * opt.compute_scale, opt.cycle_ns)
-            if gap > 0:
+            if gap > 0 and opt.compute != "none":
                 self.row(OP_COMPUTE, "compute", len(calls) - 1, arg=gap)
         if self.live:
             handles = ", ".join(str(h) for h in sorted(self.live))

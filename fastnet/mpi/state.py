@@ -108,3 +108,7 @@ class Mpi(NamedTuple):
     msg_hist: np.ndarray  # int64[N_CALLS, HIST_BINS] message latency (posted -> data arrived) per call kind
     scratch_peer: np.ndarray  # int64[MAX_FANOUT] a collective round's sends
     scratch_bytes: np.ndarray  # int64[MAX_FANOUT]
+    compute_model: bool  # some rank's speed is not 1 or compute_noise > 0: computations go through compute_cycles
+    rank_time: np.ndarray  # float64[R] 1 / speed of each rank's computation
+    compute_noise: float  # relative standard deviation of each computation
+    rank_rng: np.ndarray  # uint64[R] each rank's random stream (kernels/rng.py), for the noise

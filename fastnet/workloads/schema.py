@@ -37,6 +37,13 @@ def _auto_or(inner: Check) -> Check:
     return lambda v: None if v == "auto" else (inner(v) and f"{inner(v)}, or \"auto\"")
 
 
+def _speeds(v: Any) -> str | None:  # [[rank or node, speed], ...]
+    ok = isinstance(v, list) and all(
+        isinstance(x, list) and len(x) == 2 and isinstance(x[0], int) and not isinstance(x[0], bool) and x[0] >= 0
+        and isinstance(x[1], (int, float)) and not isinstance(x[1], bool) and 0 < x[1] < float("inf") for x in v)
+    return None if ok else "must be a list of [index, speed] pairs (index >= 0, speed > 0: 0.5 computes half as fast)"
+
+
 def _tasks(v: Any) -> str | None:
     if v == "all" or (isinstance(v, int) and not isinstance(v, bool) and v >= 2):
         return None
@@ -67,6 +74,12 @@ KEYS: dict[str, tuple[Any, Check]] = {
     "format": ("auto", _choice(*TRACE_FORMATS)),
     "skip_unknown": (False, _bool),  # trace: skip (and count) MPI calls fastnet does not model, else refuse
     "compute_scale": (1.0, _real(0.0, 1e9)),  # trace: gaps between calls become computation x this
+    # the compute model of mpi and trace (docs/mpi.md "Computation")
+    "compute": ("trace", _choice("trace", "none")),  # none: no computation at all (the network's time only)
+    "rank_speed": ([], _speeds),  # [[rank, speed], ...]: that rank computes at this speed (stragglers)
+    "node_speed": ([], _speeds),  # [[node, speed], ...]: the ranks placed on that node compute at this speed
+    "compute_noise": (0.0, _real(0.0, 10.0)),  # each computation x max(0, 1 + noise x a normal draw), seeded
+    "count_init": (True, _bool),  # trace: the time up to the end of each rank's MPI_Init is counted
     # seed 000 Graph500
     "variant": ("paper", _choice("paper", "fogsim")),  # equations and node model of the paper, or FOGSim v4's
     "scale": (26, _int(1, 40)),  # s
