@@ -262,3 +262,47 @@ def test_mpi_init_time_counted_or_not(tmp_path):
     dropped = run({"kind": "trace", "file": str(tmp_path / "t"), "count_init": False})
     assert counted.execution_cycles.item() - dropped.execution_cycles.item() == 6250
     np.testing.assert_array_equal(counted.rank_compute_cycles.values - dropped.rank_compute_cycles.values, 6250)
+
+
+# ---------------------------------------------------------------- placement and ranks sharing a node
+
+
+def test_ranks_of_one_node_talk_through_memory():
+    """Two ranks per node: ping-pong between ranks 0 and 1 never touches the network; each message arrives
+    memory_latency_ns (200 ns = 250 cycles) + wire bytes / memory_gbytes (10 GB/s = 8 bytes a cycle) after it
+    was posted: eager 1000 B is 250 + 129 cycles, rendezvous 100 KB is an RTS, a CTS and the data."""
+    def ping(size, **mpi):
+        return run({"kind": "mpi", "program": "pingpong", "message_bytes": size, "tasks": 2, "ranks_per_node": 2},
+                   mpi or None)
+    eager = ping(1000)
+    assert eager.execution_cycles.item() == 2 * (250 + 129) and eager.packets_injected.item() == 0
+    assert eager.task_node.values.tolist() == [0, 0]
+    rdv = ping(100_000)
+    assert rdv.execution_cycles.item() == 2 * ((250 + 4) * 2 + 250 + 12_504)
+    fast = ping(1000, memory_latency_ns=0.0, memory_gbytes=1000.0)
+    assert fast.execution_cycles.item() == 2 * 2  # at least a cycle each way
+    every = run({"kind": "mpi", "program": "halo3d", "ranks_per_node": 2, "iterations": 2})
+    assert every.sizes["task"] == 32  # tasks = "all": every slot
+    one = run({"kind": "mpi", "program": "halo3d", "tasks": 32, "ranks_per_node": 2, "iterations": 2})
+    assert one.execution_cycles.item() == every.execution_cycles.item()
+    assert one.packets_injected.item() < 2 * run({"kind": "mpi", "program": "halo3d", "iterations": 2}
+                                                  ).packets_injected.item()
+
+
+def test_placements():
+    df = {"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "sim": {"max_cycles": 10**8}}  # 9 groups
+    def nodes(**w):
+        ds = fastnet.run({**df, "workload": {"kind": "mpi", "program": "barrier", "tasks": 20, **w}})
+        return ds.task_node.values
+    np.testing.assert_array_equal(nodes(), np.arange(20))
+    np.testing.assert_array_equal(nodes(ranks_per_node=2), np.arange(20) // 2)
+    groups = nodes(mapping="round_robin_groups") // 8
+    np.testing.assert_array_equal(groups, np.arange(20) % 9)
+    routers = nodes(mapping="round_robin_routers")
+    np.testing.assert_array_equal(routers[:20], (np.arange(20) % 36) * 2)  # the first node of each router
+    rnd = nodes(mapping="random", ranks_per_node=3)
+    assert np.bincount(rnd).max() <= 3 and len(set(rnd.tolist())) > 7
+    with pytest.raises(ConfigError, match="workload.ranks_per_node"):
+        fastnet.run({**df, "workload": {"kind": "a2a", "ranks_per_node": 2}})
+    with pytest.raises(ConfigError, match="workload.tasks"):
+        fastnet.run({**df, "workload": {"kind": "mpi", "program": "barrier", "tasks": 200, "ranks_per_node": 2}})

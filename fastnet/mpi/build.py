@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,6 +11,7 @@ from ..errors import ConfigError
 from ..kernels.rng import seed_streams
 from ..kernels.state import HIST_BINS
 from ..units import timing
+from ..workloads.placement import place
 from ..workloads.state import (
     MS_NEXT, TK_FINISH, TK_QHEAD, TK_QTAIL, TK_SPOS, W_MPI, WC_END, WC_FREE_COUNT, WC_FREE_HEAD, _free_list,
 )
@@ -33,33 +33,13 @@ def load_trace(w: dict[str, Any], n_nodes: int) -> Trace:
     if w["kind"] == "mpi":
         from .generators import generate
 
-        n = n_nodes if w["tasks"] == "all" else w["tasks"]
+        n = n_nodes * w["ranks_per_node"] if w["tasks"] == "all" else w["tasks"]
         if w["program"] == "pingpong" and n < 2:
             raise ConfigError("workload.tasks", "pingpong needs 2 ranks")
         return generate(w["program"], n, w)
     from .traces import read_trace
 
     return read_trace(w["file"], w["format"])
-
-
-def rank_nodes(w: dict[str, Any], n_ranks: int, n_nodes: int, seed: int) -> np.ndarray:
-    if n_ranks > n_nodes:
-        raise ConfigError("workload.tasks", f"the program has {n_ranks} ranks, more than the {n_nodes} nodes of "
-                          "the network (one rank per node)")
-    mapping = w["mapping"]
-    if mapping == "linear":
-        return np.arange(n_ranks, dtype=np.int64)
-    if mapping == "random":
-        mseed = seed if w["mapping_seed"] == "auto" else w["mapping_seed"]
-        return np.random.default_rng([mseed, 0x3A9]).permutation(n_nodes)[:n_ranks].astype(np.int64)
-    path = Path(mapping)
-    try:
-        nodes = np.array([int(x) for x in path.read_text().replace(",", " ").split()], dtype=np.int64)
-    except (OSError, ValueError) as e:
-        raise ConfigError("workload.mapping", f"cannot read one node number per rank from {path}: {e}") from None
-    if len(nodes) < n_ranks or len(np.unique(nodes[:n_ranks])) < n_ranks or nodes.min() < 0 or nodes.max() >= n_nodes:
-        raise ConfigError("workload.mapping", f"{path} must give {n_ranks} distinct nodes below {n_nodes}")
-    return nodes[:n_ranks]
 
 
 def compute_times(w: dict[str, Any], task_node: np.ndarray, n_nodes: int) -> np.ndarray:
@@ -91,7 +71,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
     except ProgramError as e:
         raise ConfigError("workload.file" if w["kind"] == "trace" else "workload.program", str(e)) from None
     R = trace.n_ranks
-    task_node = rank_nodes(w, R, net.n_nodes, seed)
+    task_node = place(w, R, net, seed)
     rank_time = compute_times(w, task_node, net.n_nodes)
     inbox = net.n_nodes + 1
     headroom = inbox + MAX_FANOUT + 16
@@ -114,9 +94,10 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
         rc_comm=prog.rc_comm, rc_me=prog.rc_me, tk=tk, rq=np.zeros((R * prog.max_requests, N_RQ), np.int64),
         msg=msg, wc=wc, senders=np.zeros(R, np.int64), inbox=np.zeros(inbox, np.int64),
         ready=np.arange(R - 1, -1, -1, dtype=np.int64),  # rank 0 runs first
-        heap_t=np.zeros(R, np.int64), heap_r=np.zeros(R, np.int64), seen=np.zeros(R, np.int64),
+        heap_t=np.zeros(R + pool, np.int64), heap_r=np.zeros(R + pool, np.int64), seen=np.zeros(R, np.int64),
         call_time=np.zeros(len(CALLS), np.int64), msg_hist=np.zeros((len(CALLS), HIST_BINS), np.int64),
         scratch_peer=np.zeros(MAX_FANOUT, np.int64), scratch_bytes=np.zeros(MAX_FANOUT, np.int64),
+        mem_latency=int(round(m["memory_latency_ns"] / cycle_ns)), mem_bytes_per_cycle=m["memory_gbytes"] * cycle_ns,
         compute_model=bool((rank_time != 1.0).any() or w["compute_noise"] > 0), rank_time=rank_time,
         compute_noise=float(w["compute_noise"]), rank_rng=seed_streams(seed, R, 0xC0A1),
     )

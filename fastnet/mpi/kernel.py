@@ -76,7 +76,8 @@ def heap_push(wl, wake, r):
 
 @jit_inline
 def heap_pop(wl):
-    """Remove the earliest wake-up (ties: the lowest rank) and return its rank."""
+    """Remove the earliest wake-up (ties: the lowest entry) and return its entry: a rank whose computation ends,
+    or n_tasks + a message between two ranks of one node (post)."""
     ht, hr, wc = wl.heap_t, wl.heap_r, wl.wc
     top = hr[0]
     n = wc[WM_HEAP] - 1
@@ -127,9 +128,20 @@ def envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, arriv
 @jit_inline
 def post(wl, src, dst, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, t):
     """Post one protocol message about `nbytes` of data from rank src to rank dst (never src itself:
-    local_message does that). Eager and rendezvous data carry the bytes; RTS and CTS only the header."""
+    local_message does that). Eager and rendezvous data carry the bytes; RTS and CTS only the header. Between two
+    ranks of one node it is a shared-memory copy, off the network: it arrives after the memory's latency and
+    the wire bytes at its bandwidth (the heap holds it as entry n_tasks + m until then)."""
     wire = max((nbytes if kind == M_EAGER or kind == M_DATA else 0) + wl.header_bytes, 1)
-    m = send(wl.msg, wl.tk, wl.wc, wl.senders, src, dst, wire, wl.packet_phits * wl.phit_bytes, kind, 0, False, t)
+    packet_bytes = wl.packet_phits * wl.phit_bytes
+    if wl.task_node[src] == wl.task_node[dst]:
+        m = new_message(wl.msg, wl.wc, src, dst, wire, packet_bytes, kind, 0, t)
+        if m >= 0:
+            envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, -1)
+            due = t + wl.mem_latency + np.int64(np.ceil(wire / wl.mem_bytes_per_cycle))
+            heap_push(wl, due, wl.n_tasks + m)
+            wl.wc[WC_WAKE] = max(wl.wc[WC_WAKE], due)
+        return m
+    m = send(wl.msg, wl.tk, wl.wc, wl.senders, src, dst, wire, packet_bytes, kind, 0, False, t)
     if m >= 0:
         envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, -1)
     return m
@@ -545,7 +557,11 @@ def advance_mpi(wl, t):
         arrived(wl, wl.inbox[i], t)
     wc[WC_N_INBOX] = 0
     while wc[WM_HEAP] > 0 and wl.heap_t[0] <= t:
-        make_ready(wl, heap_pop(wl))
+        x = heap_pop(wl)
+        if x < wl.n_tasks:  # a rank's computation ends
+            make_ready(wl, x)
+        else:  # a message between two ranks of one node has been copied
+            arrived(wl, x - wl.n_tasks, t)
     deferred = False
     while wc[WM_READY] > 0:
         wc[WM_READY] -= 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import _choice, _int
+from ..config import _choice, _int, _real
 
 KEYS = {
     "eager_bytes": (8192, _int(0)),
@@ -21,6 +21,10 @@ KEYS = {
     "allgather": ("auto", _choice("auto", "recursive_doubling", "ring")),
     "allgather_long_bytes": (524288, _int(0)),  # MPICH's MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE
     "burst": (16, _int(1, 2**20)),  # packets made at once per message (memory; the timing does not change)
+    # messages between ranks on the same node (workload.ranks_per_node > 1) bypass the network: a copy through
+    # shared memory that arrives memory_latency_ns + bytes / memory_gbytes after it was posted
+    "memory_latency_ns": (200.0, _real(0.0, 1e9)),
+    "memory_gbytes": (10.0, _real(0.0, 1e6, lo_open=True)),
 }
 
 

@@ -101,13 +101,15 @@ class Mpi(NamedTuple):
     senders: np.ndarray  # int64[R] (message layer)
     inbox: np.ndarray  # int64[I] (message layer)
     ready: np.ndarray  # int64[R] ranks to run this cycle (first wc[WM_READY])
-    heap_t: np.ndarray  # int64[R] wake-up times of computing ranks (a binary heap of wc[WM_HEAP] entries)
-    heap_r: np.ndarray  # int64[R]
+    heap_t: np.ndarray  # int64[R + C] wake-up times (a binary heap of wc[WM_HEAP] entries): of computing ranks,
+    heap_r: np.ndarray  # int64[R + C] and of messages between ranks of one node (entry R + message)
     seen: np.ndarray  # int64[R] stamps for ANY_SOURCE matching
     call_time: np.ndarray  # int64[N_CALLS] rank-cycles spent inside each kind of call
     msg_hist: np.ndarray  # int64[N_CALLS, HIST_BINS] message latency (posted -> data arrived) per call kind
     scratch_peer: np.ndarray  # int64[MAX_FANOUT] a collective round's sends
     scratch_bytes: np.ndarray  # int64[MAX_FANOUT]
+    mem_latency: int  # cycles of a shared-memory copy between two ranks of one node ([mpi] memory_latency_ns)
+    mem_bytes_per_cycle: float  # its bandwidth ([mpi] memory_gbytes)
     compute_model: bool  # some rank's speed is not 1 or compute_noise > 0: computations go through compute_cycles
     rank_time: np.ndarray  # float64[R] 1 / speed of each rank's computation
     compute_noise: float  # relative standard deviation of each computation

@@ -11,6 +11,7 @@ from ..build.network import Network
 from ..errors import ConfigError
 from ..kernels.rng import seed_streams
 from ..units import timing
+from .placement import place
 from .schema import resolve_workload
 from .state import (
     GF_EDGES2, KIND_CODES, V_FOGSIM, V_PAPER, W_A2A, W_GRAPH500, W_O2A, W_A2O, W_OPEN_LOOP, W_SR, WC_QTOT, Workload,
@@ -65,13 +66,12 @@ def compile_workload(cfg: dict[str, Any], net: Network, seed: int) -> Workload:
     kind = KIND_CODES[w["kind"]]
     N = net.n_nodes
     T = N if w["tasks"] == "all" else w["tasks"]
-    if kind != W_OPEN_LOOP and T > N:
+    if kind != W_OPEN_LOOP and T > N * w["ranks_per_node"]:
         raise ConfigError("workload.tasks", f"must be at most the {N} nodes of the network (got {T})")
-    mseed = seed if w["mapping_seed"] == "auto" else w["mapping_seed"]
-    if w["mapping"] == "random":
-        task_node = np.random.default_rng([mseed, 0x3A9]).permutation(N)[:T].astype(np.int64)
-    else:
-        task_node = np.arange(T, dtype=np.int64)
+    if w["ranks_per_node"] > 1 and w["kind"] not in ("mpi", "trace"):
+        raise ConfigError("workload.ranks_per_node", f"{w['kind']} runs one task per node; several ranks a node "
+                          "are for the MPI kinds (mpi, trace)")
+    task_node = place(w, T, net, seed)
     rng = np.random.default_rng([seed, 0x6500])
     root = w["root"]
     if kind in (W_O2A, W_A2O) and root >= T:
@@ -131,4 +131,8 @@ def grow_messages(wl: Any) -> Any:
     extra[-1, MS_NEXT] = wl.wc[WC_FREE_HEAD]
     wl.wc[WC_FREE_HEAD] = n
     wl.wc[WC_FREE_COUNT] += n
-    return wl._replace(msg=np.concatenate([wl.msg, extra]))
+    wl = wl._replace(msg=np.concatenate([wl.msg, extra]))
+    if hasattr(wl, "heap_t"):  # the MPI heap holds a rank's wake-up or a message between ranks of one node
+        more = np.zeros(n, np.int64)
+        wl = wl._replace(heap_t=np.concatenate([wl.heap_t, more]), heap_r=np.concatenate([wl.heap_r, more]))
+    return wl

@@ -29,6 +29,9 @@ from ..config import _bool, _choice, _int, _real, _string, Check
 from ..errors import ConfigError
 from ..mpi.generators import PROGRAMS
 
+# task placement: task i on slot i; a seeded random permutation; (mpi, trace) consecutive ranks on different routers
+# or on different groups (dragonfly groups, Slim Fly subgraph groups, fat-tree pods: Topology.router_group)
+MAPPINGS = ("linear", "random", "round_robin_routers", "round_robin_groups")
 KINDS = ("open_loop", "sr", "gups", "a2a", "o2a", "a2o", "graph500", "mpi", "trace")
 TRACE_FORMATS = ("auto", "otf2", "dumpi", "dumpi_ascii")
 
@@ -53,12 +56,13 @@ def _tasks(v: Any) -> str | None:
 KEYS: dict[str, tuple[Any, Check]] = {
     "kind": ("open_loop", _choice(*KINDS)),
     # task set and placement (all closed-loop kinds)
-    "tasks": ("all", _tasks),  # N: tasks 0..N-1, one per node
+    "tasks": ("all", _tasks),  # N: tasks 0..N-1; "all": one per node slot (nodes x ranks_per_node)
     # task i -> node i, a seeded random placement, or (mpi, trace) a file of one node number per rank
-    "mapping": ("linear", lambda v: None if v in ("linear", "random") or (isinstance(v, str) and v.endswith(
-        (".txt", ".map", ".csv"))) else "must be \"linear\", \"random\" or a file (.txt, .map, .csv) of one node "
-        "per rank"),
+    "mapping": ("linear", lambda v: None if v in MAPPINGS or (isinstance(v, str) and v.endswith(
+        (".txt", ".map", ".csv"))) else "must be one of " + ", ".join(MAPPINGS) + ", or a file (.txt, .map, .csv) "
+        "of one node per rank"),
     "mapping_seed": ("auto", _auto_or(_int(0, 2**63 - 1))),  # auto: sim.seed
+    "ranks_per_node": (1, _int(1, 4096)),  # mpi, trace: ranks a node holds (their messages bypass the network)
     # seed 002 micro-kernels
     "message_bytes": (1024, _int(1)),  # S
     "messages": (10000, _int(1)),  # M (sr, gups)
