@@ -71,6 +71,12 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "bytes": ((), "bytes", "MPI payload bytes transferred (headers excluded)"),
     "control_messages": ((), "messages", "rendezvous requests-to-send and clears-to-send"),
     "rank_compute_cycles": (("task",), "cycles", "MPI: cycles each rank computed"),
+    "job_execution_cycles": (("job",), "cycles", "MPI jobs (workload.jobs): the cycle the job's last rank returned "
+                             "from its last call"),
+    "job_execution_ns": (("job",), "ns", "job_execution_cycles x cycle_ns"),
+    "job_ranks": (("job",), "ranks", "ranks of each job"),
+    "job_compute_cycles": (("job",), "rank-cycles", "cycles the job's ranks computed"),
+    "job_wait_cycles": (("job",), "rank-cycles", "cycles the job's ranks spent blocked in waits and collectives"),
     "rank_wait_cycles": (("task",), "cycles", "MPI: cycles each rank spent blocked in waits and collectives"),
     "call_count": (("call",), "calls", "MPI calls of each kind"),
     "call_cycles": (("call",), "rank-cycles", "cycles ranks spent inside each kind of blocking call"),

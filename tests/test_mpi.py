@@ -306,3 +306,41 @@ def test_placements():
         fastnet.run({**df, "workload": {"kind": "a2a", "ranks_per_node": 2}})
     with pytest.raises(ConfigError, match="workload.tasks"):
         fastnet.run({**df, "workload": {"kind": "mpi", "program": "barrier", "tasks": 200, "ranks_per_node": 2}})
+
+
+def test_jobs_interfere_when_interleaved_and_less_on_disjoint_groups():
+    """Two 32-rank alltoalls on a 72-node dragonfly (9 groups of 8 nodes), minimal routing: on interleaved nodes
+    each takes far longer together than alone; on disjoint groups each slows down less (its minimal paths never
+    leave its own groups). Per-job results, each job's clock from its own first call."""
+    df = {"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "routing": {"algorithm": "min"},
+          "sim": {"max_cycles": 10**9}}
+    a2a = {"program": "alltoall", "message_bytes": 512, "tasks": 32}
+
+    def jobs(*nodes):
+        ds = fastnet.run({**df, "workload": {"kind": "mpi", "jobs": [{**a2a, "nodes": n} for n in nodes]}})
+        return ds.job_execution_cycles.values
+    even, odd, low, high = [0, 72, 2], [1, 72, 2], [0, 32], [32, 64]
+    alone = {k: jobs(n)[0] for k, n in {"even": even, "odd": odd, "low": low, "high": high}.items()}
+    interleaved, disjoint = jobs(even, odd), jobs(low, high)
+    slow_inter = interleaved / np.array([alone["even"], alone["odd"]])
+    slow_disj = disjoint / np.array([alone["low"], alone["high"]])
+    assert (slow_inter > 1.5).all() and (slow_disj < 1.1).all() and (slow_disj < slow_inter).all()
+    ds = fastnet.run({**df, "workload": {"kind": "mpi", "jobs": [{**a2a, "nodes": even},
+                                                                 {"program": "barrier", "tasks": 4, "nodes": odd}]}})
+    assert ds.job_ranks.values.tolist() == [32, 4] and ds.task_job.values.tolist() == [0] * 32 + [1] * 4
+    assert ds.task_node.values[32:].tolist() == [1, 3, 5, 7]
+    assert ds.execution_cycles.item() == ds.job_execution_cycles.values.max()
+
+
+@pytest.mark.parametrize("jobs, field", [
+    ([{"program": "barrier", "tasks": 8, "nodes": [0, 8]}, {"program": "barrier", "tasks": 8, "nodes": [4, 12]}],
+     "workload.jobs[1].nodes"),  # they share nodes 4..7
+    ([{"program": "barrier", "colour": 1}], "workload.jobs[0].colour"),
+    ([{"program": "barrier", "nodes": [5, 2]}], "workload.jobs[0].nodes"),
+    ([{"kind": "trace"}], "workload.jobs[0].file"),
+    ([{"program": "barrier", "tasks": 20, "nodes": [0, 8]}], "workload.jobs[0].tasks"),
+])
+def test_bad_jobs_name_the_job_and_field(jobs, field):
+    with pytest.raises(ConfigError) as e:
+        run({"kind": "mpi", "jobs": jobs})
+    assert e.value.field == field

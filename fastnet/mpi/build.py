@@ -16,6 +16,7 @@ from ..workloads.state import (
     MS_NEXT, TK_FINISH, TK_QHEAD, TK_QTAIL, TK_SPOS, W_MPI, WC_END, WC_FREE_COUNT, WC_FREE_HEAD, _free_list,
 )
 from .calls import Trace
+from .jobs import merge
 from .program import Options, Program, ProgramError, lower
 from .schema import resolve_mpi
 from .state import (
@@ -58,9 +59,35 @@ def compute_times(w: dict[str, Any], task_node: np.ndarray, n_nodes: int) -> np.
     return out
 
 
+def load_jobs(w: dict[str, Any], net: Network, seed: int) -> tuple[Trace, np.ndarray, np.ndarray | None]:
+    """(the program, each rank's node, each rank's job or None): one program, or `workload.jobs` side by side,
+    each placed on its own `nodes` (a node holds at most ranks_per_node ranks of all jobs together)."""
+    N, k = net.n_nodes, w["ranks_per_node"]
+    if not w["jobs"]:
+        trace = load_trace(w, N)
+        return trace, place(w, trace.n_ranks, net, seed), None
+    traces, nodes, held = [], [], np.zeros(N, np.int64)
+    for i, job in enumerate(w["jobs"]):
+        where = np.arange(N) if job["nodes"] == "all" else np.arange(*job["nodes"])
+        where = where[where < N]
+        jw = {**w, **job}
+        try:
+            trace = load_trace(jw, len(where))
+            nodes.append(place(jw, trace.n_ranks, net, seed + i, where))
+        except ConfigError as e:
+            raise ConfigError(f"workload.jobs[{i}].{e.field.split('.')[-1]}", str(e).split(": ", 1)[1]) from None
+        held += np.bincount(nodes[-1], minlength=N)
+        if held.max() > k:
+            raise ConfigError(f"workload.jobs[{i}].nodes", f"node {int(held.argmax())} would hold {int(held.max())} "
+                              f"ranks of the jobs, more than workload.ranks_per_node = {k}: give jobs disjoint nodes")
+        traces.append(trace)
+    trace, task_job = merge(traces)
+    return trace, np.concatenate(nodes), task_job
+
+
 def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Program]:
     w, m, traffic = cfg["workload"], mpi_section(cfg), cfg["traffic"]
-    trace = load_trace(w, net.n_nodes)
+    trace, task_node, task_job = load_jobs(w, net, seed)
     cycle_ns = timing(cfg).cycle_ns
     opt = Options(cycle_ns=cycle_ns, compute_scale=w["compute_scale"], compute=w["compute"],
                   count_init=w["count_init"], skip_unknown=w["skip_unknown"],
@@ -70,8 +97,8 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
         prog = lower(trace, opt)
     except ProgramError as e:
         raise ConfigError("workload.file" if w["kind"] == "trace" else "workload.program", str(e)) from None
+    prog.task_job = task_job
     R = trace.n_ranks
-    task_node = place(w, R, net, seed)
     rank_time = compute_times(w, task_node, net.n_nodes)
     inbox = net.n_nodes + 1
     headroom = inbox + MAX_FANOUT + 16

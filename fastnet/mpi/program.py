@@ -63,6 +63,7 @@ class Program:
     call_counts: np.ndarray  # int64[N_CALLS]: MPI calls of each kind in the program
     skipped: dict[str, int] = field(default_factory=dict)  # unknown calls skipped, by name
     files: list[str] = field(default_factory=list)  # where each rank's calls came from (error messages)
+    task_job: np.ndarray | None = None  # int64[R]: each rank's job (workload.jobs), None for one program
 
 
 def choose_algorithm(kind: str, nbytes: int, n: int, opt: Options) -> int:

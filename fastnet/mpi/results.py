@@ -45,6 +45,18 @@ def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     }
     coords: dict[str, Any] = {"task": np.arange(wl.n_tasks), "task_node": ("task", wl.task_node.copy()),
                               "call": np.array(CALLS)}
+    if prog.task_job is not None:  # workload.jobs: each job's own time, from cycle 0 to its last rank's return
+        job, n_jobs = prog.task_job, int(prog.task_job.max()) + 1
+        coords.update(job=np.arange(n_jobs), task_job=("task", job.copy()))
+        finish = np.full(n_jobs, -1, np.int64)
+        np.maximum.at(finish, job, wl.tk[:, TK_FINISH])
+        values.update({
+            "job_execution_cycles": finish,
+            "job_execution_ns": finish * cycle_ns,
+            "job_ranks": np.bincount(job, minlength=n_jobs),
+            "job_compute_cycles": np.bincount(job, wl.tk[:, RK_COMPUTE_CYC], minlength=n_jobs).astype(np.int64),
+            "job_wait_cycles": np.bincount(job, wl.tk[:, RK_WAIT_CYC], minlength=n_jobs).astype(np.int64),
+        })
     attrs: dict[str, Any] = {"workload": w["kind"]}
     if w["kind"] == "mpi":
         attrs["mpi_program"] = w["program"]

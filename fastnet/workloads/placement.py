@@ -30,28 +30,29 @@ def _round_robin(owner: np.ndarray, k: int) -> np.ndarray:
     return slot_node[np.lexsort((owner[slot_node], slot_pos))]
 
 
-def place(w: dict[str, Any], n_ranks: int, net: Network, seed: int) -> np.ndarray:
-    """int64[n_ranks]: the node of each rank."""
-    k, N, mapping = w["ranks_per_node"], net.n_nodes, w["mapping"]
+def place(w: dict[str, Any], n_ranks: int, net: Network, seed: int, where: np.ndarray | None = None) -> np.ndarray:
+    """int64[n_ranks]: the node of each rank, among the nodes `where` (default: all, in order)."""
+    where = np.arange(net.n_nodes, dtype=np.int64) if where is None else np.asarray(where, dtype=np.int64)
+    k, N, mapping = w["ranks_per_node"], len(where), w["mapping"]
     if n_ranks > N * k:
         raise ConfigError("workload.tasks", f"the program has {n_ranks} ranks, more than the {N} nodes x "
-                          f"workload.ranks_per_node = {k} of the network")
+                          f"workload.ranks_per_node = {k} it may use")
     if mapping == "linear":
-        return np.arange(n_ranks, dtype=np.int64) // k
+        return where[np.arange(n_ranks) // k]
     if mapping == "random":
         mseed = seed if w["mapping_seed"] == "auto" else w["mapping_seed"]
-        return np.random.default_rng([mseed, 0x3A9]).permutation(N * k)[:n_ranks].astype(np.int64) // k
+        return where[np.random.default_rng([mseed, 0x3A9]).permutation(N * k)[:n_ranks] // k]
     if mapping == "round_robin_routers":
-        return _round_robin(net.node_router.astype(np.int64), k)[:n_ranks]
+        return where[_round_robin(net.node_router[where].astype(np.int64), k)[:n_ranks]]
     if mapping == "round_robin_groups":
-        return _round_robin(net.topo.router_group[net.node_router].astype(np.int64), k)[:n_ranks]
+        return where[_round_robin(net.topo.router_group[net.node_router[where]].astype(np.int64), k)[:n_ranks]]
     path = Path(mapping)
     try:
         nodes = np.array([int(x) for x in path.read_text().replace(",", " ").split()], dtype=np.int64)
     except (OSError, ValueError) as e:
         raise ConfigError("workload.mapping", f"cannot read one node number per rank from {path}: {e}") from None
     nodes = nodes[:n_ranks]
-    if len(nodes) < n_ranks or nodes.min() < 0 or nodes.max() >= N or np.bincount(nodes).max() > k:
-        raise ConfigError("workload.mapping", f"{path} must give {n_ranks} nodes below {N}, each at most "
-                          f"workload.ranks_per_node = {k} times")
+    if len(nodes) < n_ranks or not np.isin(nodes, where).all() or np.bincount(nodes).max() > k:
+        raise ConfigError("workload.mapping", f"{path} must give {n_ranks} nodes of the {N} it may use, each at "
+                          f"most workload.ranks_per_node = {k} times")
     return nodes

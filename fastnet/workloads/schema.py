@@ -62,6 +62,8 @@ KEYS: dict[str, tuple[Any, Check]] = {
         (".txt", ".map", ".csv"))) else "must be one of " + ", ".join(MAPPINGS) + ", or a file (.txt, .map, .csv) "
         "of one node per rank"),
     "mapping_seed": ("auto", _auto_or(_int(0, 2**63 - 1))),  # auto: sim.seed
+    "jobs": ([], lambda v: None if isinstance(v, list) else "must be a list of job tables"),  # mpi, trace:
+    # several programs at once on disjoint nodes, each a table of JOB_KEYS (the rest: [workload]'s, for all jobs)
     "ranks_per_node": (1, _int(1, 4096)),  # mpi, trace: ranks a node holds (their messages bypass the network)
     # seed 002 micro-kernels
     "message_bytes": (1024, _int(1)),  # S
@@ -99,6 +101,45 @@ KEYS: dict[str, tuple[Any, Check]] = {
 }
 
 
+# what a job of `workload.jobs` may set; a key it leaves out is [workload]'s. `nodes`: [first, stop] or
+# [first, stop, step], the node numbers it may use (Python's range), or "all"
+JOB_KEYS = ("kind", "program", "tasks", "mapping", "mapping_seed", "message_bytes", "iterations", "compute_cycles",
+            "root", "grid", "chunks", "file", "format", "nodes")
+
+
+def _nodes(v: Any) -> str | None:
+    if v == "all" or (isinstance(v, list) and len(v) in (2, 3) and _int(0)(v[0]) is None
+                      and _int(1)(v[1]) is None and (len(v) == 2 or _int(1)(v[2]) is None) and v[0] < v[1]):
+        return None
+    return "must be \"all\" or [first, stop] or [first, stop, step] (first < stop, step >= 1)"
+
+
+def resolve_jobs(out: dict[str, Any]) -> list[dict[str, Any]]:
+    from ..config import _check_section
+
+    if out["jobs"] and out["kind"] not in ("mpi", "trace"):
+        raise ConfigError("workload.jobs", f"jobs are MPI programs or traces: workload.kind must be mpi or trace "
+                          f"(got {out['kind']!r})")
+    jobs = []
+    for i, job in enumerate(out["jobs"]):
+        name = f"workload.jobs[{i}]"
+        if not isinstance(job, dict):
+            raise ConfigError(name, "must be a table of workload keys: " + ", ".join(JOB_KEYS))
+        for k in job:
+            if k not in JOB_KEYS:
+                raise ConfigError(f"{name}.{k}", "is not a key of a job (set it in [workload] for every job); "
+                                  "allowed: " + ", ".join(JOB_KEYS))
+        schema = {k: KEYS[k] for k in JOB_KEYS if k != "nodes"} | {"nodes": ("all", _nodes)}
+        given_job = {k: job.get(k, out[k]) for k in JOB_KEYS if k != "nodes"} | {"nodes": job.get("nodes", "all")}
+        resolved = _check_section(name, given_job, schema)
+        if resolved["kind"] not in ("mpi", "trace"):
+            raise ConfigError(f"{name}.kind", f"must be mpi or trace (got {resolved['kind']!r})")
+        if resolved["kind"] == "trace" and not resolved["file"]:
+            raise ConfigError(f"{name}.file", "must name the trace to replay")
+        jobs.append(resolved)
+    return jobs
+
+
 def resolve_workload(given: Any) -> dict[str, Any]:
     """Fill in defaults, check each value and the relations between them."""
     from ..config import _check_section
@@ -112,5 +153,6 @@ def resolve_workload(given: Any) -> dict[str, Any]:
     if out["cycle_ns"] != "auto" and out["link_gbps"] != "auto":
         raise ConfigError("workload.cycle_ns", "give either cycle_ns or link_gbps (one sets the other through "
                           "traffic.phit_bytes), not both")
+    out["jobs"] = resolve_jobs(out)
     return out
 
