@@ -235,7 +235,7 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "occupancy_interval": (0, _int(0)),  # sample every port's buffer occupancy every N cycles into the
         # --out store as it runs (0: off; fastnet/occupancy.py)
         "memory_check": (True, _bool),  # refuse a run whose memory estimate exceeds the memory available
-        "max_cycles": (2**31 - 1, _int(1, 2**31 - 1)),
+        "max_cycles": (2**62, _int(1, 2**62)),  # a closed-loop run stops here; an open one must end before it
     },
 }
 

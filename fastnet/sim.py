@@ -194,7 +194,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     DeadlockError, WorkloadError or ConservationError if they occur. `occupancy` samples the ports every
     sim.occupancy_interval cycles: a chunk ends on each sampling cycle, where the state is read."""
     from .kernels.cycle import DEADLOCK, DRAINED, FAILED, FINISHED, GROW
-    from .kernels.state import C_CREATED, C_DELIVERED, PT_HELD, grow
+    from .kernels.state import C_CREATED, C_DELIVERED, C_EPOCH, EPOCH_SPAN, PT_HELD, grow, rebase
     from .workloads.build import grow_messages
     from .workloads.state import ERRORS, WC_ERROR, WC_FINISHED
 
@@ -206,7 +206,10 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     chunk = FIRST_CHUNK
     while t < end:
         # a closed loop skips idle cycles (kernels/cycle.py network_idle): `chunk` bounds the cycles it simulates
-        t1 = min(end, end if s.closed_loop else t + chunk, occupancy.next_cycle if occupancy else end)
+        if t - s.state.ctr[C_EPOCH] > EPOCH_SPAN // 2:  # the VC records store int32 times from an epoch
+            rebase(s.state, t)
+        t1 = min(end, end if s.closed_loop else t + chunk, occupancy.next_cycle if occupancy else end,
+                 int(s.state.ctr[C_EPOCH]) + EPOCH_SPAN)
         t0, w0 = t, time.perf_counter()
         status, t, low = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True, chunk)
         chunk = _next_chunk(chunk, min(t - t0, chunk), time.perf_counter() - w0)

@@ -241,3 +241,23 @@ def test_deadlock_is_detected_not_hung():
 def test_vcs_below_routing_needs_are_refused():
     with pytest.raises(fastnet.ConfigError, match="needs at least 5 VCs"):
         prepare({"topology": {"kind": "torus", "dims": [8, 2]}, "router": {"vcs": 2}})
+
+
+def test_moving_the_vc_epoch_changes_nothing(monkeypatch):
+    """The VC records keep their times (int32) from an epoch that the simulation moves between kernel calls
+    (kernels/state.py rebase): moving it every 256 cycles past saturation, or every 2^20 cycles in an MPI program
+    that idles for long stretches (its run is longer than int32 cycles), gives the same dataset as every 2^29."""
+    import fastnet.kernels.state as K
+
+    busy = {"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"load": 0.6},
+            "sim": {"warmup": 1000, "measure": 2000, "drain": 3000}}
+    idle = {"topology": {"kind": "torus", "dims": [4, 4]},
+            "workload": {"kind": "mpi", "program": "halo3d", "tasks": 8, "iterations": 3,
+                         "compute_cycles": 3 * 2**30}}
+    for cfg, span in ((busy, 256), (idle, 2**20)):  # (idle: 2^33 cycles in steps of 2^20, 8,192 kernel calls)
+        monkeypatch.setattr(K, "EPOCH_SPAN", 2**29)
+        before = fastnet.run(cfg)
+        monkeypatch.setattr(K, "EPOCH_SPAN", span)
+        after = fastnet.run(cfg)
+        xr.testing.assert_identical(before.drop_attrs(), after.drop_attrs())
+    assert before.execution_cycles.item() > 2**33

@@ -48,7 +48,7 @@ from .pool import (
 from .routing import route, took_hop
 from .state import (
     C_CREATED, C_DELIVERED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
-    C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
+    C_EPOCH, C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
     EV_AMOUNT, EV_KIND,
     EV_NEXT, EV_TARGET, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
     PK_DVC, PK_INJECT, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
@@ -200,7 +200,7 @@ def vc_free_at(vc, pk, prm, first, count, t):
     """Earliest cycle (> t) at which one of VCs first..first+count-1, none of which allocate_vc can give now, could
     be allocated: a VC in its reallocation delay at VC_ALLOC; a VC held by another head once that head is
     granted (at t at the soonest) and its tail has left, plus the reallocation delay."""
-    soon = t + (1 << 30)
+    soon = t + (1 << 28)  # the VC records count from C_EPOCH: t and the result too
     for w in range(first, first + count):
         owner = vc[w, VC_OWNER]
         at = vc[w, VC_ALLOC] if owner < 0 else t + pk[owner, PK_SIZE] - 1 + prm.vc_realloc
@@ -212,7 +212,7 @@ def vc_free_at(vc, pk, prm, first, count, t):
 def park(act, vc, ev, wheel, ctr, prm, v, t):
     """Take VC v, whose head cannot be granted before VC_WAKE, off the ready list until then: a waiting head costs
     nothing per cycle (its E_READY puts it back). False if that is beyond the event wheel (it stays, skipped)."""
-    wake = vc[v, VC_WAKE]
+    wake = vc[v, VC_WAKE] + ctr[C_EPOCH]
     if wake - t > prm.wheel_mask:
         return False
     list_remove(act, vc, VC_POS, ctr, C_N_ACTIVE, v)
@@ -235,13 +235,15 @@ def prefetch_heads(act, n, vc, pk, pt, V, i):
 
 
 @jit_inline
-def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, t, v, routing, scan):
+def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, t, epoch, v, routing,
+                 scan):
     """The output that VC v's head asks for, if it may ask this cycle: route it (again, if adaptive) and allocate
     its downstream VC, then check that its crossbar input and output are free and unmatched and that the
     whole packet fits downstream. Returns (output, downstream VC (-1: to the node), own_link), output -1 if
-    it may not ask this cycle, WAIT if not before VC_WAKE. Both allocators ask through it."""
+    it may not ask this cycle, WAIT if not before VC_WAKE. Both allocators ask through it. The VC records' times
+    count from `epoch` (C_EPOCH), as allocate_vc's and vc_free_at's t does."""
     V = prm.vcs
-    if vc[v, VC_WAKE] > t:  # its ports are busy, or no downstream VC can be free, until then (below)
+    if vc[v, VC_WAKE] > t - epoch:  # its ports are busy, or no downstream VC can be free, until then (below)
         return WAIT, -1, False
     p = v // V
     h = vc[v, VC_HEAD]
@@ -258,10 +260,10 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, 
         if port[o, P_CLASS] != NODE:
             oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
             first, count = port[o, P_PEER_PORT] * V + vcr[oc, cls, 0], vcr[oc, cls, 1]
-            dvc = allocate_vc(vc, first, count, h, t)
+            dvc = allocate_vc(vc, first, count, h, t - epoch)
             if dvc < 0:
                 if not prm.reroute:  # its route is kept: nothing to do before a VC can be free
-                    vc[v, VC_WAKE] = vc_free_at(vc, pk, prm, first, count, t)
+                    vc[v, VC_WAKE] = vc_free_at(vc, pk, prm, first, count, t - epoch)
                     return WAIT, -1, False
                 return -1, -1, False
             pk[h, PK_DVC] = dvc
@@ -270,7 +272,7 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, 
     wake = blocked_until(pt, port, prm, p, o, own_link)
     if wake > t:
         if dvc >= 0 or not prm.reroute:  # routed for good: not worth looking at again before then
-            vc[v, VC_WAKE] = wake
+            vc[v, VC_WAKE] = wake - epoch
             return WAIT, -1, False
         return -1, -1, False
     if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
@@ -318,6 +320,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     multiple ejection, every input asking for its node's ejection port wins it). Appends the granted input
     ports to st.grants from n0 on and returns how many."""
     pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
+    epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     ps, port = topo.router_port_start, topo.port
     V = prm.vcs
     n_in = 0
@@ -326,7 +329,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
         v = act[i]
         prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
         o, dvc, own_link = head_request(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, pt, prm, pk,
-                                        st.rng_router, st.buf, st.buf2, t, v, routing, scan)
+                                        st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan)
         if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
         i += 1
@@ -370,6 +373,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
     iteration (iSLIP moves them in the first only). Appends the granted input ports to st.grants from n0 on
     and returns how many."""
     pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
+    epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     ps, port, node = topo.router_port_start, topo.port, topo.node
     dist, ip, alg, vcr = rt.dist, rt.ip, rt.alg, rt.vcr
     rng, buf, buf2 = st.rng_router, st.buf, st.buf2
@@ -380,8 +384,8 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
     while i < st.ctr[C_N_ACTIVE]:  # requests, and the grant phase: each output keeps the first input
         v = act[i]
         prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
-        o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, t, v,
-                                        routing, scan)
+        o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, t,
+                                        epoch, v, routing, scan)
         if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
         i += 1
@@ -474,7 +478,7 @@ def traverse(topo, prm, st, t, n_grants):
             dvc = pt[p, PT_IN_DVC]
             vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, dvc, size, t)
             vc[dvc, VC_OWNER] = -1
-            vc[dvc, VC_ALLOC] = t + send - 1 + prm.vc_realloc
+            vc[dvc, VC_ALLOC] = t - ctr[C_EPOCH] + send - 1 + prm.vc_realloc
             pk[h, PK_DVC] = -1
             pk[h, PK_ARRIVE] = end - send + port[o, P_LATENCY]
             pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay

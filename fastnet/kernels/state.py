@@ -22,6 +22,7 @@ C_FREE_HEAD, C_FREE_COUNT, C_EV_FREE_HEAD, C_EV_FREE_COUNT = 0, 1, 2, 3
 C_N_ACTIVE, C_N_ACTIVE_NODES, C_CREATED, C_DELIVERED = 4, 5, 6, 7
 C_QUEUED, C_LAST_PROGRESS, C_MEAS_CREATED, C_MEAS_DELIVERED = 8, 9, 10, 11
 C_INJECTED, C_STAMP, C_PHIT_HOPS = 12, 13, 14  # phit-hops: phits x switch traversals, whole run
+C_EPOCH = 15  # the cycle the VC records' times (VC_ALLOC, VC_WAKE, int32) count from: rebase() moves it
 N_CTR = 16
 
 # pk[h, ...]: packet records (int64)
@@ -35,10 +36,10 @@ N_PK = 18
 # vc[port*V + v, ...]: input VC records (int32)
 VC_HEAD, VC_TAIL, VC_FREE, VC_POS, VC_CAP = 0, 1, 2, 3, 4  # FIFO ends, credits seen upstream, place in the
 # list of VCs with a ready head (act), capacity in phits (0: a VC this port does not have)
-VC_ALLOC = 5  # earliest cycle at which another packet may be allocated this VC (Params.vc_realloc)
+VC_ALLOC = 5  # earliest cycle at which another packet may be allocated this VC (Params.vc_realloc), - C_EPOCH
 VC_OWNER = 6  # the upstream head packet this VC is allocated to, -1 if free
 VC_WAKE = 7  # its head waits for a busy input, output or link, or for a downstream VC to be free: off the ready
-# list (parked, with an E_READY) until this cycle
+# list (parked, with an E_READY) until this cycle, - C_EPOCH
 N_VC = 8
 
 # pt[port, ...]: port records (int64)
@@ -182,6 +183,19 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
         vc_area=np.zeros(occ, np.int64), vc_since=np.zeros(occ, np.int64),
         arrivals=np.full(arrival_slots, -1, np.int64),
     )
+
+
+EPOCH_SPAN = 1 << 29  # cycles a kernel call may run past C_EPOCH: every stored VC time stays within int32
+
+
+def rebase(st: State, t: int) -> None:
+    """Move C_EPOCH to cycle t (between kernel calls): the VC records' times count from it again. Times long past
+    are clamped to EPOCH_SPAN before t, which compares the same (every future one lies within a packet's time or
+    the wheel's horizon of t)."""
+    old, vc = int(st.ctr[C_EPOCH]), st.vc
+    for col in (VC_ALLOC, VC_WAKE):
+        vc[:, col] = np.maximum(vc[:, col].astype(np.int64) + (old - t), -EPOCH_SPAN)
+    st.ctr[C_EPOCH] = t
 
 
 def grow(st: State, packets: bool, events: bool) -> State:
