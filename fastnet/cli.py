@@ -197,6 +197,9 @@ def run(
         units = ds[name].attrs.get("units", "") if name in ds else "s"
         table.add_row(name, _fmt(value), units)
     out.print(table)
+    if "mpi_events" in ds:
+        out.print(f"{int(ds.mpi_calls):,} MPI calls and {int(ds.messages + ds.control_messages):,} messages in "
+                  f"{t['wall_seconds']:.2f} s: {t['mpi_events_per_second']:,.0f} MPI events/s")
     if out_path is not None:
         out.print(f"results written to {out_path}")
 

@@ -70,6 +70,8 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "messages": ((), "messages", "MPI data transfers (eager messages and rendezvous data)"),
     "bytes": ((), "bytes", "MPI payload bytes transferred (headers excluded)"),
     "control_messages": ((), "messages", "rendezvous requests-to-send and clears-to-send"),
+    "mpi_events": ((), "events", "MPI: calls replayed + messages delivered (data and control); the run's "
+                   "mpi_events_per_second attribute divides it by the wall time"),
     "rank_compute_cycles": (("task",), "cycles", "MPI: cycles each rank computed"),
     "job_execution_cycles": (("job",), "cycles", "MPI jobs (workload.jobs): the cycle the job's last rank returned "
                              "from its last call"),
@@ -208,6 +210,9 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         coords["time"] = np.arange(rows) * prm.ts_interval
     wvalues, wcoords, wattrs = workload_values(s)
     values.update(wvalues)
+    if "mpi_calls" in values:
+        values["mpi_events"] = values["mpi_calls"] + values["messages"] + values["control_messages"]
+        wattrs["mpi_events_per_second"] = values["mpi_events"] / max(wall_seconds, 1e-9)
     coords.update(wcoords)
     data_vars = {}
     for name, value in values.items():

@@ -344,3 +344,16 @@ def test_bad_jobs_name_the_job_and_field(jobs, field):
     with pytest.raises(ConfigError) as e:
         run({"kind": "mpi", "jobs": jobs})
     assert e.value.field == field
+
+
+def test_a_replay_reports_mpi_events_per_second():
+    from typer.testing import CliRunner
+
+    from fastnet.cli import app
+
+    ds = run({"kind": "mpi", "program": "pingpong", "message_bytes": 100_000, "iterations": 2})
+    assert ds.mpi_events.item() == ds.mpi_calls.item() + ds.messages.item() + ds.control_messages.item()
+    assert ds.attrs["mpi_events_per_second"] > 0
+    r = CliRunner().invoke(app, ["run", "--set", "topology.kind=torus", "--set", "topology.dims=[4,4]",
+                                 "--set", "workload.kind=mpi", "--set", "workload.program=barrier"])
+    assert r.exit_code == 0 and "MPI events/s" in r.output, r.output
