@@ -91,8 +91,10 @@ def _cycles(ns: float, cycle_ns: float) -> int:
 class _RankLowering:
     """One rank's calls -> op rows, request slots, wait lists and alltoallv counts."""
 
-    def __init__(self, rank: int, trace: Trace, opt: Options, comm_index: dict[int, int], seqs: dict[int, int]):
+    def __init__(self, rank: int, trace: Trace, opt: Options, comm_index: dict[int, int], seqs: dict[int, int],
+                 member_sets: dict[int, frozenset[int]]):
         self.rank, self.trace, self.opt, self.comm_index, self.seqs = rank, trace, opt, comm_index, seqs
+        self.member_sets = member_sets  # each communicator's world ranks, shared by every rank's lowering
         self.rows: list[list[int]] = []
         self.req_list: list[int] = []
         self.counts: list[int] = []
@@ -135,7 +137,7 @@ class _RankLowering:
     def comm(self, call: Call, index: int) -> int:
         if call.comm not in self.comm_index:
             raise self.fail(index, call, f"unknown communicator {call.comm}")
-        if self.rank not in self.trace.comms[call.comm]:
+        if self.rank not in self.member_sets[call.comm]:
             raise self.fail(index, call, f"rank {self.rank} is not a member of communicator {call.comm}")
         return self.comm_index[call.comm]
 
@@ -245,6 +247,7 @@ def lower(trace: Trace, opt: Options) -> Program:
     comm_ids = sorted(trace.comms)
     comm_index = {cid: i for i, cid in enumerate(comm_ids)}  # world (0) stays 0
     members = [trace.comms[cid] for cid in comm_ids]
+    member_sets = {cid: frozenset(m) for cid, m in trace.comms.items()}  # membership in O(1), not O(ranks)
     rc: list[list[tuple[int, int]]] = [[] for _ in range(R)]
     for i, mem in enumerate(members):
         for me, w in enumerate(mem):
@@ -267,7 +270,7 @@ def lower(trace: Trace, opt: Options) -> Program:
     firsts = [next((c.start_ns for c in calls if not math.isnan(c.start_ns)), math.nan) for calls in trace.ranks]
     origin = min((f for f in firsts if not math.isnan(f)), default=math.nan)  # the trace's first call: cycle 0
     for r, calls in enumerate(trace.ranks):
-        low = _RankLowering(r, trace, opt, comm_index, {})
+        low = _RankLowering(r, trace, opt, comm_index, {}, member_sets)
         low.lower(calls, origin)
         call_counts += low.calls
         for name, n in low.skipped.items():
