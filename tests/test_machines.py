@@ -66,6 +66,7 @@ def test_bad_machine_is_one_line(section, field):
 
 def test_run_on_a_preset_small_override():
     ds = fastnet.run({"machine": {"name": "darter"}, "traffic": {"load": 0.01},
+                      "routing": {"algorithm": "min"},  # the loop other tests compile (CI's time)
                       "sim": {"warmup": 200, "measure": 500, "drain": 20000}})
     assert ds.attrs["nodes"] == 768 and ds.packets_delivered.item() > 0
 
@@ -78,6 +79,8 @@ def test_bgq_fanout_latency_is_the_zero_load_formula_in_ns():
 
     dims = [4, 3, 2, 2, 2]
     ds = fastnet.run({"machine": {"name": "sequoia"}, "topology": {"dims": dims},
+                      "routing": {"algorithm": "min"},  # as DOR on an idle network (minimal hops), and the MPI
+                      # torus loop tests/test_mpi.py compiles, which saves CI a compilation
                       "workload": {"kind": "mpi", "program": "fanout", "message_bytes": 8, "compute_cycles": 1500}})
     finish = ds.task_finish_cycle.values.astype(np.int64)
     ranks = np.arange(1, len(finish))
