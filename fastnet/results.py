@@ -168,10 +168,6 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "network_latency_p50": percentile(st.net_hist, 0.5),
         "network_latency_p99": percentile(st.net_hist, 0.99),
         "network_latency_max": float(sc[K.S_NET_MAX]) if count else float("nan"),
-        "packet_latency_mean_ns": _mean(sc[K.S_LAT_SUM], count) * t.cycle_ns,
-        "network_latency_mean_ns": _mean(sc[K.S_NET_SUM], count) * t.cycle_ns,
-        "accepted_gbytes_per_node": sc[K.S_ACCEPTED_PHITS] / (N * window) * gbytes,
-        "offered_gbytes_per_node": sc[K.S_OFFERED_PHITS] / (N * window) * gbytes,
         "hops_mean": _mean(sc[K.S_HOPS_SUM], count),
         "hops_local_mean": _mean(sc[K.S_HOPS_LOCAL], count),
         "hops_global_mean": _mean(sc[K.S_HOPS_GLOBAL], count),
@@ -188,6 +184,12 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "packet_latency_histogram": st.lat_hist.copy(),
         "network_latency_histogram": st.net_hist.copy(),
     }
+    values.update({  # the same figures in physical units
+        "packet_latency_mean_ns": values["packet_latency_mean"] * t.cycle_ns,
+        "network_latency_mean_ns": values["network_latency_mean"] * t.cycle_ns,
+        "accepted_gbytes_per_node": values["accepted_phits_per_node_cycle"] * gbytes,
+        "offered_gbytes_per_node": values["offered_phits_per_node_cycle"] * gbytes,
+    })
     coords: dict[str, Any] = {
         "port": np.arange(net.n_ports),
         "port_router": ("port", net.port_router.copy()),
