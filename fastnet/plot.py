@@ -3,9 +3,11 @@
 Scalar metrics become line plots over one axis (`x`), one curve per value of another (`hue`), with the sweep's
 seeds (`sim.seed`) averaged and their spread shaded. Per-port metrics (any variable with a `port` dimension, and a
 `vc` dimension when runs record one) become heatmaps of router x port, one panel per x value, as in seed 004's
-Fig 8. A run's store (`fastnet run --out`) with `port_occupancy` (sim.occupancy_interval) becomes one heatmap of
-port occupancy over time, ports ordered by router. Every axis label carries its units; PNG, SVG or PDF by the
-file's suffix.
+Fig 8. A run's store (`fastnet run --out`) draws one of:
+- `port_occupancy` (sim.occupancy_interval): a heatmap of port occupancy over time, ports ordered by router;
+- `timeline` (an MPI run): a Gantt chart of each rank's computation and blocking calls over time;
+- `comm_matrix_bytes` (an MPI run): a heatmap of the bytes each rank sent each other rank.
+Every axis label carries its units; PNG, SVG or PDF by the file's suffix.
 """
 
 from __future__ import annotations
@@ -29,6 +31,15 @@ MAX_PORT_ROWS = 1500  # rows of the occupancy heatmap: more ports are averaged i
 MAX_TIME_COLUMNS = 2000  # its columns: more samples are averaged in consecutive groups
 READ_BYTES = 64 * 2**20  # occupancy read per block of samples
 REDUCTIONS = ("mean", "max")  # how the ports (and samples) drawn in one cell of the heatmap combine
+TIMELINE, COMM_MATRIX = "timeline", "comm_matrix_bytes"
+RUN_FIGURES = (OCCUPANCY, TIMELINE, COMM_MATRIX)  # what a run's store can draw (--y)
+MAX_GANTT_BARS = 128  # ranks drawn as bars; more ranks are drawn as an image of rank groups x time
+# the Gantt chart's colours: computation, then the blocking calls by what the rank waits for
+ACTIVITIES = (("compute", ("compute",), "0.75"),
+              ("send", ("send", "isend"), "tab:orange"),
+              ("receive / wait", ("recv", "irecv", "wait", "waitall", "sendrecv"), "tab:blue"),
+              ("collective", ("barrier", "bcast", "reduce", "allreduce", "gather", "allgather", "scatter",
+                              "alltoall", "alltoallv"), "tab:red"))
 
 LABELS = {
     "traffic.load": "offered load",
@@ -63,15 +74,16 @@ def open_sweep(path: str | Path) -> xr.Dataset:
 
 
 def open_result(path: str | Path) -> xr.Dataset:
-    """A sweep's store or a run's store with `port_occupancy`; ConfigError(RESULT) for anything else."""
+    """A sweep's store, or a run's store with `port_occupancy` or an MPI timeline; ConfigError(RESULT) for anything
+    else."""
     path = Path(path)
     try:
         ds = xr.open_zarr(path, chunks=None)  # lazy: the occupancy array is read a block of rows at a time
     except Exception as e:  # noqa: BLE001 - any failure to open means the same to the user
         raise ConfigError("RESULT", f"cannot open {path} as a zarr dataset ({type(e).__name__})") from None
-    if "sweep_layout" not in ds.attrs and OCCUPANCY not in ds:
+    if "sweep_layout" not in ds.attrs and OCCUPANCY not in ds and COMM_MATRIX not in ds:
         raise ConfigError("RESULT", f"{path} is neither a sweep store nor a run store with {OCCUPANCY} (record it "
-                          "with fastnet run --out PATH --set sim.occupancy_interval=N)")
+                          "with fastnet run --out PATH --set sim.occupancy_interval=N) or an MPI run's timeline")
     return ds
 
 
@@ -81,8 +93,8 @@ def axes_of(ds: xr.Dataset) -> list[str]:
 
 def plot(ds: xr.Dataset, output: str | Path, network_only: bool = False, reduce: str | None = None,
          **kwargs: Any) -> Path:
-    """Draw `figure(ds, **kwargs)` (a sweep) or `occupancy_figure(ds, network_only, reduce)` (a run's store) into
-    `output` (.png, .svg or .pdf)."""
+    """Draw `figure(ds, **kwargs)` (a sweep), or for a run's store the figure its `y` names (RUN_FIGURES; default:
+    the occupancy if recorded, else the MPI timeline) into `output` (.png, .svg or .pdf)."""
     output = Path(output)
     if output.suffix.lower() not in FORMATS:
         raise ConfigError("-o", f"must end in one of {', '.join(FORMATS)} (got {output.name})")
@@ -96,9 +108,16 @@ def plot(ds: xr.Dataset, output: str | Path, network_only: bool = False, reduce:
             if kwargs.get(flag):
                 raise ConfigError(f"--{flag}", "applies to a sweep's store; this is one run's store, drawn as "
                                   "its port occupancy heatmap")
-        if any(name != OCCUPANCY for name in kwargs.get("y") or ()):
-            raise ConfigError("--y", f"a run's store draws {OCCUPANCY} only")
-        fig = occupancy_figure(ds, network_only, reduce or "mean")
+        ys = list(kwargs.get("y") or ()) or [OCCUPANCY if OCCUPANCY in ds else TIMELINE]
+        if len(ys) > 1 or ys[0] not in RUN_FIGURES:
+            raise ConfigError("--y", f"a run's store draws one of {', '.join(RUN_FIGURES)} (got {', '.join(ys)})")
+        if ys[0] == OCCUPANCY:
+            fig = occupancy_figure(ds, network_only, reduce or "mean")
+        else:
+            for flag, given in (("--network-only", network_only), ("--reduce", reduce)):
+                if given:
+                    raise ConfigError(flag, "applies to the occupancy heatmap")
+            fig = timeline_figure(ds) if ys[0] == TIMELINE else comm_matrix_figure(ds)
     fig.savefig(output, dpi=150, bbox_inches="tight")
     return output
 
@@ -361,6 +380,96 @@ def occupancy_figure(ds: xr.Dataset, network_only: bool = False, reduce: str = "
     fig.colorbar(shown, ax=ax, label=what)
     ax.set_title(_run_title(ds, interval), fontsize=9)
     return fig
+
+
+def _mpi_store(ds: xr.Dataset, what: str) -> None:
+    if COMM_MATRIX not in ds:
+        raise ConfigError("RESULT", f"no MPI results: {what} is drawn from an MPI run's store (workload.kind = "
+                          "\"mpi\" or \"trace\", fastnet run --out PATH)")
+
+
+def timeline_figure(ds: xr.Dataset) -> Any:
+    """Gantt chart of an MPI run: one bar per rank (rank 0 at the top) along time, coloured by what the rank did
+    (ACTIVITIES); blank where it ran between calls or in calls that did not block. More than MAX_GANTT_BARS ranks
+    become an image of consecutive rank groups x MAX_TIME_COLUMNS time bins, each cell the activity of the
+    group's first rank at the bin's middle."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    _mpi_store(ds, "the timeline")
+    calls = [str(c) for c in ds["call"].values]
+    activity = np.full(len(calls), -1)
+    for i, (_, members, _) in enumerate(ACTIVITIES):
+        activity[[calls.index(c) for c in members if c in calls]] = i
+    rank, start, end = (ds[f"timeline_{k}"].values for k in ("rank", "start", "end"))
+    act = activity[ds["timeline_call"].values]
+    n_ranks = ds.sizes["task"]
+    span = max(int(ds["execution_cycles"]), int(end.max()) if len(end) else 1, 1)
+    fig = Figure(figsize=(8.5, 0.8 + min(n_ranks, 40) * 0.12 + 2.2), layout="constrained")
+    ax = fig.add_subplot()
+    colours = [c for _, _, c in ACTIVITIES]
+    if n_ranks <= MAX_GANTT_BARS:
+        for i, colour in enumerate(colours):
+            pick = act == i
+            for r in np.unique(rank[pick]):
+                mine = pick & (rank == r)
+                ax.broken_barh(list(zip(start[mine], end[mine] - start[mine])), (r - 0.4, 0.8), facecolors=colour,
+                               linewidth=0)
+        ax.set_ylim(n_ranks - 0.5, -0.5)
+        ax.set_ylabel("rank")
+    else:
+        per_row = -(-n_ranks // MAX_GANTT_BARS)
+        cols = np.minimum(MAX_TIME_COLUMNS, span)
+        image = np.full((-(-n_ranks // per_row), cols), -1)
+        middles = (np.arange(cols) + 0.5) * span / cols
+        first = rank % per_row == 0
+        for r, a, s0, s1 in zip(rank[first] // per_row, act[first], np.searchsorted(middles, start[first]),
+                                np.searchsorted(middles, end[first])):
+            image[r, s0:s1] = a
+        shown = np.ma.masked_less(image, 0)
+        ax.imshow(shown, aspect="auto", interpolation="nearest", cmap=ListedColormap(colours), vmin=0,
+                  vmax=len(colours) - 1, extent=(0, span, image.shape[0] * per_row, 0))
+        ax.set_ylabel(f"rank (every {per_row}th drawn)")
+    ax.set_xlim(0, span)
+    ax.set_xlabel("cycle")
+    ax.legend(handles=[Patch(color=c, label=name) for name, _, c in ACTIVITIES], loc="upper center",
+              bbox_to_anchor=(0.5, -0.12), ncol=len(ACTIVITIES), fontsize=8, frameon=False)
+    title = f"{n_ranks:,} ranks, {span:,} cycles ({span * float(ds.attrs.get('cycle_ns', 0)) / 1e3:,.1f} us)"
+    if ds.attrs.get("timeline_dropped"):
+        title += f"; {ds.attrs['timeline_dropped']:,} later intervals not kept ([mpi] timeline_intervals)"
+    ax.set_title(f"{_mpi_title(ds)}\n{title}", fontsize=9)
+    return fig
+
+
+def comm_matrix_figure(ds: xr.Dataset) -> Any:
+    """Heatmap of comm_matrix_bytes: sender along y, receiver along x, bytes on a log colour scale (blank: none)."""
+    from matplotlib.colors import LogNorm
+    from matplotlib.figure import Figure
+
+    _mpi_store(ds, "the communication matrix")
+    m = ds[COMM_MATRIX].values.astype(np.float64)
+    per_cell = int(ds.attrs.get("comm_matrix_ranks_per_cell", 1))
+    n = ds.sizes["task"]
+    fig = Figure(figsize=(6.4, 5.4), layout="constrained")
+    ax = fig.add_subplot()
+    shown = np.ma.masked_equal(m, 0)
+    positive = m[m > 0]
+    norm = LogNorm(vmin=positive.min(), vmax=positive.max()) if len(positive) else None
+    image = ax.imshow(shown, origin="upper", interpolation="nearest", cmap="viridis", norm=norm,
+                      extent=(-0.5 * per_cell, m.shape[1] * per_cell - 0.5 * per_cell,
+                              m.shape[0] * per_cell - 0.5 * per_cell, -0.5 * per_cell))
+    ax.set_xlabel("receiving rank")
+    ax.set_ylabel("sending rank")
+    fig.colorbar(image, ax=ax, label="payload bytes" + (f" (cells of {per_cell} ranks)" if per_cell > 1 else ""))
+    ax.set_title(f"{_mpi_title(ds)}\n{n:,} ranks, {int(ds['bytes']):,} bytes in {int(ds['messages']):,} messages",
+                 fontsize=9)
+    return fig
+
+
+def _mpi_title(ds: xr.Dataset) -> str:
+    what = ds.attrs.get("trace") or f"program {ds.attrs.get('mpi_program', '?')}"
+    return f"{Path(str(what)).name} on {ds.attrs.get('topology', '')} ({ds.attrs.get('nodes', '?')} nodes)"
 
 
 def _reduce_groups(a: np.ndarray, starts: np.ndarray, axis: int, reduce: str) -> np.ndarray:

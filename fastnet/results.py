@@ -85,6 +85,14 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "call_message_latency_histogram": (("call", "latency_bin"), "messages",
                                        "MPI message latency (posted to data arrived) per latency bin, by the call "
                                        "that sent it"),
+    "timeline_rank": (("interval",), "rank", "MPI timeline ([mpi] timeline_intervals): the rank of each interval in "
+                      "which a rank computed or was blocked in a call, rank by rank in time order"),
+    "timeline_call": (("interval",), "call", "what the rank did: an index into the call coordinate ('compute', or "
+                      "the blocking call: a send waiting for its rendezvous, a receive, a wait, a collective)"),
+    "timeline_start": (("interval",), "cycle", "first cycle of the interval"),
+    "timeline_end": (("interval",), "cycle", "cycle the rank went on (the interval is [start, end))"),
+    "comm_matrix_bytes": (("rank_from", "rank_to"), "bytes", "MPI payload bytes sent between ranks (coordinates: "
+                          "the first rank of each cell; attribute comm_matrix_ranks_per_cell)"),
     "execution_seconds": ((), "s", "Graph500: execution_cycles x cycle_ns"),
     "messages_posted": ((), "messages", "messages the workload sent through the network"),
     "messages_completed": ((), "messages", "messages whose every packet arrived"),

@@ -357,3 +357,42 @@ def test_a_replay_reports_mpi_events_per_second():
     r = CliRunner().invoke(app, ["run", "--set", "topology.kind=torus", "--set", "topology.dims=[4,4]",
                                  "--set", "workload.kind=mpi", "--set", "workload.program=barrier"])
     assert r.exit_code == 0 and "MPI events/s" in r.output, r.output
+
+
+def test_timeline_and_communication_matrix_account_for_every_cycle_and_byte():
+    """The timeline's intervals add up, rank by rank, to its compute and wait cycles; the matrix to its bytes."""
+    w = {"kind": "mpi", "program": "halo3d", "message_bytes": 3000, "iterations": 2, "compute_cycles": 500}
+    ds = run(w)
+    compute = list(ds.call.values).index("compute")
+    d = (ds.timeline_end - ds.timeline_start).values
+    rank, call = ds.timeline_rank.values, ds.timeline_call.values
+    R = ds.sizes["task"]
+    assert (d > 0).all() and ds.attrs["timeline_dropped"] == 0
+    np.testing.assert_array_equal(np.bincount(rank[call == compute], d[call == compute], minlength=R),
+                                  ds.rank_compute_cycles.values)
+    np.testing.assert_array_equal(np.bincount(rank[call != compute], d[call != compute], minlength=R),
+                                  ds.rank_wait_cycles.values)
+    assert (np.diff(rank) >= 0).all()  # rank by rank, each in time order
+    assert ds.comm_matrix_bytes.sum().item() == ds.bytes.item()
+    assert (np.diag(ds.comm_matrix_bytes.values) == 0).all()
+    pp = run({"kind": "mpi", "program": "pingpong", "message_bytes": 100, "iterations": 3},
+             {"timeline_intervals": 2, "comm_matrix_cells": 1})
+    assert pp.comm_matrix_bytes.values.tolist() == [[600]]  # one cell of both ranks
+    assert pp.sizes["interval"] == 2 and pp.attrs["timeline_dropped"] > 0
+
+
+def test_plot_draws_the_gantt_chart_and_the_matrix_of_a_run(tmp_path):
+    from typer.testing import CliRunner
+
+    from fastnet.cli import app
+
+    store = tmp_path / "run.zarr"
+    args = ["run", "--set", "topology.kind=torus", "--set", "topology.dims=[4,4]", "--set", "workload.kind=mpi",
+            "--set", "workload.program=alltoall", "--set", "workload.message_bytes=64", "--out", str(store)]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    for y in ("timeline", "comm_matrix_bytes"):
+        r = CliRunner().invoke(app, ["plot", str(store), "-o", str(tmp_path / f"{y}.png"), "--y", y])
+        assert r.exit_code == 0 and (tmp_path / f"{y}.png").stat().st_size > 10_000, r.output
+    r = CliRunner().invoke(app, ["plot", str(store), "-o", str(tmp_path / "x.png"), "--y", "latency"])
+    assert r.exit_code == 2 and "--y" in r.output and "timeline" in r.output

@@ -20,8 +20,8 @@ from .jobs import merge
 from .program import Options, Program, ProgramError, lower
 from .schema import resolve_mpi
 from .state import (
-    CALLS, MAX_FANOUT, N_MSG, N_RK, N_RQ, N_WM, RK_BLOCK_T, RK_PC, RK_COP, RK_EARLY, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL,
-    WM_READY, Mpi,
+    CALLS, MAX_FANOUT, N_MSG, N_RK, N_RQ, N_TL, N_WM, OP_CODE, OP_IRECV, OP_ISEND, RK_BLOCK_T, RK_PC, RK_COP,
+    RK_EARLY, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, WM_READY, Mpi,
 )
 
 
@@ -85,6 +85,14 @@ def load_jobs(w: dict[str, Any], net: Network, seed: int) -> tuple[Trace, np.nda
     return trace, np.concatenate(nodes), task_job
 
 
+def timeline_bound(prog: Program) -> int:
+    """The most intervals the run can log: one per computation or blocking op (isend and irecv never block) of
+    every rank."""
+    per_op = (prog.ops[:, OP_CODE] != OP_ISEND) & (prog.ops[:, OP_CODE] != OP_IRECV)
+    cum = np.concatenate(([0], np.cumsum(per_op)))
+    return int((cum[prog.op_end] - cum[prog.op_begin]).sum())
+
+
 def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Program]:
     w, m, traffic = cfg["workload"], mpi_section(cfg), cfg["traffic"]
     trace, task_node, task_job = load_jobs(w, net, seed)
@@ -99,6 +107,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
         raise ConfigError("workload.file" if w["kind"] == "trace" else "workload.program", str(e)) from None
     prog.task_job = task_job
     R = trace.n_ranks
+    cell = -(-R // m["comm_matrix_cells"])
     rank_time = compute_times(w, task_node, net.n_nodes)
     inbox = net.n_nodes + 1
     headroom = inbox + MAX_FANOUT + 16
@@ -123,6 +132,8 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
         ready=np.arange(R - 1, -1, -1, dtype=np.int64),  # rank 0 runs first
         heap_t=np.zeros(R + pool, np.int64), heap_r=np.zeros(R + pool, np.int64), seen=np.zeros(R, np.int64),
         call_time=np.zeros(len(CALLS), np.int64), msg_hist=np.zeros((len(CALLS), HIST_BINS), np.int64),
+        timeline=np.zeros((min(m["timeline_intervals"], timeline_bound(prog)), N_TL), np.int64),
+        comm_matrix=np.zeros((-(-R // cell), -(-R // cell)), np.int64), comm_cell=cell,
         scratch_peer=np.zeros(MAX_FANOUT, np.int64), scratch_bytes=np.zeros(MAX_FANOUT, np.int64),
         mem_latency=int(round(m["memory_latency_ns"] / cycle_ns)), mem_bytes_per_cycle=m["memory_gbytes"] * cycle_ns,
         compute_model=bool((rank_time != 1.0).any() or w["compute_noise"] > 0), rank_time=rank_time,

@@ -40,8 +40,8 @@ from .state import (
     Q_DONE, Q_FREE, Q_PENDING, RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV,
     RK_CSEND, RK_CSTART, RK_EARLY, RK_PC, RK_PEND, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, RK_STATE, RK_STEP,
     RK_WAIT_CYC, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER, RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, S_COLL,
-    S_COMPUTE, S_DONE, S_READY, S_RUNNING, S_WAIT, WM_BYTES, WM_CONTROL, WM_HEAP, WM_READY, WM_STAMP,
-    WM_TRANSFERS,
+    S_COMPUTE, S_DONE, S_READY, S_RUNNING, S_WAIT, TL_CALL, TL_END, TL_RANK, TL_START, WM_BYTES, WM_CONTROL,
+    WM_HEAP, WM_READY, WM_STAMP, WM_TIMELINE, WM_TRANSFERS,
 )
 
 
@@ -100,6 +100,20 @@ def heap_pop(wl):
     return top
 
 
+@jit_inline
+def log_interval(wl, r, call, start, end):
+    """Rank r computed (call = the compute code) or was blocked in an MPI call from start to end: one row of the
+    timeline while it has room (wc[WM_TIMELINE] counts every interval, kept or not)."""
+    i = wl.wc[WM_TIMELINE]
+    wl.wc[WM_TIMELINE] = i + 1
+    if i < len(wl.timeline):
+        tl = wl.timeline
+        tl[i, TL_RANK] = r
+        tl[i, TL_CALL] = call
+        tl[i, TL_START] = start
+        tl[i, TL_END] = end
+
+
 # ---------------------------------------------------------------- messages
 
 
@@ -121,6 +135,7 @@ def envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, arriv
     if kind == M_EAGER or kind == M_DATA:
         wl.wc[WM_BYTES] += nbytes
         wl.wc[WM_TRANSFERS] += 1
+        wl.comm_matrix[msg[m, MS_SRC] // wl.comm_cell, msg[m, MS_DST] // wl.comm_cell] += nbytes
     else:
         wl.wc[WM_CONTROL] += 1
 
@@ -456,6 +471,8 @@ def run_rank(wl, r, t):
         d = t - tk[r, RK_BLOCK_T]
         tk[r, RK_WAIT_CYC] += d
         wl.call_time[tk[r, RK_BLOCK_CALL]] += d
+        if d > 0:
+            log_interval(wl, r, tk[r, RK_BLOCK_CALL], tk[r, RK_BLOCK_T], t)
         tk[r, RK_BLOCK_T] = -1
     tk[r, RK_STATE] = S_RUNNING
     base = r * wl.max_requests
@@ -473,6 +490,7 @@ def run_rank(wl, r, t):
             if d > 0:
                 tk[r, RK_STATE] = S_COMPUTE
                 tk[r, RK_COMPUTE_CYC] += d
+                log_interval(wl, r, ops[pc, OP_CALL], t, t + d)
                 heap_push(wl, t + d, r)
                 wc[WC_WAKE] = max(wc[WC_WAKE], t + d)
                 return True
@@ -515,6 +533,8 @@ def run_rank(wl, r, t):
             d = t - tk[r, RK_CSTART]
             tk[r, RK_WAIT_CYC] += d
             wl.call_time[ops[pc, OP_CALL]] += d
+            if d > 0:
+                log_interval(wl, r, ops[pc, OP_CALL], tk[r, RK_CSTART], t)
             tk[r, RK_COP] = -1
             tk[r, RK_PC] = pc + 1
         else:  # OP_ISEND, OP_IRECV

@@ -171,7 +171,7 @@ class _RankLowering:
                     self.skipped[call.name] = self.skipped.get(call.name, 0) + 1
                 if math.isnan(last_end) and not math.isnan(call.start_ns):
                     last_end = call.start_ns  # the rank's clock starts at its first call
-                if not opt.count_init and call.name.startswith("MPI_Init") and not math.isnan(call.end_ns):
+                if not opt.count_init and call.name in ("MPI_Init", "MPI_Init_thread") and not math.isnan(call.end_ns):
                     last_end = call.end_ns  # the time until MPI_Init returns is not computation
                 continue
             if not math.isnan(call.start_ns):

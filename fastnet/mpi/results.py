@@ -10,8 +10,8 @@ import numpy as np
 from ..units import timing
 from ..workloads.state import TK_FINISH, WC_COMPLETED, WC_END, WC_MLAT_MAX, WC_MLAT_SUM
 from .state import (
-    CALLS, OP_CALL, OP_INDEX, RK_COMPUTE_CYC, RK_PC, RK_STATE, RK_WAIT_CYC, S_COLL, S_DONE, S_WAIT,
-    WM_BYTES, WM_CONTROL, WM_TRANSFERS,
+    CALLS, OP_CALL, OP_INDEX, RK_COMPUTE_CYC, RK_PC, RK_STATE, RK_WAIT_CYC, S_COLL, S_DONE, S_WAIT, TL_CALL,
+    TL_END, TL_RANK, TL_START, WM_BYTES, WM_CONTROL, WM_TIMELINE, WM_TRANSFERS,
 )
 
 
@@ -42,9 +42,17 @@ def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         "call_count": prog.call_counts.copy(),
         "call_cycles": wl.call_time.copy(),
         "call_message_latency_histogram": wl.msg_hist.copy(),
+        "comm_matrix_bytes": wl.comm_matrix.copy(),
     }
+    kept = min(int(wc[WM_TIMELINE]), len(wl.timeline))
+    tl = wl.timeline[:kept]
+    tl = tl[np.lexsort((tl[:, TL_START], tl[:, TL_RANK]))]  # rank by rank, in time order
+    values.update(timeline_rank=tl[:, TL_RANK], timeline_call=tl[:, TL_CALL], timeline_start=tl[:, TL_START],
+                  timeline_end=tl[:, TL_END])
+    cells = np.arange(wl.comm_matrix.shape[0]) * wl.comm_cell
     coords: dict[str, Any] = {"task": np.arange(wl.n_tasks), "task_node": ("task", wl.task_node.copy()),
-                              "call": np.array(CALLS)}
+                              "call": np.array(CALLS), "interval": np.arange(kept), "rank_from": cells,
+                              "rank_to": cells}
     if prog.task_job is not None:  # workload.jobs: each job's own time, from cycle 0 to its last rank's return
         job, n_jobs = prog.task_job, int(prog.task_job.max()) + 1
         coords.update(job=np.arange(n_jobs), task_job=("task", job.copy()))
@@ -57,7 +65,8 @@ def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
             "job_compute_cycles": np.bincount(job, wl.tk[:, RK_COMPUTE_CYC], minlength=n_jobs).astype(np.int64),
             "job_wait_cycles": np.bincount(job, wl.tk[:, RK_WAIT_CYC], minlength=n_jobs).astype(np.int64),
         })
-    attrs: dict[str, Any] = {"workload": w["kind"]}
+    attrs: dict[str, Any] = {"workload": w["kind"], "timeline_dropped": int(wc[WM_TIMELINE]) - kept,
+                             "comm_matrix_ranks_per_cell": int(wl.comm_cell)}
     if w["kind"] == "mpi":
         attrs["mpi_program"] = w["program"]
     else:

@@ -25,6 +25,11 @@ KEYS = {
     # shared memory that arrives memory_latency_ns + bytes / memory_gbytes after it was posted
     "memory_latency_ns": (200.0, _real(0.0, 1e9)),
     "memory_gbytes": (10.0, _real(0.0, 1e6, lo_open=True)),
+    # what the architect sees (docs/mpi.md): the first timeline_intervals intervals of computation and blocking
+    # (32 bytes each; 0 keeps none), and the bytes between ranks on a matrix of at most comm_matrix_cells squared
+    # cells (ranks grouped in consecutive runs when there are more ranks than cells)
+    "timeline_intervals": (1_000_000, _int(0, 2**31)),
+    "comm_matrix_cells": (1024, _int(1, 16384)),
 }
 
 

@@ -65,9 +65,13 @@ N_MSG = N_MS + 10
 # MS_SENT: when the MPI call posted the data (a rendezvous transfer's RTS), for the message latency histogram
 M_EAGER, M_RTS, M_CTS, M_DATA = 0, 1, 2, 3
 
-# wc[...] after the common counters (workloads/state.py)
-WM_READY, WM_HEAP, WM_STAMP, WM_BYTES, WM_TRANSFERS, WM_CONTROL = range(N_WC, N_WC + 6)
-N_WM = N_WC + 6
+# wc[...] after the common counters (workloads/state.py); WM_TIMELINE counts the intervals logged, kept or not
+WM_READY, WM_HEAP, WM_STAMP, WM_BYTES, WM_TRANSFERS, WM_CONTROL, WM_TIMELINE = range(N_WC, N_WC + 7)
+N_WM = N_WC + 7
+
+# timeline[i, TL_*]: an interval in which a rank computed or was blocked in an MPI call
+TL_RANK, TL_CALL, TL_START, TL_END = range(4)
+N_TL = 4
 
 MAX_FANOUT = 64  # most messages one collective round posts (a binomial root: log2 of the ranks)
 
@@ -106,6 +110,9 @@ class Mpi(NamedTuple):
     seen: np.ndarray  # int64[R] stamps for ANY_SOURCE matching
     call_time: np.ndarray  # int64[N_CALLS] rank-cycles spent inside each kind of call
     msg_hist: np.ndarray  # int64[N_CALLS, HIST_BINS] message latency (posted -> data arrived) per call kind
+    timeline: np.ndarray  # int64[K, N_TL] the first K intervals of computation or blocking ([mpi] timeline_intervals)
+    comm_matrix: np.ndarray  # int64[B, B] payload bytes sent from ranks of cell i to ranks of cell j
+    comm_cell: int  # ranks per cell of comm_matrix (B = ceil(ranks / comm_cell) <= [mpi] comm_matrix_cells)
     scratch_peer: np.ndarray  # int64[MAX_FANOUT] a collective round's sends
     scratch_bytes: np.ndarray  # int64[MAX_FANOUT]
     mem_latency: int  # cycles of a shared-memory copy between two ranks of one node ([mpi] memory_latency_ns)
