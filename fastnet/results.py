@@ -5,7 +5,9 @@ node (source queueing included), network latency from the head entering the netw
 packets created inside the measurement window [warmup, warmup + measure); accepted throughput counts the phits
 delivered inside the window, offered counts the phits created inside it. `unstable` is 1 when some measured
 packets were still undelivered after `sim.drain` cycles (the network is past saturation). A closed-loop workload
-(`[workload]`) measures its whole run, and adds its execution time and per-wave or per-level tables.
+(`[workload]`) measures its whole run, and adds its execution time and per-wave or per-level tables. Beside an
+MPI run with background traffic (a job of kind open_loop), the packet statistics are the background's alone, per
+background node, until the MPI run ends (docs/mpi.md "Background traffic").
 """
 
 from __future__ import annotations
@@ -157,7 +159,8 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
 
     st, prm, net = s.state, s.params, s.net
     sc, ctr = st.sc, st.ctr
-    N = net.n_nodes
+    bg = s.program.background if prm.background else None
+    N = len(bg.nodes) if bg is not None else net.n_nodes  # the nodes whose packets are measured
     window = min(prm.w1, s.cycle) - prm.w0  # a closed-loop run measures all its cycles
 
     t = timing(s.cfg)
@@ -187,7 +190,9 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "packets_measured": count,
         "cycles": int(s.cycle),
         "phit_hops": int(ctr[K.C_PHIT_HOPS]),
-        "unstable": int(ctr[K.C_MEAS_CREATED] != ctr[K.C_MEAS_DELIVERED]),
+        # background traffic stops with the MPI run, its last packets in flight: it is unstable if the sources'
+        # queues hold more than a packet per node then (the network did not keep up with the offered load)
+        "unstable": int(ctr[K.C_QUEUED] > N if bg is not None else ctr[K.C_MEAS_CREATED] != ctr[K.C_MEAS_DELIVERED]),
         "port_utilization": st.pt[:, K.PT_PHITS] / window,
         "packet_latency_histogram": st.lat_hist.copy(),
         "network_latency_histogram": st.net_hist.copy(),
@@ -241,6 +246,8 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "wall_seconds": float(wall_seconds),
         "cycle_ns": t.cycle_ns,
         "timing": json.dumps(t.report(s.cfg["traffic"]["phit_bytes"]), sort_keys=True),
+        **({"background_job": bg.job, "background_nodes": len(bg.nodes), "background_load": bg.load}
+           if bg is not None else {}),
         **wattrs,
     }
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)

@@ -26,7 +26,7 @@ from .build.vcs import ROUTING_CODES, vc_layout
 from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
 from .memory import check_memory, memory_estimate
 from .occupancy import OccupancyRecorder
-from .traffic.patterns import Traffic, compile_traffic
+from .traffic.patterns import Traffic, background_traffic, compile_traffic
 from .units import PERIOD_ONE, timing
 
 CHUNK = 2048  # most cycles per kernel call: the granularity of progress reports and pool growth
@@ -119,7 +119,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         ugal_vcs=_config.UGAL_VCS.index(rcfg["ugal_vcs"]),
         ugal_queue=_config.UGAL_QUEUES.index(rcfg["ugal_queue"]),
         reroute=algorithm == "adaptive" or (algorithm == "updown" and rcfg["up_port"] == "adaptive"),
-        max_packet=max_packet, watchdog=watchdog, skip_idle=sim["skip_idle"], w0=w0, w1=w1,
+        max_packet=max_packet, watchdog=watchdog, skip_idle=sim["skip_idle"], background=False, w0=w0,
+        w1=w1,
         ts_interval=sim["timeseries"], occupancy=False,
         wheel_mask=(1 << max(4, math.ceil(math.log2(horizon)))) - 1,
     )
@@ -132,6 +133,10 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         from .mpi.build import compile_mpi
 
         wl, program = compile_mpi(cfg, net, sim["seed"])
+        if program.background is not None:  # a job of kind open_loop: its sources run beside the ranks
+            bg = program.background
+            tr = background_traffic(net, bg.nodes, bg.load, traffic["packet_phits"])
+            prm = prm._replace(background=True)
     else:
         wl = compile_workload(cfg, net, sim["seed"])
     # refuse now, before the state (most of a large run's memory) exists, rather than swap or be killed
@@ -140,8 +145,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     n_ts = math.ceil(end / sim["timeseries"]) if sim["timeseries"] else 0
     st = new_state(net.n_routers, net.n_ports, net.n_nodes, net.radix, prm, sim["seed"], n_ts,
                    packets=2 * net.n_nodes + 1024, events=2 * net.n_nodes + 1024, vc_cap=vc_cap,
-                   arrival_slots=1 if closed else arrival_slots(tr.rate))
-    if not closed:
+                   arrival_slots=arrival_slots(tr.rate) if prm.background or not closed else 1)
+    if prm.background or not closed:
         start_open_loop(tr, st)
     return Simulation(cfg=cfg, net=net, routes=routes, params=prm, traffic=tr, state=st, workload=wl,
                       program=program)

@@ -50,7 +50,7 @@ def single_packets(cfg: dict, pairs: list[tuple[int, int]], size: int):
     loop = cycle_loop(GEN_OPEN_LOOP, prm.routing, minimal_scan(s.routes), prm.allocator)
     for src, dst in pairs:
         before = st.sc.copy()
-        new_packet(st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm, src, dst, size, t)
+        new_packet(st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm, src, dst, size, t, True)
         delivered = st.ctr[C_DELIVERED]
         while st.ctr[C_DELIVERED] == delivered:
             _, t, _ = loop(s.net.topo, s.routes, prm, s.traffic, s.workload, st, t, t + 50, False, 50)

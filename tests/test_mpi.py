@@ -396,3 +396,38 @@ def test_plot_draws_the_gantt_chart_and_the_matrix_of_a_run(tmp_path):
         assert r.exit_code == 0 and (tmp_path / f"{y}.png").stat().st_size > 10_000, r.output
     r = CliRunner().invoke(app, ["plot", str(store), "-o", str(tmp_path / "x.png"), "--y", "latency"])
     assert r.exit_code == 2 and "--y" in r.output and "timeline" in r.output
+
+
+def test_background_traffic_slows_a_job_that_shares_its_links_and_is_measured_alone():
+    """A job of kind open_loop beside an MPI job: its packets, not the job's, make the packet statistics; the
+    heavier it is, the longer the job takes."""
+    a2a = {"kind": "mpi", "program": "alltoall", "message_bytes": 512, "tasks": 8, "nodes": [0, 16, 2]}
+    alone = run({"kind": "mpi", "jobs": [a2a]})
+    busy = [run({"kind": "mpi", "jobs": [{"kind": "open_loop", "nodes": [1, 16, 2], "load": load}, a2a]})
+            for load in (0.3, 0.6)]
+    assert busy[0].job_execution_cycles.values[0] == -1 and busy[0].attrs["background_job"] == 0
+    assert busy[0].attrs["background_nodes"] == 8
+    assert busy[1].job_execution_cycles[1] > 1.05 * alone.job_execution_cycles[0]
+    for ds, load in zip(busy, (0.3, 0.6)):
+        assert ds.offered_phits_per_node_cycle.item() == pytest.approx(load, rel=0.1)
+        assert ds.messages.item() == alone.messages.item() and ds.bytes.item() == alone.bytes.item()
+        assert ds.packets_delivered.item() > alone.packets_delivered.item()  # the background's too
+    assert busy[0].packet_latency_mean.item() < alone.packet_latency_mean.item()  # no MPI packet in them
+    again = run({"kind": "mpi", "jobs": [{"kind": "open_loop", "nodes": [1, 16, 2], "load": 0.3}, a2a]})
+    assert again.job_execution_cycles.values.tolist() == busy[0].job_execution_cycles.values.tolist()
+    assert again.packet_latency_mean.item() == busy[0].packet_latency_mean.item()
+
+
+@pytest.mark.parametrize("jobs, field", [
+    ([{"kind": "open_loop", "nodes": [0, 8]}, {"kind": "open_loop", "nodes": [8, 16]}, {"program": "barrier"}],
+     "workload.jobs"),
+    ([{"kind": "open_loop", "nodes": [0, 8]}], "workload.jobs"),
+    ([{"program": "barrier", "tasks": 4, "nodes": [0, 4]}, {"kind": "open_loop", "nodes": [2, 8]}],
+     "workload.jobs[1].nodes"),
+    ([{"program": "barrier", "load": 0.2}], "workload.jobs[0].load"),
+    ([{"program": "barrier", "tasks": 4}, {"kind": "open_loop", "load": 2.0}], "workload.jobs[1].load"),
+])
+def test_bad_background_jobs_name_the_field(jobs, field):
+    with pytest.raises(ConfigError) as e:
+        run({"kind": "mpi", "jobs": jobs})
+    assert e.value.field == field

@@ -293,7 +293,7 @@ def test_timed_trace_keeps_its_times(tmp_path):
 
 @pytest.mark.parametrize("writer", WRITERS)
 def test_unknown_calls_keep_their_name(tmp_path, writer):
-    calls = [Call("noop", "MPI_Init"), Call("unknown", "MPI_Put"), Call("unknown", "MPI_Gatherv"),
+    calls = [Call("noop", "MPI_Init"), Call("unknown", "MPI_Put"), Call("unknown", "MPI_Alltoallw"),
              Call("noop", "MPI_Type_commit"), Call("noop", "MPI_Wtime")]
     trace = Trace([calls, list(calls)])
     read = through(writer, trace, tmp_path)
@@ -514,3 +514,69 @@ def test_compute_in_cycles_cannot_be_written(tmp_path):
     trace = Trace([[Call("compute", duration_cycles=10), Call("barrier")]])
     with pytest.raises(TraceError, match="cycles"):
         write_dumpi_ascii(trace, tmp_path)
+
+
+def test_v_collectives_reduce_scatter_and_scans_replay_as_their_base_collectives(tmp_path):
+    """DUMPI: gatherv / scatterv / allgatherv with their mean block, reduce_scatter as a pairwise alltoall of each
+    rank's block, scan as an allreduce of its buffer (docs/mpi.md "Coverage")."""
+    world, i32 = "MPI_Comm comm=2 (MPI_COMM_WORLD)", "MPI_Datatype {}=9 (MPI_INT)"
+    per_rank = {}
+    for r in range(4):
+        root = r == 0
+        per_rank[r] = [
+            ("MPI_Allgatherv", ["int commsize=4", "int sendcount=1", i32.format("sendtype"),
+                                "int recvcounts[4]=[1, 2, 3, 2]", "int displs[4]=[0, 1, 3, 6]", i32.format("recvtype"),
+                                world]),
+            ("MPI_Gatherv", [f"int commrank={r}", "int commsize=4", f"int sendcount={r + 1}", i32.format("sendtype"),
+                             "int root=0", world] + (["int recvcounts[4]=[1, 2, 3, 4]", "int displs[4]=[0, 1, 3, 6]"]
+                                                     if root else []) + [i32.format("recvtype")]),
+            ("MPI_Reduce_scatter", ["int commsize=4", "int recvcounts[4]=[2, 2, 2, 2]", i32.format("datatype"),
+                                    "MPI_Op op=1 (MPI_SUM)", world]),
+            ("MPI_Scan", ["int count=3", i32.format("datatype"), "MPI_Op op=1 (MPI_SUM)", world]),
+        ]
+    dumpi_files(tmp_path, per_rank)
+    read = read_dumpi_ascii(tmp_path)
+    got = [(c.kind, c.bytes) for c in read.ranks[0]]
+    assert got == [("allgather", 8), ("gather", 10), ("alltoall", 8), ("allreduce", 12)]
+    assert (read.ranks[2][1].kind, read.ranks[2][1].bytes) == ("gather", 12)  # a leaf sends its own block
+
+
+def test_otf2_v_collectives_and_a_non_blocking_collective(tmp_path):
+    """OTF2: an MPI_Iallreduce whose NonBlockingCollectiveComplete sits in its MPI_Wait is replayed there; the
+    v-collectives and reduce_scatter are read from Score-P's totals."""
+    import otf2
+    from otf2.enums import CollectiveOp, GroupType, Paradigm, RegionRole
+
+    n = 4
+    with otf2.writer.open(str(tmp_path), archive_name="nb", timer_resolution=10**9) as w:
+        defs = w.definitions
+        node = defs.system_tree_node("x", class_name="machine")
+        locs = [defs.location("Master thread", group=defs.location_group(f"MPI Rank {r}", system_tree_parent=node))
+                for r in range(n)]
+        defs.group("", group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=locs)
+        comm = defs.comm("MPI_COMM_WORLD", group=defs.group("", group_type=GroupType.COMM_GROUP,
+                                                             paradigm=Paradigm.MPI, members=locs))
+        reg = {name: defs.region(name, paradigm=Paradigm.MPI, region_role=RegionRole.COLL_ALL2ALL)
+               for name in ("MPI_Iallreduce", "MPI_Wait", "MPI_Allgatherv", "MPI_Reduce_scatter")}
+        for r in range(n):
+            ew = w.event_writer_from_location(locs[r])
+            ew.program_begin(0, "x", [])
+            ew.enter(10, reg["MPI_Iallreduce"])
+            ew.non_blocking_collective_request(11, 7)
+            ew.leave(12, reg["MPI_Iallreduce"])
+            ew.enter(20, reg["MPI_Wait"])
+            ew.non_blocking_collective_complete(21, CollectiveOp.ALLREDUCE, comm, 0xFFFFFFFF, n * 64, n * 64, 7)
+            ew.leave(22, reg["MPI_Wait"])
+            ew.enter(30, reg["MPI_Allgatherv"])
+            ew.mpi_collective_begin(30)
+            ew.mpi_collective_end(31, CollectiveOp.ALLGATHERV, comm, 0xFFFFFFFF, 8 * n, 40)
+            ew.leave(32, reg["MPI_Allgatherv"])
+            ew.enter(40, reg["MPI_Reduce_scatter"])
+            ew.mpi_collective_begin(40)
+            ew.mpi_collective_end(41, CollectiveOp.REDUCE_SCATTER, comm, 0xFFFFFFFF, 16 * n, 16)
+            ew.leave(42, reg["MPI_Reduce_scatter"])
+            ew.program_end(50, 0)
+    read = read_otf2(tmp_path / "nb.otf2")
+    assert [(c.kind, c.name, c.bytes) for c in read.ranks[1]] == [
+        ("noop", "MPI_Iallreduce", 0), ("allreduce", "MPI_Wait", 64), ("allgather", "MPI_Allgatherv", 10),
+        ("alltoall", "MPI_Reduce_scatter", 16)]

@@ -37,7 +37,8 @@ import numpy as np
 from ..build.network import N_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_PERIOD, P_ROUTER
 from ..traffic.openloop import generate_open_loop
 from ..workloads.kernel import (
-    GEN_OPEN_LOOP, WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_low, workload_status,
+    GEN_MPI, GEN_OPEN_LOOP, WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_low,
+    workload_status,
 )
 from ..workloads.messages import packet_arrived
 from ..workloads.state import NEVER, W_OPEN_LOOP, WC_NEXT
@@ -51,7 +52,7 @@ from .state import (
     C_EPOCH, C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
     EV_AMOUNT, EV_KIND,
     EV_NEXT, EV_TARGET, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
-    PK_DVC, PK_INJECT, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
+    PK_DVC, PK_INJECT, PK_MSG, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
     S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER, VC_POS,
@@ -75,9 +76,10 @@ def record_delivery(pk, sc, lat_hist, net_hist, ts, ctr, prm, h, t):
     """Statistics of packet h whose tail reached its destination node at cycle t."""
     size = pk[h, PK_SIZE]
     birth = pk[h, PK_BIRTH]
-    if prm.w0 <= t < prm.w1:
+    measured = not prm.background or pk[h, PK_MSG] < 0
+    if measured and prm.w0 <= t < prm.w1:
         sc[S_ACCEPTED_PHITS] += size
-    if prm.w0 <= birth < prm.w1:
+    if measured and prm.w0 <= birth < prm.w1:
         lat = t - birth
         net = t - pk[h, PK_INJECT]
         sc[S_COUNT] += 1
@@ -115,7 +117,7 @@ def fire_events(prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
         else:
             h = ev[e, EV_TARGET]
             record_delivery(pk, st.sc, st.lat_hist, st.net_hist, st.ts, ctr, prm, h, t)
-            if wl_kind != W_OPEN_LOOP:
+            if wl_kind != W_OPEN_LOOP and pk[h, PK_MSG] >= 0:  # (< 0: background traffic's)
                 packet_arrived(wl_msg, wl_wc, wl_inbox, pk, h)
             free_packet(pk, ctr, h)
             ctr[C_LAST_PROGRESS] = t
@@ -573,6 +575,8 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int):
             if closed:  # (not `if not closed`: numba prunes a branch on a constant, not on its negation)
                 if workload_due(wc, ctr, t):
                     advance_workload(wl, prm, st, t, generator)
+                if generator == GEN_MPI and prm.background:
+                    generate_open_loop(tr, prm, st, t)
             else:
                 generate_open_loop(tr, prm, st, t)
             if ctr[C_N_ACTIVE_NODES] > 0:
@@ -591,8 +595,8 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int):
                 w = workload_status(wc, ctr, prm.watchdog, t)
                 if w != WS_RUNNING:
                     return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1, 0
-                if prm.skip_idle and network_idle(ctr, len(st.ev)) and not workload_due(wc, ctr, t + 1) and \
-                        wc[WC_NEXT] < NEVER:
+                if prm.skip_idle and not prm.background and network_idle(ctr, len(st.ev)) and \
+                        not workload_due(wc, ctr, t + 1) and wc[WC_NEXT] < NEVER:
                     t = min(wc[WC_NEXT], t1) - 1  # nothing can happen before the workload's next timer: skip
         return OK, t + 1, 0
 

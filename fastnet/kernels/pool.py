@@ -63,8 +63,9 @@ def fifo_unlink(links, col, owners, o, head, tail, x, prev):
 
 
 @jit_inline
-def new_packet(pk, nd, node_act, ctr, sc, ts, prm, src, dst, size, t):
-    """Take a packet from the pool (the caller checked there is one) and queue it at its source node."""
+def new_packet(pk, nd, node_act, ctr, sc, ts, prm, src, dst, size, t, measured):
+    """Take a packet from the pool (the caller checked there is one) and queue it at its source node; it counts in
+    the window's statistics if created inside the window and `measured`."""
     h = ctr[C_FREE_HEAD]
     ctr[C_FREE_HEAD] = pk[h, PK_NEXT]
     ctr[C_FREE_COUNT] -= 1
@@ -88,7 +89,7 @@ def new_packet(pk, nd, node_act, ctr, sc, ts, prm, src, dst, size, t):
     nd[src, ND_TAIL] = h
     ctr[C_CREATED] += 1
     ctr[C_QUEUED] += 1
-    if prm.w0 <= t < prm.w1:
+    if measured and prm.w0 <= t < prm.w1:
         ctr[C_MEAS_CREATED] += 1
         sc[S_OFFERED_PHITS] += size
     if prm.ts_interval > 0:

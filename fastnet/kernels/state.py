@@ -106,6 +106,8 @@ class Params(NamedTuple):
     max_packet: int  # largest packet in phits (output-queue allowance)
     watchdog: int
     skip_idle: bool  # sim.skip_idle (kernels/cycle.py network_idle)
+    background: bool  # an MPI run beside open-loop background traffic (a job of kind open_loop): the open-loop
+    # sources run too, and only their packets (PK_MSG < 0) are measured
     w0: int  # measurement window [w0, w1)
     w1: int
     ts_interval: int  # 0: no time series

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -59,17 +59,32 @@ def compute_times(w: dict[str, Any], task_node: np.ndarray, n_nodes: int) -> np.
     return out
 
 
-def load_jobs(w: dict[str, Any], net: Network, seed: int) -> tuple[Trace, np.ndarray, np.ndarray | None]:
-    """(the program, each rank's node, each rank's job or None): one program, or `workload.jobs` side by side,
-    each placed on its own `nodes` (a node holds at most ranks_per_node ranks of all jobs together)."""
+class Background(NamedTuple):
+    """A job of kind open_loop: these nodes send each other packets at `load` (traffic/patterns.py P_JOB)."""
+    job: int  # its index in workload.jobs
+    nodes: np.ndarray  # int64[B] sorted
+    load: float
+
+
+def load_jobs(w: dict[str, Any], net: Network, seed: int
+              ) -> tuple[Trace, np.ndarray, np.ndarray | None, Background | None]:
+    """(the program, each rank's node, each rank's job or None, the background traffic or None): one program, or
+    `workload.jobs` side by side, each placed on its own `nodes` (a node holds at most ranks_per_node ranks of all
+    jobs together, and a background node none)."""
     N, k = net.n_nodes, w["ranks_per_node"]
     if not w["jobs"]:
         trace = load_trace(w, N)
-        return trace, place(w, trace.n_ranks, net, seed), None
-    traces, nodes, held = [], [], np.zeros(N, np.int64)
+        return trace, place(w, trace.n_ranks, net, seed), None, None
+    traces, nodes, ids, held, background = [], [], [], np.zeros(N, np.int64), None
     for i, job in enumerate(w["jobs"]):
         where = np.arange(N) if job["nodes"] == "all" else np.arange(*job["nodes"])
         where = where[where < N]
+        if job["kind"] == "open_loop":
+            if len(where) < 2:
+                raise ConfigError(f"workload.jobs[{i}].nodes", "background traffic needs at least 2 nodes of the "
+                                  f"network's {N}")
+            background = Background(i, where, job["load"])
+            continue
         jw = {**w, **job}
         try:
             trace = load_trace(jw, len(where))
@@ -81,8 +96,13 @@ def load_jobs(w: dict[str, Any], net: Network, seed: int) -> tuple[Trace, np.nda
             raise ConfigError(f"workload.jobs[{i}].nodes", f"node {int(held.argmax())} would hold {int(held.max())} "
                               f"ranks of the jobs, more than workload.ranks_per_node = {k}: give jobs disjoint nodes")
         traces.append(trace)
+        ids.append(i)
+    if background is not None and held[background.nodes].any():
+        busy = int(background.nodes[np.flatnonzero(held[background.nodes])[0]])
+        raise ConfigError(f"workload.jobs[{background.job}].nodes", f"node {busy} also holds MPI ranks: give the "
+                          "background traffic nodes of its own")
     trace, task_job = merge(traces)
-    return trace, np.concatenate(nodes), task_job
+    return trace, np.concatenate(nodes), np.asarray(ids, np.int64)[task_job], background
 
 
 def timeline_bound(prog: Program) -> int:
@@ -95,7 +115,7 @@ def timeline_bound(prog: Program) -> int:
 
 def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Program]:
     w, m, traffic = cfg["workload"], mpi_section(cfg), cfg["traffic"]
-    trace, task_node, task_job = load_jobs(w, net, seed)
+    trace, task_node, task_job, background = load_jobs(w, net, seed)
     cycle_ns = timing(cfg).cycle_ns
     opt = Options(cycle_ns=cycle_ns, compute_scale=w["compute_scale"], compute=w["compute"],
                   count_init=w["count_init"], skip_unknown=w["skip_unknown"],
@@ -106,6 +126,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
     except ProgramError as e:
         raise ConfigError("workload.file" if w["kind"] == "trace" else "workload.program", str(e)) from None
     prog.task_job = task_job
+    prog.background = background
     R = trace.n_ranks
     cell = -(-R // m["comm_matrix_cells"])
     rank_time = compute_times(w, task_node, net.n_nodes)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
+
 import numpy as np
 
 from .calls import ANY_SOURCE, ANY_TAG, COLLECTIVES, PROC_NULL, Call, Trace
@@ -64,6 +66,7 @@ class Program:
     skipped: dict[str, int] = field(default_factory=dict)  # unknown calls skipped, by name
     files: list[str] = field(default_factory=list)  # where each rank's calls came from (error messages)
     task_job: np.ndarray | None = None  # int64[R]: each rank's job (workload.jobs), None for one program
+    background: Any = None  # mpi.build.Background: a job of kind open_loop beside the MPI ranks, or None
 
 
 def choose_algorithm(kind: str, nbytes: int, n: int, opt: Options) -> int:
@@ -102,6 +105,7 @@ class _RankLowering:
         self.free: list[int] = []
         self.slots = 0
         self.colls: list[tuple[int, str, int]] = []  # (comm, kind, root) in call order: checked across members
+        self.used: set[int] = set()  # the communicators the calls name (a rank must be a member of each)
         self.skipped: dict[str, int] = {}
         self.calls = np.zeros(len(CALL_CODE), np.int64)
 
@@ -139,7 +143,15 @@ class _RankLowering:
             raise self.fail(index, call, f"unknown communicator {call.comm}")
         if self.rank not in self.member_sets[call.comm]:
             raise self.fail(index, call, f"rank {self.rank} is not a member of communicator {call.comm}")
+        self.used.add(call.comm)
         return self.comm_index[call.comm]
+
+    def reuse_for(self, rank: int) -> None:
+        """Rank `rank` runs the very same call list: its rows are these (no row depends on the rank), once it is
+        a member of every communicator they name."""
+        for c in self.used:
+            if rank not in self.member_sets[c]:
+                raise ProgramError(f"{self.trace.where(rank)}: rank {rank} is not a member of communicator {c}")
 
     def p2p(self, code: int, kind: str, call: Call, index: int, peer: int, tag: int, nbytes: int,
             handle: int | None) -> int:
@@ -269,15 +281,23 @@ def lower(trace: Trace, opt: Options) -> Program:
     callers: dict[int, set[int]] = {}  # the ranks that call collectives on each communicator
     firsts = [next((c.start_ns for c in calls if not math.isnan(c.start_ns)), math.nan) for calls in trace.ranks]
     origin = min((f for f in firsts if not math.isnan(f)), default=math.nan)  # the trace's first call: cycle 0
+    last: list[Call] | None = None  # the previous rank's call list and lowering
     for r, calls in enumerate(trace.ranks):
-        low = _RankLowering(r, trace, opt, comm_index, {}, member_sets)
-        low.lower(calls, origin)
+        if calls is last:  # a generator gives every rank one list (a collective loop): lower it once
+            low.reuse_for(r)
+        else:
+            low = _RankLowering(r, trace, opt, comm_index, {}, member_sets)
+            low.lower(calls, origin)
+            _check_collectives(r, low.colls, sequences, trace)
         call_counts += low.calls
         for name, n in low.skipped.items():
             skipped[name] = skipped.get(name, 0) + n
-        _check_collectives(r, low.colls, sequences, trace)
         for comm, _, _ in low.colls:
             callers.setdefault(comm, set()).add(r)
+        if calls is last:
+            begin[r], end[r] = begin[r - 1], end[r - 1]
+            continue
+        last = calls
         max_requests = max(max_requests, low.slots)
         rows = np.array(low.rows, dtype=np.int64).reshape(-1, N_OP)
         if len(rows):  # offsets into the shared wait-list and count arrays

@@ -12,8 +12,8 @@ from __future__ import annotations
 from ..kernels._jit import jit, jit_inline
 from ..kernels.pool import new_packet
 from ..kernels.rng import below, geometric, uniform
-from ..kernels.state import ND_ARRIVAL_LINK, ND_NEXT_ARRIVAL
-from .patterns import P_HOTSPOT, P_TABLE, P_UNIFORM
+from ..kernels.state import ND_ARRIVAL_LINK, ND_NEXT_ARRIVAL, PK_MSG
+from .patterns import P_HOTSPOT, P_JOB, P_TABLE, P_UNIFORM
 
 
 @jit_inline
@@ -25,6 +25,10 @@ def pick_destination(pattern, table, hot, hot_frac, group_start, group_nodes, rn
         return d + 1 if d >= n else d
     if pattern == P_HOTSPOT:
         return hot[below(rng, n, len(hot))]
+    if pattern == P_JOB:  # another node of n's job, uniformly (group_nodes sorted: skip n's own place)
+        lo, hi = group_start[table[n]], group_start[table[n] + 1]
+        k = lo + below(rng, n, hi - lo - 1)
+        return group_nodes[k + 1] if group_nodes[k] >= n else group_nodes[k]
     # P_GROUP: a random node of the target group
     g = table[n]
     lo, hi = group_start[g], group_start[g + 1]
@@ -44,7 +48,7 @@ def wait_arrival(nd, arrivals, n):
 def start_open_loop(tr, st):
     """First arrival of every sending node (cycle >= 0); silent nodes keep ND_NEXT_ARRIVAL = -1, off the wheel."""
     for n in range(len(st.nd)):
-        if tr.pattern == P_TABLE and tr.table[n] < 0:
+        if (tr.pattern == P_TABLE or tr.pattern == P_JOB) and tr.table[n] < 0:
             continue
         st.nd[n, ND_NEXT_ARRIVAL] = geometric(st.rng_node, n, tr.rate) - 1
         wait_arrival(st.nd, st.arrivals, n)
@@ -62,7 +66,8 @@ def generate_open_loop(tr, prm, st, t):
         later = nd[n, ND_ARRIVAL_LINK]
         if nd[n, ND_NEXT_ARRIVAL] == t:
             dst = pick_destination(tr.pattern, table, hot, tr.hot_frac, gs, gn, rng, n, N)
-            new_packet(st.pk, nd, st.node_act, st.ctr, st.sc, st.ts, prm, n, dst, tr.packet_phits, t)
+            h = new_packet(st.pk, nd, st.node_act, st.ctr, st.sc, st.ts, prm, n, dst, tr.packet_phits, t, True)
+            st.pk[h, PK_MSG] = -1  # no workload's message (background traffic beside an MPI run)
             nd[n, ND_NEXT_ARRIVAL] = t + geometric(rng, n, tr.rate)
         wait_arrival(nd, arrivals, n)
         n = later

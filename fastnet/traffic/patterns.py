@@ -29,7 +29,7 @@ import numpy as np
 from ..build.network import Network
 from ..errors import ConfigError
 
-P_TABLE, P_UNIFORM, P_HOTSPOT, P_GROUP = 0, 1, 2, 3
+P_TABLE, P_UNIFORM, P_HOTSPOT, P_GROUP, P_JOB = 0, 1, 2, 3, 4  # P_JOB: uniform over the other nodes of a job
 
 
 class Traffic(NamedTuple):
@@ -190,3 +190,13 @@ def compile_traffic(net: Network, tcfg: dict, seed: int) -> Traffic:
     return Traffic(pattern=pattern, rate=tcfg["load"] / tcfg["packet_phits"], packet_phits=tcfg["packet_phits"],
                    table=np.asarray(table, dtype=np.int32), hot=hot, hot_frac=float(tcfg["hotspot_fraction"]),
                    group_start=gstart, group_nodes=order)
+
+
+def background_traffic(net: Network, nodes: np.ndarray, load: float, packet_phits: int) -> Traffic:
+    """Background traffic beside an MPI run (a job of kind open_loop): each of `nodes` (sorted) sends packets to
+    another of them, uniformly, at `load` phits per node per cycle; every other node is silent."""
+    table = np.full(net.n_nodes, -1, dtype=np.int32)
+    table[nodes] = 0
+    return Traffic(pattern=P_JOB, rate=load / packet_phits, packet_phits=packet_phits, table=table,
+                   hot=np.zeros(1, dtype=np.int32), hot_frac=0.0,
+                   group_start=np.array([0, len(nodes)], dtype=np.int32), group_nodes=np.asarray(nodes, np.int32))

@@ -96,7 +96,7 @@ def packetise(msg, tk, wc, senders, task_node, pk, nd, node_act, ctr, sc, ts, pr
         for k in range(first, last):
             rest = msg[m, MS_BYTES] - k * packet_bytes
             phits = packet_phits if rest >= packet_bytes else (rest + phit_bytes - 1) // phit_bytes
-            h = new_packet(pk, nd, node_act, ctr, sc, ts, prm, n, dst, phits, t)
+            h = new_packet(pk, nd, node_act, ctr, sc, ts, prm, n, dst, phits, t, not prm.background)
             pk[h, PK_MSG] = m
             pk[h, PK_TAG] = k
         msg[m, MS_MADE] = last

@@ -102,9 +102,11 @@ KEYS: dict[str, tuple[Any, Check]] = {
 
 
 # what a job of `workload.jobs` may set; a key it leaves out is [workload]'s. `nodes`: [first, stop] or
-# [first, stop, step], the node numbers it may use (Python's range), or "all"
+# [first, stop, step], the node numbers it may use (Python's range), or "all". A job of kind "open_loop" is
+# background traffic: each of its nodes sends packets (traffic.packet_phits) to the job's other nodes, uniformly,
+# at `load` phits per node per cycle (Bernoulli, as [traffic])
 JOB_KEYS = ("kind", "program", "tasks", "mapping", "mapping_seed", "message_bytes", "iterations", "compute_cycles",
-            "root", "grid", "chunks", "file", "format", "nodes")
+            "root", "grid", "chunks", "file", "format", "nodes", "load")
 
 
 def _nodes(v: Any) -> str | None:
@@ -129,14 +131,27 @@ def resolve_jobs(out: dict[str, Any]) -> list[dict[str, Any]]:
             if k not in JOB_KEYS:
                 raise ConfigError(f"{name}.{k}", "is not a key of a job (set it in [workload] for every job); "
                                   "allowed: " + ", ".join(JOB_KEYS))
-        schema = {k: KEYS[k] for k in JOB_KEYS if k != "nodes"} | {"nodes": ("all", _nodes)}
-        given_job = {k: job.get(k, out[k]) for k in JOB_KEYS if k != "nodes"} | {"nodes": job.get("nodes", "all")}
+        own = {"nodes": ("all", _nodes), "load": (0.1, _real(0.0, 1.0, lo_open=True))}
+        schema = {k: KEYS[k] for k in JOB_KEYS if k not in own} | own
+        given_job = {k: job.get(k, out[k]) for k in JOB_KEYS if k not in own} | {k: job.get(k, d) for k, (d, _) in
+                                                                                own.items()}
         resolved = _check_section(name, given_job, schema)
-        if resolved["kind"] not in ("mpi", "trace"):
-            raise ConfigError(f"{name}.kind", f"must be mpi or trace (got {resolved['kind']!r})")
+        if resolved["kind"] not in ("mpi", "trace", "open_loop"):
+            raise ConfigError(f"{name}.kind", f"must be mpi, trace or open_loop (got {resolved['kind']!r})")
+        if "load" in job and resolved["kind"] != "open_loop":
+            raise ConfigError(f"{name}.load", "is the background traffic of a job of kind open_loop")
+        if resolved["kind"] != "open_loop":
+            del resolved["load"]
         if resolved["kind"] == "trace" and not resolved["file"]:
             raise ConfigError(f"{name}.file", "must name the trace to replay")
         jobs.append(resolved)
+    kinds = [j["kind"] for j in jobs]
+    if kinds.count("open_loop") > 1:
+        raise ConfigError("workload.jobs", "at most one job of kind open_loop (background traffic); give it all "
+                          "the nodes that send it")
+    if jobs and kinds.count("open_loop") == len(jobs):
+        raise ConfigError("workload.jobs", "needs an MPI program or trace beside the open_loop job (background "
+                          "traffic alone is [traffic] with workload.kind = \"open_loop\")")
     return jobs
 
 

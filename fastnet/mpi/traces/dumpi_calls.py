@@ -50,12 +50,17 @@ WAITS = ("MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "
          "MPI_Testsome")
 COLLECTIVES = ("MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Allgather",
                "MPI_Scatter", "MPI_Alltoall", "MPI_Alltoallv")
+# Collectives replayed as one of the above with the same bytes on the wire (docs/mpi.md "Coverage"): the
+# v-variants with their mean block, reduce_scatter as MPICH's pairwise exchange (an alltoall of each rank's
+# block), scans as an allreduce of their buffer.
+AS_COLLECTIVES = ("MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block",
+                  "MPI_Scan", "MPI_Exscan")
 COMM_CONSTRUCTORS = ("MPI_Comm_create", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Cart_create", "MPI_Cart_sub")
 GROUP_OPS = ("MPI_Comm_group", "MPI_Group_incl", "MPI_Group_excl", "MPI_Group_range_incl", "MPI_Group_range_excl",
              "MPI_Group_union", "MPI_Group_intersection", "MPI_Group_difference", "MPI_Group_free", "MPI_Comm_free")
 # The calls whose arguments the walker reads (the rest are noop or unknown by their name alone).
 READS_ARGUMENTS = frozenset(SENDS).union(RECVS, SENDRECVS, SEND_INITS, ("MPI_Recv_init",), STARTS, WAITS,
-                                         COLLECTIVES, COMM_CONSTRUCTORS, GROUP_OPS)
+                                         COLLECTIVES, AS_COLLECTIVES, COMM_CONSTRUCTORS, GROUP_OPS)
 
 Value = Union[int, str, tuple]  # an argument: int, array of ints (or of strings), string
 
@@ -380,7 +385,7 @@ class _Rank:
                 self.persistent.pop(h, None)
                 self.active.pop(h, None)
             self.emit(b, "noop")
-        elif name in COLLECTIVES:
+        elif name in COLLECTIVES or name in AS_COLLECTIVES:
             self.collective(b)
         elif name in COMM_CONSTRUCTORS or name in GROUP_OPS:
             if b.args:  # an ASCII writer that knew only the name wrote none: nothing to replay
@@ -440,9 +445,27 @@ class _Rank:
         elif name in ("MPI_Allgather", "MPI_Alltoall"):
             # The receive arguments are significant even with MPI_IN_PLACE.
             self.emit(b, name[4:].lower(), comm=comm, bytes=self.nbytes(b, "recvcount", "recvtype"))
-        else:
+        elif name == "MPI_Alltoallv":
             self.emit(b, "alltoallv", comm=comm, send_counts=self.counts(b, "sendcounts", "sendtype"),
                       recv_counts=self.counts(b, "recvcounts", "recvtype"))
+        elif name in ("MPI_Gatherv", "MPI_Scatterv"):
+            root = self.int_arg(b, "root")
+            at_root = "commrank" in b.args and self.int_arg(b, "commrank") == root
+            gather = name == "MPI_Gatherv"
+            if at_root:  # the mean of the blocks it gathers / scatters (their counts are significant there only)
+                blocks = self.counts(b, "recvcounts", "recvtype") if gather else self.counts(b, "sendcounts", "sendtype")
+                nbytes = sum(blocks) // max(len(blocks), 1)
+            else:
+                nbytes = self.nbytes(b, "sendcount", "sendtype") if gather else self.nbytes(b, "recvcount", "recvtype")
+            self.emit(b, "gather" if gather else "scatter", comm=comm, root=root, bytes=nbytes)
+        elif name in ("MPI_Allgatherv", "MPI_Reduce_scatter"):
+            blocks = self.counts(b, "recvcounts", "recvtype" if name == "MPI_Allgatherv" else "datatype")
+            self.emit(b, "allgather" if name == "MPI_Allgatherv" else "alltoall", comm=comm,
+                      bytes=sum(blocks) // max(len(blocks), 1))
+        elif name == "MPI_Reduce_scatter_block":
+            self.emit(b, "alltoall", comm=comm, bytes=self.nbytes(b, "recvcount", "datatype"))
+        else:  # MPI_Scan, MPI_Exscan
+            self.emit(b, "allreduce", comm=comm, bytes=self.nbytes(b, "count", "datatype"))
 
     def communicators(self, b: DumpiCall) -> None:
         name = b.name

@@ -30,7 +30,12 @@ from fastnet.mpi.traces.names import is_noop
 UNDEFINED = 0xFFFFFFFF  # OTF2_UNDEFINED_UINT32: no root; as a source or tag, ANY_SOURCE / ANY_TAG
 COLLECTIVE_KINDS = {"BARRIER": "barrier", "BCAST": "bcast", "REDUCE": "reduce", "ALLREDUCE": "allreduce",
                     "GATHER": "gather", "ALLGATHER": "allgather", "SCATTER": "scatter", "ALLTOALL": "alltoall",
-                    "ALLTOALLV": "alltoallv"}
+                    "ALLTOALLV": "alltoallv",
+                    # replayed as one of the above with the same bytes (docs/mpi.md "Coverage"): v-variants with
+                    # their mean block, reduce_scatter as MPICH's pairwise exchange, scans as an allreduce
+                    "GATHERV": "gather", "SCATTERV": "scatter", "ALLGATHERV": "allgather", "ALLTOALLW": "alltoallv",
+                    "REDUCE_SCATTER": "alltoall", "REDUCE_SCATTER_BLOCK": "alltoall", "SCAN": "allreduce",
+                    "EXSCAN": "allreduce"}
 # Communicator and window bookkeeping Score-P records as collectives: no payload.
 HANDLE_OPS = {"CREATE_HANDLE", "DESTROY_HANDLE", "ALLOCATE", "DEALLOCATE", "CREATE_HANDLE_AND_ALLOCATE",
               "DESTROY_HANDLE_AND_DEALLOCATE"}
@@ -173,7 +178,7 @@ class _Rank:
             if self.open is not None and len(self.stack) == self.open.depth:
                 self.close(self.open, ns)
                 self.open = None
-        elif kind.startswith("Mpi"):
+        elif kind.startswith(("Mpi", "NonBlockingCollective")):
             if self.open is not None:
                 self.open.events.append(ev)
             elif kind == "MpiIrecv":
@@ -236,14 +241,16 @@ class _Rank:
                     rid = self.fill_irecv(ev)
                     if rid is not None:
                         done.append(rid)
-                elif kind == "MpiCollectiveEnd":
+                elif kind == "MpiCollectiveEnd" or kind == "NonBlockingCollectiveComplete":
+                    # a non-blocking collective is replayed whole where it completes (its MPI_Wait / Test)
                     self.collective(ev, call)
         if done:
             call("wait" if name in SINGLE_WAITS and len(done) == 1 else "waitall", requests=tuple(done))
         if not out and name in BLOCKING:
             call(BLOCKING[name], peer=PROC_NULL)  # Score-P records nothing for MPI_PROC_NULL
         if not out:
-            call("noop" if is_noop(name) or name in QUIET_P2P or _has_handle_op(reg.events) else "unknown")
+            call("noop" if is_noop(name) or name in QUIET_P2P or _has_handle_op(reg.events)
+                 or "NonBlockingCollectiveRequest" in kinds else "unknown")
         self.calls.extend(out)
 
     def collective(self, ev, call) -> None:
@@ -261,6 +268,10 @@ class _Rank:
         root = ev.root if ev.root != UNDEFINED else 0
         if kind == "alltoallv":
             call(kind, comm=comm, send_counts=_spread(ev.size_sent, n), recv_counts=_spread(ev.size_received, n))
+        elif op.startswith("REDUCE_SCATTER"):  # sizeSent: the whole buffer, every rank's block
+            call(kind, comm=comm, bytes=ev.size_sent // n)
+        elif op.endswith("SCAN"):  # Score-P: sent to each higher rank, received from each lower one
+            call(kind, comm=comm, bytes=(ev.size_sent + ev.size_received) // max(n - 1, 1))
         else:
             nbytes = _collective_bytes(kind, ev.size_sent, ev.size_received, n, me == root)
             call(kind, comm=comm, bytes=nbytes, root=root if kind in ("bcast", "reduce", "gather", "scatter") else 0)
