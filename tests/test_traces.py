@@ -580,3 +580,21 @@ def test_otf2_v_collectives_and_a_non_blocking_collective(tmp_path):
     assert [(c.kind, c.name, c.bytes) for c in read.ranks[1]] == [
         ("noop", "MPI_Iallreduce", 0), ("allreduce", "MPI_Wait", 64), ("allgather", "MPI_Allgatherv", 10),
         ("alltoall", "MPI_Reduce_scatter", 16)]
+
+
+def test_dumpi_request_free_of_an_active_isend_replays(tmp_path):
+    """MPI_Request_free on an active isend: the message still goes, and nothing waits for it."""
+    world = "MPI_Comm comm=2 (MPI_COMM_WORLD)"
+    send = ["int count=4", "MPI_Datatype datatype=9 (MPI_INT)", "int dest=1", "int tag=5", world,
+            "MPI_Request request=[7]"]
+    recv = ["int count=4", "MPI_Datatype datatype=9 (MPI_INT)", "int source=0", "int tag=5", world,
+            "MPI_Status status=<IGNORED>"]
+    dumpi_files(tmp_path, {0: [("MPI_Isend", send), ("MPI_Request_free", ["MPI_Request request=[7]"])],
+                           1: [("MPI_Recv", recv)]})
+    read = read_dumpi_ascii(tmp_path)
+    assert [c.kind for c in read.ranks[0]] == ["isend", "noop"] and read.ranks[0][1].requests == (0,)
+    import fastnet
+
+    ds = fastnet.run({"topology": {"kind": "torus", "dims": [4, 4]}, "sim": {"max_cycles": 10**9},
+                      "workload": {"kind": "trace", "file": str(tmp_path)}})
+    assert ds.messages.item() == 1 and ds.bytes.item() == 16

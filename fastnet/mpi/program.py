@@ -176,6 +176,8 @@ class _RankLowering:
         for index, call in enumerate(calls):
             k = call.kind
             if k in ("noop", "unknown"):
+                for h in call.requests:  # MPI_Request_free of an active request: it completes unobserved, and its
+                    self.live.pop(h, None)  # slot is never reused
                 if k == "unknown":
                     if not opt.skip_unknown:
                         raise self.fail(index, call, "unsupported MPI call (set workload.skip_unknown = true to "

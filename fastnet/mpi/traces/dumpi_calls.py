@@ -381,10 +381,11 @@ class _Rank:
             if not started:
                 self.emit(b, "noop")
         elif name == "MPI_Request_free":
-            for h in _ints(b.args.get("request", ())):
+            handles = _ints(b.args.get("request", ()))
+            for h in handles:
                 self.persistent.pop(h, None)
-                self.active.pop(h, None)
-            self.emit(b, "noop")
+            # an active request that is freed completes unobserved: the noop names it, and lowering detaches it
+            self.emit(b, "noop", requests=self.complete(handles))
         elif name in COLLECTIVES or name in AS_COLLECTIVES:
             self.collective(b)
         elif name in COMM_CONSTRUCTORS or name in GROUP_OPS:
