@@ -200,6 +200,9 @@ def run(
     if "mpi_events" in ds:
         out.print(f"{int(ds.mpi_calls):,} MPI calls and {int(ds.messages + ds.control_messages):,} messages in "
                   f"{t['wall_seconds']:.2f} s: {t['mpi_events_per_second']:,.0f} MPI events/s")
+        if "trace_calls_not_recorded" in t:
+            out.print(f"warning: the tracer did not record some calls the program made, so only part of the run is "
+                      f"replayed: {t['trace_calls_not_recorded']}")
     if out_path is not None:
         out.print(f"results written to {out_path}")
 

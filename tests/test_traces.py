@@ -557,7 +557,7 @@ def test_otf2_v_collectives_and_a_non_blocking_collective(tmp_path):
         comm = defs.comm("MPI_COMM_WORLD", group=defs.group("", group_type=GroupType.COMM_GROUP,
                                                              paradigm=Paradigm.MPI, members=locs))
         reg = {name: defs.region(name, paradigm=Paradigm.MPI, region_role=RegionRole.COLL_ALL2ALL)
-               for name in ("MPI_Iallreduce", "MPI_Wait", "MPI_Allgatherv", "MPI_Reduce_scatter")}
+               for name in ("MPI_Iallreduce", "MPI_Wait", "MPI_Allgatherv", "MPI_Reduce_scatter", "MPI_Ialltoall")}
         for r in range(n):
             ew = w.event_writer_from_location(locs[r])
             ew.program_begin(0, "x", [])
@@ -575,11 +575,33 @@ def test_otf2_v_collectives_and_a_non_blocking_collective(tmp_path):
             ew.mpi_collective_begin(40)
             ew.mpi_collective_end(41, CollectiveOp.REDUCE_SCATTER, comm, 0xFFFFFFFF, 16 * n, 16)
             ew.leave(42, reg["MPI_Reduce_scatter"])
+            ew.enter(43, reg["MPI_Ialltoall"])  # as Score-P 2.x writes it: the region alone
+            ew.leave(44, reg["MPI_Ialltoall"])
+            ew.enter(45, reg["MPI_Wait"])
+            ew.leave(46, reg["MPI_Wait"])
             ew.program_end(50, 0)
     read = read_otf2(tmp_path / "nb.otf2")
     assert [(c.kind, c.name, c.bytes) for c in read.ranks[1]] == [
         ("noop", "MPI_Iallreduce", 0), ("allreduce", "MPI_Wait", 64), ("allgather", "MPI_Allgatherv", 10),
-        ("alltoall", "MPI_Reduce_scatter", 16)]
+        ("alltoall", "MPI_Reduce_scatter", 16), ("noop", "MPI_Ialltoall", 0), ("noop", "MPI_Wait", 0)]
+    assert read.not_recorded == {"MPI_Ialltoall": n}  # no communicator, no sizes: reported, not replayed
+    from typer.testing import CliRunner
+
+    from fastnet.cli import app
+
+    r = CliRunner().invoke(app, ["run", "--set", "topology.kind=torus", "--set", "topology.dims=[4,4]", "--set",
+                                 "workload.kind=trace", "--set", f"workload.file={tmp_path / 'nb.otf2'}"])
+    assert r.exit_code == 0 and "did not record" in r.output and "MPI_Ialltoall x4" in r.output, r.output
+
+
+def test_macos_resource_forks_beside_a_trace_are_ignored(tmp_path):
+    trace = Trace([[Call("barrier")], [Call("barrier")]])
+    (tmp_path / "t").mkdir()
+    write_dumpi(trace, tmp_path / "t")
+    for f in list((tmp_path / "t").iterdir()):
+        (f.parent / ("._" + f.name)).write_bytes(b"\0\5\26\7 AppleDouble")
+    assert detect_format(tmp_path / "t") == "dumpi"
+    assert [c.kind for c in read_trace(tmp_path / "t").ranks[1]] == ["barrier"]
 
 
 def test_dumpi_request_free_of_an_active_isend_replays(tmp_path):

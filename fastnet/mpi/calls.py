@@ -58,6 +58,8 @@ class Trace:
     comms: dict[int, tuple[int, ...]] = field(default_factory=dict)  # id -> world ranks; 0 is filled in
     files: list[str] = field(default_factory=list)  # where rank r's calls came from (error messages)
     source: str = "generator"  # "generator", "otf2", "dumpi_ascii", ...
+    not_recorded: dict[str, int] = field(default_factory=dict)  # calls the program made that the tracer did not
+    # record, by name, over all ranks (DUMPI's footer): the trace is a fragment of the run
 
     def __post_init__(self) -> None:
         self.comms.setdefault(0, tuple(range(len(self.ranks))))

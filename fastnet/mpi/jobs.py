@@ -36,4 +36,8 @@ def merge(traces: list[Trace]) -> tuple[Trace, np.ndarray]:
                           for c in calls])
             files.append(f"job {j}: {tr.where(r)}")
         job_of += [j] * tr.n_ranks
-    return Trace(ranks, comms, files, source="jobs"), np.asarray(job_of, dtype=np.int64)
+    not_recorded: dict[str, int] = {}
+    for tr in traces:
+        for name, n in tr.not_recorded.items():
+            not_recorded[name] = not_recorded.get(name, 0) + n
+    return Trace(ranks, comms, files, source="jobs", not_recorded=not_recorded), np.asarray(job_of, dtype=np.int64)

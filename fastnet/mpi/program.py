@@ -67,6 +67,7 @@ class Program:
     files: list[str] = field(default_factory=list)  # where each rank's calls came from (error messages)
     task_job: np.ndarray | None = None  # int64[R]: each rank's job (workload.jobs), None for one program
     background: Any = None  # mpi.build.Background: a job of kind open_loop beside the MPI ranks, or None
+    not_recorded: dict[str, int] = field(default_factory=dict)  # Trace.not_recorded: calls the tracer left out
 
 
 def choose_algorithm(kind: str, nbytes: int, n: int, opt: Options) -> int:
@@ -111,7 +112,9 @@ class _RankLowering:
 
     def fail(self, index: int, call: Call, why: str) -> ProgramError:
         name = call.name or f"MPI_{call.kind.capitalize()}"
-        return ProgramError(f"{self.trace.where(self.rank)}: rank {self.rank}, call {index} ({name}): {why}")
+        where = self.trace.where(self.rank)
+        who = where if where.endswith(f"rank {self.rank}") else f"{where}: rank {self.rank}"
+        return ProgramError(f"{who}, call {index} ({name}): {why}")
 
     def row(self, code: int, call: str, index: int, **cols: int) -> list[int]:
         r = [0] * N_OP
@@ -330,7 +333,7 @@ def lower(trace: Trace, opt: Options) -> Program:
         max_requests=max_requests, comm_off=comm_off, comm_size=comm_size,
         comm_members=np.array([w for m in members for w in m] or [0], np.int64), rc_off=rc_off,
         rc_comm=np.array([c for c, _ in flat] or [0], np.int64), rc_me=np.array([m for _, m in flat] or [0], np.int64),
-        call_counts=call_counts, skipped=skipped,
+        call_counts=call_counts, skipped=skipped, not_recorded=dict(trace.not_recorded),
         files=[trace.where(r) for r in range(R)] if trace.files else [],
     )
 

@@ -73,6 +73,8 @@ def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         attrs["trace"] = str(w["file"])
     if prog.skipped:
         attrs["mpi_skipped_calls"] = ", ".join(f"{k} x{v}" for k, v in sorted(prog.skipped.items()))
+    if prog.not_recorded:  # the tracer saw these calls but did not write them: a fragment of the run is replayed
+        attrs["trace_calls_not_recorded"] = ", ".join(f"{k} x{v}" for k, v in sorted(prog.not_recorded.items()))
     return values, coords, attrs
 
 

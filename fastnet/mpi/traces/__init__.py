@@ -79,7 +79,7 @@ def _looks_like_dumpi_ascii(head: bytes) -> bool:
 
 
 def _detect_dir(p: Path) -> str:
-    anchors = sorted(p.glob("*.otf2"))
+    anchors = sorted(a for a in p.glob("*.otf2") if not a.name.startswith("._"))  # (macOS resource forks)
     if len(anchors) == 1:
         return "otf2"
     if len(anchors) > 1:

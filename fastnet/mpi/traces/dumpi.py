@@ -95,7 +95,12 @@ class DumpiFile:
 def read_dumpi(path: str | Path) -> Trace:
     """Read a binary DUMPI trace: its `.meta` file, the directory holding it, or one `PREFIX-NNNN.bin` (all of
     its siblings with the same prefix are read; NNNN is the rank)."""
-    return build_trace([read_dumpi_file(f).rank_calls() for f in rank_files(Path(path))], source="dumpi")
+    files = [read_dumpi_file(f) for f in rank_files(Path(path))]
+    trace = build_trace([f.rank_calls() for f in files], source="dumpi")
+    for f in files:
+        for name, n in f.ignored_counts.items():
+            trace.not_recorded[name] = trace.not_recorded.get(name, 0) + n
+    return trace
 
 
 def rank_files(p: Path) -> list[Path]:
@@ -104,14 +109,15 @@ def rank_files(p: Path) -> list[Path]:
         raise TraceError(p, "no such file or directory")
     meta: Path | None = None
     if p.is_dir():
-        metas = sorted(p.glob("*.meta"))
+        metas = sorted(m for m in p.glob("*.meta") if not m.name.startswith("._"))  # (macOS resource forks)
         if len(metas) > 1:
             raise TraceError(p, f"holds {len(metas)} DUMPI .meta files ({', '.join(m.name for m in metas)}); "
                                 "name one")
         if metas:
             meta = metas[0]
         else:
-            prefixes = sorted({m["prefix"] for f in p.iterdir() if (m := RANK_FILE.match(f.name))})
+            prefixes = sorted({m["prefix"] for f in p.iterdir() if (m := RANK_FILE.match(f.name))
+                               and not f.name.startswith("._")})
             if len(prefixes) != 1:
                 raise TraceError(p, "holds no binary DUMPI files (PREFIX.meta, PREFIX-NNNN.bin)" if not prefixes
                                  else f"holds .bin files of several traces ({', '.join(prefixes)}); name one")

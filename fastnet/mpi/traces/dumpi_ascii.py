@@ -44,7 +44,7 @@ def rank_files(p: Path) -> list[Path]:
     if not p.exists():
         raise TraceError(p, "no such file or directory")
     if p.is_dir():
-        found = [f for f in p.iterdir() if RANK_FILE.match(f.name)]
+        found = [f for f in p.iterdir() if RANK_FILE.match(f.name) and not f.name.startswith("._")]
         prefixes = sorted({RANK_FILE.match(f.name)["prefix"] for f in found})
         if not prefixes:
             raise TraceError(p, "holds no DUMPI ASCII files (PREFIX-NNNN.txt)")

@@ -40,6 +40,11 @@ COLLECTIVE_KINDS = {"BARRIER": "barrier", "BCAST": "bcast", "REDUCE": "reduce", 
 HANDLE_OPS = {"CREATE_HANDLE", "DESTROY_HANDLE", "ALLOCATE", "DEALLOCATE", "CREATE_HANDLE_AND_ALLOCATE",
               "DESTROY_HANDLE_AND_DEALLOCATE"}
 # Point-to-point regions that may legitimately hold no record (MPI_PROC_NULL peer, null requests, a failed test).
+# Score-P 2.x writes non-blocking collectives as regions alone, with no communicator and no sizes: such a region
+# is a noop (its time stays in the trace as computation), counted in Trace.not_recorded
+NB_COLLECTIVES = frozenset(f"MPI_I{c}" for c in (
+    "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv",
+    "alltoall", "alltoallv", "alltoallw", "reduce_scatter", "reduce_scatter_block", "scan", "exscan"))
 QUIET_P2P = ("MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend",
              "MPI_Recv", "MPI_Irecv", "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Wait", "MPI_Waitall",
              "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome", "MPI_Start",
@@ -72,8 +77,12 @@ def read_otf2(path: str | Path) -> Trace:
             t = event.time - offset
             ns = float(t) if resolution == 1_000_000_000 else t * 1e9 / resolution
             ranks[r].event(event, ns)
+    not_recorded: dict[str, int] = {}
+    for rk in ranks:
+        for name, k in rk.unrecorded.items():
+            not_recorded[name] = not_recorded.get(name, 0) + k
     return Trace(ranks=[rk.calls for rk in ranks], comms=comms.table, files=[rk.where for rk in ranks],
-                 source="otf2")
+                 source="otf2", not_recorded=not_recorded)
 
 
 def _anchor(p: Path) -> Path:
@@ -163,6 +172,7 @@ class _Rank:
         self.active: dict[int, int] = {}  # OTF2 request id -> our request id
         self.pending: dict[int, Call] = {}  # irecvs whose MpiIrecv has not been seen yet
         self.next_request = 0
+        self.unrecorded: dict[str, int] = {}  # non-blocking collectives with no record (Score-P 2.x)
 
     def event(self, ev, ns: float) -> None:
         import otf2
@@ -248,9 +258,11 @@ class _Rank:
             call("wait" if name in SINGLE_WAITS and len(done) == 1 else "waitall", requests=tuple(done))
         if not out and name in BLOCKING:
             call(BLOCKING[name], peer=PROC_NULL)  # Score-P records nothing for MPI_PROC_NULL
+        if not out and name in NB_COLLECTIVES and "NonBlockingCollectiveRequest" not in kinds:
+            self.unrecorded[name] = self.unrecorded.get(name, 0) + 1
         if not out:
             call("noop" if is_noop(name) or name in QUIET_P2P or _has_handle_op(reg.events)
-                 or "NonBlockingCollectiveRequest" in kinds else "unknown")
+                 or name in NB_COLLECTIVES or "NonBlockingCollectiveRequest" in kinds else "unknown")
         self.calls.extend(out)
 
     def collective(self, ev, call) -> None:
