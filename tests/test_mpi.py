@@ -2,6 +2,7 @@
 the real traces of shared/reference/traces, and errors. Every run uses the same 4x4 torus, so the MPI cycle loop
 compiles once."""
 
+import dataclasses
 import math
 import os
 from pathlib import Path
@@ -64,7 +65,8 @@ def test_eager_threshold_is_configurable():
 
 def as_trace_calls(trace: Trace) -> Trace:
     """A generated program as a tracer would record it: computation is time, not cycles, and the run goes from
-    MPI_Init to MPI_Finalize."""
+    MPI_Init to MPI_Finalize. (A collective generator gives all ranks one list: each rank gets copies first.)"""
+    trace.ranks = [[dataclasses.replace(c) for c in calls] for calls in trace.ranks]
     for calls in trace.ranks:
         calls.insert(0, Call("noop", name="MPI_Init"))
         for c in calls:

@@ -135,15 +135,13 @@ def _pair_half_links(start: np.ndarray, nbr: np.ndarray) -> np.ndarray:
     fwd = src * n_routers + dst
     order = np.argsort(fwd, kind="stable")
     sorted_keys = fwd[order]
-    first = np.searchsorted(sorted_keys, sorted_keys, side="left")
-    rank = np.empty(len(nbr), dtype=np.int64)
-    rank[order] = np.arange(len(nbr)) - first
     rev = dst * n_routers + src
-    # position of (rev key, same rank) among the sorted forward keys
-    pos = np.searchsorted(sorted_keys, rev, side="left") + rank
-    ok = (pos < len(nbr))
-    pos_c = np.minimum(pos, len(nbr) - 1)
-    ok &= sorted_keys[pos_c] == rev
+    # In an undirected graph the reverse keys are the forward keys again: the k-th half-link v->u (in index order)
+    # of a key pairs with the k-th u->v, i.e. the place of rev[e] among the reverse keys sorted stably is the place
+    # of its pair among the forward keys sorted stably (checked below: a directed graph fails the check).
+    pos_c = np.empty(len(nbr), dtype=np.int64)
+    pos_c[np.argsort(rev, kind="stable")] = np.arange(len(nbr))
+    ok = sorted_keys[pos_c] == rev
     if not ok.all():
         bad = int(np.flatnonzero(~ok)[0])
         raise ConfigError("topology", f"link {int(src[bad])}->{int(dst[bad])} has no reverse link (graph must be undirected)")

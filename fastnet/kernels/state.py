@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._jit import jit
 from .rng import seed_streams
 
 # ctr[...]: counters shared by all stages
@@ -148,6 +149,18 @@ def _free_rows(n: int, start: int = 0) -> np.ndarray:
     return nxt
 
 
+@jit
+def _fill_rows(a, row, col_values, col1, col2):
+    """Every row of `a` = `row`, and columns col1 and col2 (>= 0) of row i = col_values[i]: one pass over `a`,
+    row by row (column by column, a 14-million-port network's records take seconds)."""
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[i, j] = row[j]
+        if col1 >= 0:
+            a[i, col1] = col_values[i]
+            a[i, col2] = col_values[i]
+
+
 def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: Params, seed: int,
               n_timeseries: int, packets: int, events: int, vc_cap: np.ndarray, arrival_slots: int = 1) -> State:
     """vc_cap: int32[P, V] capacity of each VC in phits (0 for VC slots a port does not have); arrival_slots: size
@@ -159,15 +172,14 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     pk = np.zeros((packets, N_PK), dtype=np.int64)
     pk[:, PK_NEXT] = _free_rows(packets)
     pk[:, [PK_VCC, PK_DVC]] = -1
+    vc_row = np.zeros(N_VC, dtype=np.int32)
+    vc_row[[VC_HEAD, VC_TAIL, VC_POS, VC_OWNER]] = -1
     vc = np.empty((PV, N_VC), dtype=np.int32)
-    vc[:, [VC_HEAD, VC_TAIL, VC_POS]] = -1
-    vc[:, VC_CAP] = vc_cap.reshape(-1)
-    vc[:, VC_ALLOC] = 0
-    vc[:, VC_WAKE] = 0
-    vc[:, VC_OWNER] = -1
-    vc[:, VC_FREE] = vc[:, VC_CAP]
-    pt = np.zeros((n_ports, N_PT), dtype=np.int64)
-    pt[:, [PT_IN_STAMP, PT_IN_MATCH, PT_OUT_STAMP, PT_OUT_MATCH]] = -1
+    _fill_rows(vc, vc_row, vc_cap.reshape(-1), VC_CAP, VC_FREE)
+    pt_row = np.zeros(N_PT, dtype=np.int64)
+    pt_row[[PT_IN_STAMP, PT_IN_MATCH, PT_OUT_STAMP, PT_OUT_MATCH]] = -1
+    pt = np.empty((n_ports, N_PT), dtype=np.int64)
+    _fill_rows(pt, pt_row, np.zeros(0, np.int32), -1, -1)
     nd = np.full((n_nodes, N_ND), -1, dtype=np.int64)
     nd[:, ND_BUSY] = 0
     ev = np.zeros((events, N_EV), dtype=np.int64)

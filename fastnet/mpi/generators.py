@@ -171,4 +171,6 @@ GENERATORS: dict[str, Callable[[int, dict[str, Any]], Trace]] = {
 
 
 def generate(program: str, n_ranks: int, params: dict[str, Any]) -> Trace:
+    """The Trace of a built-in program. Ranks that run the very same calls may share one list of the same Call
+    objects (the collective programs do): copy a rank's calls before changing them."""
     return GENERATORS[program](n_ranks, params)

@@ -107,6 +107,7 @@ class _RankLowering:
         self.slots = 0
         self.colls: list[tuple[int, str, int]] = []  # (comm, kind, root) in call order: checked across members
         self.used: set[int] = set()  # the communicators the calls name (a rank must be a member of each)
+        self.coll_comms: set[int] = set()  # the communicators of its collectives
         self.skipped: dict[str, int] = {}
         self.calls = np.zeros(len(CALL_CODE), np.int64)
 
@@ -284,24 +285,28 @@ def lower(trace: Trace, opt: Options) -> Program:
     skipped: dict[str, int] = {}
     sequences: dict[int, list[tuple[int, str, int]]] = {}
     callers: dict[int, set[int]] = {}  # the ranks that call collectives on each communicator
-    firsts = [next((c.start_ns for c in calls if not math.isnan(c.start_ns)), math.nan) for calls in trace.ranks]
+    lists = {id(calls): calls for calls in trace.ranks}  # a list several ranks share is looked at once
+    firsts = [next((c.start_ns for c in calls if not math.isnan(c.start_ns)), math.nan) for calls in lists.values()]
     origin = min((f for f in firsts if not math.isnan(f)), default=math.nan)  # the trace's first call: cycle 0
     last: list[Call] | None = None  # the previous rank's call list and lowering
+    repeats = np.zeros(R, np.int64)  # ranks that ran the lowering of rank r's list (r and the ones after it)
+    lowered: list[_RankLowering] = []
     for r, calls in enumerate(trace.ranks):
         if calls is last:  # a generator gives every rank one list (a collective loop): lower it once
             low.reuse_for(r)
-        else:
-            low = _RankLowering(r, trace, opt, comm_index, {}, member_sets)
-            low.lower(calls, origin)
-            _check_collectives(r, low.colls, sequences, trace)
-        call_counts += low.calls
-        for name, n in low.skipped.items():
-            skipped[name] = skipped.get(name, 0) + n
-        for comm, _, _ in low.colls:
-            callers.setdefault(comm, set()).add(r)
-        if calls is last:
+            repeats[lowered[-1].rank] += 1
+            for comm in low.coll_comms:
+                callers[comm].add(r)
             begin[r], end[r] = begin[r - 1], end[r - 1]
             continue
+        low = _RankLowering(r, trace, opt, comm_index, {}, member_sets)
+        low.lower(calls, origin)
+        _check_collectives(r, low.colls, sequences, trace)
+        lowered.append(low)
+        repeats[r] = 1
+        low.coll_comms = {comm for comm, _, _ in low.colls}
+        for comm in low.coll_comms:
+            callers.setdefault(comm, set()).add(r)
         last = calls
         max_requests = max(max_requests, low.slots)
         rows = np.array(low.rows, dtype=np.int64).reshape(-1, N_OP)
@@ -321,6 +326,10 @@ def lower(trace: Trace, opt: Options) -> Program:
             shared[key] = (begin[r], end[r])
         ops.append(rows)
         n_ops += len(rows)
+    for low in lowered:
+        call_counts += low.calls * repeats[low.rank]
+        for name, n in low.skipped.items():
+            skipped[name] = skipped.get(name, 0) + n * int(repeats[low.rank])
     _check_members_called(sequences, callers, trace)
     comm_size = np.array([len(m) for m in members], np.int64)
     comm_off = np.concatenate([[0], np.cumsum(comm_size)[:-1]]).astype(np.int64)
