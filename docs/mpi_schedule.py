@@ -32,36 +32,75 @@ READY, DELIVERED = 0, 1
 
 
 @njit
-def _push(ht, hs, hk, hp, size, t, seq, kind, p):
+def _less(heap, i, j):
+    return heap[i, 0] < heap[j, 0] or (heap[i, 0] == heap[j, 0] and heap[i, 1] < heap[j, 1])
+
+
+@njit
+def _push(heap, size, t, seq, kind, p):
+    """Add an event (time t, tie broken by seq) to the binary heap of `size` rows; returns the new size."""
+    heap[size, 0], heap[size, 1], heap[size, 2], heap[size, 3] = t, seq, kind, p
     i = size
-    while i > 0:
+    while i > 0 and _less(heap, i, (i - 1) // 2):
         parent = (i - 1) // 2
-        if ht[parent] < t or (ht[parent] == t and hs[parent] < seq):
-            break
-        ht[i], hs[i], hk[i], hp[i] = ht[parent], hs[parent], hk[parent], hp[parent]
+        for c in range(4):
+            heap[i, c], heap[parent, c] = heap[parent, c], heap[i, c]
         i = parent
-    ht[i], hs[i], hk[i], hp[i] = t, seq, kind, p
     return size + 1
 
 
 @njit
-def _pop(ht, hs, hk, hp, size):
-    t, k, p = ht[0], hk[0], hp[0]
+def _pop(heap, size):
+    """The earliest event: (time, kind, packet, new size)."""
+    t, kind, p = heap[0, 0], heap[0, 2], heap[0, 3]
     size -= 1
-    lt, ls, lk, lp = ht[size], hs[size], hk[size], hp[size]
+    for c in range(4):
+        heap[0, c] = heap[size, c]
     i = 0
     while True:
         c = 2 * i + 1
         if c >= size:
             break
-        if c + 1 < size and (ht[c + 1] < ht[c] or (ht[c + 1] == ht[c] and hs[c + 1] < hs[c])):
+        if c + 1 < size and _less(heap, c + 1, c):
             c += 1
-        if lt < ht[c] or (lt == ht[c] and ls < hs[c]):
+        if not _less(heap, c, i):
             break
-        ht[i], hs[i], hk[i], hp[i] = ht[c], hs[c], hk[c], hp[c]
+        for x in range(4):
+            heap[i, x], heap[c, x] = heap[c, x], heap[i, x]
         i = c
-    ht[i], hs[i], hk[i], hp[i] = lt, ls, lk, lp
-    return t, k, p, size
+    return t, kind, p, size
+
+
+# msg[m, M_*]: a message; pkt[p, Q_*]: a packet in flight
+M_KIND, M_SRC, M_DST, M_BYTES, M_STEP, M_LEFT = range(6)
+Q_MSG, Q_PHITS, Q_ROUTER = range(3)
+
+
+@njit
+def _post(msg, pkt, free, heap, counts, inj_free, node_router, kind, src, dst, nbytes, k, t, header, packet_phits,
+          phit_bytes, li, delay):
+    """A new message (payload + header; RTS and CTS: the header alone) from rank src at time t: its packets leave
+    src's injection link one after the other and reach its router after li + delay. counts: [messages used,
+    free packets, heap size, sequence number]."""
+    m = counts[0]
+    counts[0] += 1
+    wire = header if kind == RTS or kind == CTS else nbytes + header
+    npk = (wire + packet_phits * phit_bytes - 1) // (packet_phits * phit_bytes)
+    msg[m, M_KIND], msg[m, M_SRC], msg[m, M_DST], msg[m, M_BYTES], msg[m, M_STEP], msg[m, M_LEFT] = \
+        kind, src, dst, nbytes, k, npk
+    rest = (wire + phit_bytes - 1) // phit_bytes
+    for _ in range(npk):
+        ph = min(packet_phits, rest)
+        rest -= ph
+        start = max(t, inj_free[src])
+        inj_free[src] = start + ph
+        if counts[1] == 0:
+            raise RuntimeError("schedule model: packet capacity exhausted")
+        counts[1] -= 1
+        p = free[counts[1]]
+        pkt[p, Q_MSG], pkt[p, Q_PHITS], pkt[p, Q_ROUTER] = m, ph, node_router[src]
+        counts[2] = _push(heap, counts[2], start + li + delay, counts[3], READY, p)
+        counts[3] += 1
 
 
 @njit
@@ -78,30 +117,16 @@ def _schedule(n_steps, send_off, send_dst, send_bytes, recv_expected, node_route
     finish = np.full(n, -1, np.int64)
     early = np.zeros(n * S, np.int64)  # eager messages of (rank, step) that arrived before the rank got there
     early_rts = np.full(n * S, -1, np.int64)  # a request-to-send that did
-    n_msg = 3 * len(send_dst) + 16
-    m_kind = np.zeros(n_msg, np.int64)
-    m_src = np.zeros(n_msg, np.int64)
-    m_dst = np.zeros(n_msg, np.int64)
-    m_bytes = np.zeros(n_msg, np.int64)
-    m_step = np.zeros(n_msg, np.int64)
-    m_left = np.zeros(n_msg, np.int64)
-    p_msg = np.zeros(capacity, np.int64)
-    p_phits = np.zeros(capacity, np.int64)
-    p_router = np.zeros(capacity, np.int64)
+    msg = np.zeros((3 * len(send_dst) + 16, 6), np.int64)
+    pkt = np.zeros((capacity, 3), np.int64)
     free = np.arange(capacity - 1, -1, -1)
-    n_free = capacity
-    ht = np.zeros(capacity, np.int64)
-    hs = np.zeros(capacity, np.int64)
-    hk = np.zeros(capacity, np.int64)
-    hp = np.zeros(capacity, np.int64)
-    size = 0
-    seq = 0
-    used = 0
+    heap = np.zeros((capacity, 4), np.int64)
+    counts = np.array([0, capacity, 0, 0], np.int64)
+    args = (header, packet_phits, phit_bytes, li, delay)
     buf = np.zeros(512, np.int64)
     rng = np.uint64(seed) | np.uint64(1)
     todo = np.zeros(n + 4, np.int64)  # ranks whose step may have completed (all at first, then at most 2)
-    for r in range(n):
-        todo[r] = r
+    todo[:n] = np.arange(n)
     n_todo = n
     t = np.int64(0)
     while True:
@@ -115,62 +140,33 @@ def _schedule(n_steps, send_off, send_dst, send_bytes, recv_expected, node_route
                     recv_pend[r] = recv_expected[r * S + k] - early[r * S + k]
                     for i in range(send_off[r * S + k], send_off[r * S + k + 1]):
                         kind = EAGER if send_bytes[i] <= eager else RTS
-                        m = used
-                        used += 1
-                        m_kind[m], m_src[m], m_dst[m], m_bytes[m], m_step[m] = kind, r, send_dst[i], send_bytes[i], k
-                        if kind == RTS:
-                            send_pend[r] += 1
-                        # post: its packets leave the node's injection link one after the other
-                        wire = (header if kind == RTS else send_bytes[i] + header)
-                        npk = (wire + packet_phits * phit_bytes - 1) // (packet_phits * phit_bytes)
-                        m_left[m] = npk
-                        rest = (wire + phit_bytes - 1) // phit_bytes
-                        for j in range(npk):
-                            ph = min(packet_phits, rest)
-                            rest -= ph
-                            start = max(t, inj_free[r])
-                            inj_free[r] = start + ph
-                            if n_free == 0:
-                                raise RuntimeError("schedule model: packet capacity exhausted")
-                            n_free -= 1
-                            p = free[n_free]
-                            p_msg[p], p_phits[p], p_router[p] = m, ph, node_router[r]
-                            size = _push(ht, hs, hk, hp, size, start + li + delay, seq, READY, p)
-                            seq += 1
+                        send_pend[r] += kind == RTS
+                        _post(msg, pkt, free, heap, counts, inj_free, node_router, kind, r, send_dst[i],
+                              send_bytes[i], k, t, *args)
                     q = early_rts[r * S + k]
                     if q >= 0:  # answer the request that came early: a clear-to-send back to its sender
                         early_rts[r * S + k] = -1
-                        m = used
-                        used += 1
-                        m_kind[m], m_src[m], m_dst[m], m_bytes[m], m_step[m] = CTS, r, m_src[q], m_bytes[q], k
-                        m_left[m] = 1
-                        start = max(t, inj_free[r])
-                        inj_free[r] = start + (header + phit_bytes - 1) // phit_bytes
-                        n_free -= 1
-                        p = free[n_free]
-                        p_msg[p], p_phits[p], p_router[p] = m, (header + phit_bytes - 1) // phit_bytes, node_router[r]
-                        size = _push(ht, hs, hk, hp, size, start + li + delay, seq, READY, p)
-                        seq += 1
+                        _post(msg, pkt, free, heap, counts, inj_free, node_router, CTS, r, msg[q, M_SRC],
+                              msg[q, M_BYTES], k, t, *args)
                 if recv_pend[r] > 0 or send_pend[r] > 0:
                     break
                 step[r] = k + 1
                 recv_pend[r] = -1
             if step[r] == S and finish[r] < 0:
                 finish[r] = t
-        if size == 0:
+        if counts[2] == 0:
             break
-        t, kind, p, size = _pop(ht, hs, hk, hp, size)
-        m = p_msg[p]
-        u = p_router[p]
-        dst = m_dst[m]
+        t, kind, p, counts[2] = _pop(heap, counts[2])
+        m = pkt[p, Q_MSG]
+        u = pkt[p, Q_ROUTER]
+        dst = msg[m, M_DST]
+        ph = pkt[p, Q_PHITS]
         if kind == READY:
             d = node_router[dst]
-            ph = p_phits[p]
             if u == d:  # to the node, over its ejection link
                 start = max(t, ej_free[dst])
                 ej_free[dst] = start + ph
-                size = _push(ht, hs, hk, hp, size, start + li + ph - 1, seq, DELIVERED, p)
-                seq += 1
+                counts[2] = _push(heap, counts[2], start + li + ph - 1, counts[3], DELIVERED, p)
             else:
                 c = min_ports(ps, port, dist, ip, alg, u, d, buf, scan)
                 rng ^= rng << np.uint64(13)
@@ -179,57 +175,31 @@ def _schedule(n_steps, send_off, send_dst, send_bytes, recv_expected, node_route
                 o = buf[np.int64(rng % np.uint64(c))]
                 start = max(t, link_free[o])
                 link_free[o] = start + ph
-                p_router[p] = port[o, P_PEER_ROUTER]
-                size = _push(ht, hs, hk, hp, size, start + port[o, P_LATENCY] + delay, seq, READY, p)
-                seq += 1
+                pkt[p, Q_ROUTER] = port[o, P_PEER_ROUTER]
+                counts[2] = _push(heap, counts[2], start + port[o, P_LATENCY] + delay, counts[3], READY, p)
+            counts[3] += 1
             continue
-        free[n_free] = p
-        n_free += 1
-        m_left[m] -= 1
-        if m_left[m] > 0:
+        free[counts[1]] = p
+        counts[1] += 1
+        msg[m, M_LEFT] -= 1
+        if msg[m, M_LEFT] > 0:
             continue
-        k, mk, src = m_step[m], m_kind[m], m_src[m]
-        if mk == EAGER:
-            if step[dst] == k and recv_pend[dst] >= 0:
+        k, mk, src = msg[m, M_STEP], msg[m, M_KIND], msg[m, M_SRC]
+        if mk == EAGER or mk == RTS:
+            if step[dst] != k or recv_pend[dst] < 0:  # the receiver is not in that step yet
+                if mk == EAGER:
+                    early[dst * S + k] += 1
+                else:
+                    early_rts[dst * S + k] = m
+            elif mk == EAGER:
                 recv_pend[dst] -= 1
                 todo[n_todo] = dst
                 n_todo += 1
             else:
-                early[dst * S + k] += 1
-        elif mk == RTS:
-            if step[dst] == k and recv_pend[dst] >= 0:
-                mm = used
-                used += 1
-                m_kind[mm], m_src[mm], m_dst[mm], m_bytes[mm], m_step[mm] = CTS, dst, src, m_bytes[m], k
-                m_left[mm] = 1
-                ph = (header + phit_bytes - 1) // phit_bytes
-                start = max(t, inj_free[dst])
-                inj_free[dst] = start + ph
-                n_free -= 1
-                q = free[n_free]
-                p_msg[q], p_phits[q], p_router[q] = mm, ph, node_router[dst]
-                size = _push(ht, hs, hk, hp, size, start + li + delay, seq, READY, q)
-                seq += 1
-            else:
-                early_rts[dst * S + k] = m
+                _post(msg, pkt, free, heap, counts, inj_free, node_router, CTS, dst, src, msg[m, M_BYTES], k, t,
+                      *args)
         elif mk == CTS:  # at the data's sender: the data goes
-            mm = used
-            used += 1
-            m_kind[mm], m_src[mm], m_dst[mm], m_bytes[mm], m_step[mm] = DATA, dst, src, m_bytes[m], k
-            wire = m_bytes[m] + header
-            npk = (wire + packet_phits * phit_bytes - 1) // (packet_phits * phit_bytes)
-            m_left[mm] = npk
-            rest = (wire + phit_bytes - 1) // phit_bytes
-            for j in range(npk):
-                ph = min(packet_phits, rest)
-                rest -= ph
-                start = max(t, inj_free[dst])
-                inj_free[dst] = start + ph
-                n_free -= 1
-                q = free[n_free]
-                p_msg[q], p_phits[q], p_router[q] = mm, ph, node_router[dst]
-                size = _push(ht, hs, hk, hp, size, start + li + delay, seq, READY, q)
-                seq += 1
+            _post(msg, pkt, free, heap, counts, inj_free, node_router, DATA, dst, src, msg[m, M_BYTES], k, t, *args)
         else:  # DATA: both ends of the transfer are done
             recv_pend[dst] -= 1
             send_pend[src] -= 1
