@@ -620,3 +620,14 @@ def test_dumpi_request_free_of_an_active_isend_replays(tmp_path):
     ds = fastnet.run({"topology": {"kind": "torus", "dims": [4, 4]}, "sim": {"max_cycles": 10**9},
                       "workload": {"kind": "trace", "file": str(tmp_path)}})
     assert ds.messages.item() == 1 and ds.bytes.item() == 16
+
+
+def test_dumpi_footer_counts_of_unrecorded_calls_are_kept(tmp_path):
+    """dumpi2ascii prints DUMPI's footer: calls the program made and DUMPI did not record (a profile that ignores
+    them): the Trace keeps them, so a replay can say it is a fragment of the run."""
+    dumpi_files(tmp_path, {0: [("MPI_Barrier", ["MPI_Comm comm=2 (MPI_COMM_WORLD)"])]})
+    f = tmp_path / "h-0000.txt"
+    f.write_text(f.read_text() + "MPI_Allreduce called 3 times and ignored 3 times\n"
+                 "MPI_Barrier called 1 times and ignored 0 times\n"
+                 "MPI_ALL_FUNCTIONS called 4 times and ignored 3 times\n")
+    assert read_dumpi_ascii(tmp_path).not_recorded == {"MPI_Allreduce": 3}

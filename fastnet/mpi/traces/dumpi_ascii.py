@@ -29,6 +29,7 @@ _ENTER = re.compile(r"^(MPIO?_\w+) entering at walltime (-?\d+)\.(\d+)")
 _RETURN = re.compile(r"^(MPIO?_\w+) returning at walltime (-?\d+)\.(\d+)")
 _ARG = re.compile(r"^(\S+) (\w+)((?:\[-?\d+\])*)=(.*)$")
 _DTYPE = re.compile(r"^Datatype (\d+) \((.*)\) has size (-?\d+)$")
+_IGNORED = re.compile(r"^(MPIO?_\w+) called \d+ times and ignored (\d+) times$")  # the footer's counts
 _INT = re.compile(r"\s*(-?\d+)")
 _INTS = re.compile(r"-?\d+")
 
@@ -36,7 +37,11 @@ _INTS = re.compile(r"-?\d+")
 def read_dumpi_ascii(path: str | Path) -> Trace:
     """Read a DUMPI ASCII trace: a directory holding `PREFIX-NNNN.txt` files, or one of them (all of its
     siblings with the same prefix are read; NNNN is the rank)."""
-    return build_trace([_parse(file) for file in rank_files(Path(path))], source="dumpi_ascii")
+    not_recorded: dict[str, int] = {}
+    ranks = [_parse(file, not_recorded) for file in rank_files(Path(path))]
+    trace = build_trace(ranks, source="dumpi_ascii")
+    trace.not_recorded = {name: n for name, n in not_recorded.items() if n}
+    return trace
 
 
 def rank_files(p: Path) -> list[Path]:
@@ -73,8 +78,9 @@ def rank_files(p: Path) -> list[Path]:
     return [by_rank[r] for r in range(len(by_rank))]
 
 
-def _parse(path: Path) -> RankCalls:
-    """The calls of one rank's file, and its datatype table."""
+def _parse(path: Path, not_recorded: dict[str, int]) -> RankCalls:
+    """The calls of one rank's file, and its datatype table; adds the calls its footer says DUMPI did not record
+    to `not_recorded`."""
     lines = path.read_text(errors="replace").splitlines()
     blocks: list[DumpiCall] = []
     table: dict[int, int] = {}
@@ -113,6 +119,8 @@ def _parse(path: Path) -> RankCalls:
                 cur.args[m[2]] = _value(value)
         elif m := _DTYPE.match(line):
             table[int(m[1])] = int(m[3])
+        elif (m := _IGNORED.match(line)) and m[1] != "MPI_ALL_FUNCTIONS":  # (the total of the others)
+            not_recorded[m[1]] = not_recorded.get(m[1], 0) + int(m[2])
     if cur is not None:  # a trace cut off inside its last call (a crash in MPI_Finalize): keep the call
         cur.end_ns = cur.start_ns
         blocks.append(cur)

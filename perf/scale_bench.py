@@ -1,0 +1,108 @@
+"""How the cost of a cycle grows with the network (issue: a million nodes on one small machine): Slim Fly q = 13,
+37, 73, 163 and balanced dragonflies (a = 2p = 2h) from 1,056 to about a million nodes, all with seed 004's router
+(perf/million_bench.py NETWORK: 2 VCs of 1,600 phits, 39-cycle routers, 20-cycle links, 8-phit packets of 32 B,
+speedup 1), minimal routing, uniform traffic at 10 % load (Slim Fly: 0.071 phits/node/cycle, seed 004's 100 % being
+0.71; dragonfly: 0.1).
+
+    python perf/scale_bench.py [--cases sf13,...] [--no-readme]
+
+Each case runs in its own process (peak RSS is its own; kernels come from numba's cache: run the script twice for
+warm figures): `prepare` (the build), then cycles 0..WARM (the first packets cross the network), then MEASURE
+cycles timed. Columns: build (s), wall per simulated cycle (ms), phit-hops per second over the timed cycles, peak
+RSS (GB), and bytes of RSS per node.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "docs"))
+sys.path.insert(0, str(ROOT / "perf"))
+
+from million_bench import NETWORK  # noqa: E402
+
+WARM, MEASURE = 600, 300
+CASES = {  # name: (topology, load)
+    "sf13": ({"kind": "slimfly", "q": 13, "p": "auto"}, 0.071),  # auto: p = ceil(k'/2), balanced
+    "sf37": ({"kind": "slimfly", "q": 37, "p": "auto"}, 0.071),
+    "sf73": ({"kind": "slimfly", "q": 73, "p": "auto"}, 0.071),
+    "sf163": ({"kind": "slimfly", "q": 163, "p": 19}, 0.071),
+    "df4": ({"kind": "dragonfly", "p": 4, "a": 8, "h": 4}, 0.1),
+    "df8": ({"kind": "dragonfly", "p": 8, "a": 16, "h": 8}, 0.1),
+    "df16": ({"kind": "dragonfly", "p": 16, "a": 32, "h": 16}, 0.1),
+    "df22": ({"kind": "dragonfly", "p": 22, "a": 44, "h": 22}, 0.1),
+}
+
+
+def child(name: str) -> dict:
+    from fastnet.kernels.cycle import GROW
+    from fastnet.kernels.state import C_PHIT_HOPS, grow
+    from fastnet.memory import peak_rss
+    from fastnet.sim import compile_kernels, prepare
+
+    topo, load = CASES[name]
+    cfg = json.loads(json.dumps(NETWORK))
+    del cfg["workload"]
+    cfg["topology"] = topo
+    cfg["traffic"].update(pattern="uniform", load=load)
+    cfg["sim"] = {"warmup": 0, "measure": 10**6, "drain": 0}
+    t0 = time.perf_counter()
+    s = prepare(cfg)
+    run = compile_kernels(s)
+    build = time.perf_counter() - t0
+    t = 0
+    for target in (WARM, WARM + MEASURE):
+        if target == WARM + MEASURE:
+            w0, h0 = time.perf_counter(), int(s.state.ctr[C_PHIT_HOPS])
+        while t < target:
+            status, t, low = run(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, t, target, False,
+                                 target - t)
+            if status == GROW:
+                s.state = grow(s.state, packets=bool(low & 5), events=bool(low & 2))
+    wall = time.perf_counter() - w0
+    hops = int(s.state.ctr[C_PHIT_HOPS]) - h0
+    return {"p": s.net.n_nodes // s.net.n_routers, "nodes": s.net.n_nodes, "ports": s.net.n_ports, "build_s": build, "ms_per_cycle": 1000 * wall / MEASURE,
+            "phit_hops_per_s": hops / wall, "peak_gb": peak_rss() / 1e9}
+
+
+def main() -> None:
+    from markers import replace_section
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child")
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--no-readme", action="store_true")
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child)))
+        return
+    rows = ["| network | nodes | ports | load | build (s) | wall per cycle (ms) | phit-hops/s | peak RSS (GB) "
+            "| RSS per node (kB) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name in args.cases.split(","):
+        out = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True)
+        if out.returncode:
+            sys.exit(out.stderr)
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        topo, load = CASES[name]
+        what = (f"Slim Fly q={topo['q']}, p={topo['p']}{' (' + str(r['p']) + ')' if topo['p'] == 'auto' else ''}" if topo["kind"] == "slimfly" else
+                f"dragonfly p={topo['p']}, a={topo['a']}, h={topo['h']}")
+        rows.append(f"| {what} | {r['nodes']:,} | {r['ports']:,} | {load} | {r['build_s']:.1f} | "
+                    f"{r['ms_per_cycle']:.3g} | {r['phit_hops_per_s'] / 1e6:.1f} M | {r['peak_gb']:.2f} | "
+                    f"{r['peak_gb'] * 1e6 / r['nodes']:.1f} |")
+        print(rows[-1], flush=True)
+    body = (f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, 2 cores, Python "
+            f"{platform.python_version()} by `python perf/scale_bench.py` (one thread: the cycle loop is serial)."
+            "\n\n" + "\n".join(rows))
+    if not args.no_readme:
+        replace_section(ROOT / "perf" / "README.md", "scale", body)
+
+
+if __name__ == "__main__":
+    main()
