@@ -199,7 +199,8 @@ def run(
     out.print(table)
     if "mpi_events" in ds:
         out.print(f"{int(ds.mpi_calls):,} MPI calls and {int(ds.messages + ds.control_messages):,} messages in "
-                  f"{t['wall_seconds']:.2f} s: {t['mpi_events_per_second']:,.0f} MPI events/s")
+                  f"{s.simulate_seconds:.2f} s of simulation ({t['wall_seconds']:.2f} s in all): "
+                  f"{t['mpi_events_per_second']:,.0f} MPI events/s")
         if "trace_calls_not_recorded" in t:
             out.print(f"warning: the tracer did not record some calls the program made, so only part of the run is "
                       f"replayed: {t['trace_calls_not_recorded']}")

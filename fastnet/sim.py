@@ -46,6 +46,7 @@ class Simulation:
     workload: Any  # workloads.state.Workload (kind W_OPEN_LOOP when there is none), or mpi.state.Mpi
     cycle: int = 0
     program: Any = None  # mpi.program.Program of an MPI workload (call counts, skipped calls)
+    simulate_seconds: float = 0.0  # wall time of the cycle loop, kernels already compiled (simulate)
 
     @property
     def closed_loop(self) -> bool:
@@ -208,6 +209,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     t = s.cycle
     run_chunk = compile_kernels(s)
     auditing = _compile_audit(s)
+    started = time.perf_counter()
     chunk = FIRST_CHUNK
     while t < end:
         # a closed loop skips idle cycles (kernels/cycle.py network_idle): `chunk` bounds the cycles it simulates
@@ -240,6 +242,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
             break
         if progress:
             progress(t, end)
+    s.simulate_seconds += time.perf_counter() - started
     if s.closed_loop and not s.workload.wc[WC_FINISHED]:
         raise WorkloadError(f"workload did not finish within sim.max_cycles = {end}")
     if occupancy:
