@@ -631,3 +631,21 @@ def test_dumpi_footer_counts_of_unrecorded_calls_are_kept(tmp_path):
                  "MPI_Barrier called 1 times and ignored 0 times\n"
                  "MPI_ALL_FUNCTIONS called 4 times and ignored 3 times\n")
     assert read_dumpi_ascii(tmp_path).not_recorded == {"MPI_Allreduce": 3}
+
+
+def test_dumpi_cancelled_receive_is_not_waited_for(tmp_path):
+    """MPI_Cancel of a posted irecv that nothing sends to: its wait must not hang the replay."""
+    world = "MPI_Comm comm=2 (MPI_COMM_WORLD)"
+    irecv = ["int count=4", "MPI_Datatype datatype=9 (MPI_INT)", "int source=0", "int tag=5", world,
+             "MPI_Request request=[7]"]
+    dumpi_files(tmp_path, {0: [("MPI_Barrier", [world])],
+                           1: [("MPI_Irecv", irecv), ("MPI_Cancel", ["MPI_Request request=[7]"]),
+                               ("MPI_Wait", ["MPI_Request request=[7]", "MPI_Status status=<IGNORED>"]),
+                               ("MPI_Barrier", [world])]})
+    read = read_dumpi_ascii(tmp_path)
+    assert (read.ranks[1][0].kind, read.ranks[1][0].peer) == ("irecv", PROC_NULL)
+    import fastnet
+
+    ds = fastnet.run({"topology": {"kind": "torus", "dims": [4, 4]}, "sim": {"max_cycles": 10**9},
+                      "workload": {"kind": "trace", "file": str(tmp_path)}})
+    assert ds.call_count.sel(call="irecv").item() == 1 and ds.bytes.item() == 0

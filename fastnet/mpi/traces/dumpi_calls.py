@@ -60,7 +60,8 @@ GROUP_OPS = ("MPI_Comm_group", "MPI_Group_incl", "MPI_Group_excl", "MPI_Group_ra
              "MPI_Group_union", "MPI_Group_intersection", "MPI_Group_difference", "MPI_Group_free", "MPI_Comm_free")
 # The calls whose arguments the walker reads (the rest are noop or unknown by their name alone).
 READS_ARGUMENTS = frozenset(SENDS).union(RECVS, SENDRECVS, SEND_INITS, ("MPI_Recv_init",), STARTS, WAITS,
-                                         COLLECTIVES, AS_COLLECTIVES, COMM_CONSTRUCTORS, GROUP_OPS)
+                                         COLLECTIVES, AS_COLLECTIVES, COMM_CONSTRUCTORS, GROUP_OPS,
+                                         ("MPI_Cancel",))
 
 Value = Union[int, str, tuple]  # an argument: int, array of ints (or of strings), string
 
@@ -380,6 +381,15 @@ class _Rank:
                 self.calls.append((call, b.pos))
             if not started:
                 self.emit(b, "noop")
+        elif name == "MPI_Cancel":
+            rid = self.active.get(self.request_handle(b))
+            # a cancelled receive never matches: it becomes a receive from PROC_NULL, which its wait completes at
+            # once (a cancelled send, deprecated and rare, is replayed as sent)
+            for call, _ in reversed(self.calls):
+                if rid is not None and call.request == rid and call.kind == "irecv":
+                    call.peer, call.bytes = PROC_NULL, 0
+                    break
+            self.emit(b, "noop")
         elif name == "MPI_Request_free":
             handles = _ints(b.args.get("request", ()))
             for h in handles:
