@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from children import in_child
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 REF = ROOT.parent / "shared" / "reference" / "booksim"
@@ -115,11 +117,6 @@ def routing_costs() -> dict:
             for n in ROUTINGS}
 
 
-def in_child(name: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def start_times() -> dict:
     """`fastnet run` (the embedded 1056-node dragonfly) as a newcomer's first and second command: cold (an empty
     numba cache: its kernels compile) and warm (cache filled), each with the process's peak RSS."""
@@ -203,8 +200,8 @@ def main() -> int:
     results = {
         "date": dt.date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-        "cases": {name: in_child(name) for name in CASES},
-        "routing": in_child("routing"),
+        "cases": {name: in_child(__file__, name) for name in CASES},
+        "routing": in_child(__file__, "routing"),
         "start": start_times(),
     }
     print(table(results))

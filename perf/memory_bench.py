@@ -17,11 +17,12 @@ import argparse
 import datetime as dt
 import json
 import platform
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from children import in_child
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -102,10 +103,7 @@ def main() -> None:
         return
     results = []
     for name in args.cases:  # one at a time: the largest takes 6 GB of this 23 GB machine
-        proc = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True)
-        if proc.returncode:
-            sys.exit(f"{name} failed:\n{proc.stderr}")
-        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        results.append(in_child(__file__, name))
         r = results[-1]
         print(f"{name}: estimate {r['estimate'] / 2**20:,.0f} MB, peak RSS {r['peak_rss'] / 2**20:,.0f} MB "
               f"({r['wall_s']:.0f} s)", flush=True)

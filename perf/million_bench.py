@@ -21,10 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from children import ChildFailed, in_child
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs"))
@@ -77,12 +78,11 @@ def main() -> None:
     rows = ["| case | ranks | build (s) | simulate (s) | whole process (s) | peak RSS (GB) | cycles | messages "
             "| MPI events/s | LogGOPSim (no network) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for name in args.cases.split(","):
-        out = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True)
-        if out.returncode != 0:
-            rows.append(f"| {name} | failed: {out.stderr.strip().splitlines()[-1] if out.stderr else out.returncode} "
-                        "| | | | | | | | |")
+        try:
+            r = in_child(__file__, name)
+        except ChildFailed as e:
+            rows.append(f"| {name} | failed: {e} | | | | | | | | |")
             continue
-        r = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append(f"| {name} | {r['ranks']:,} | {r['build_s']:.1f} | {r['simulate_s']:.1f} | {r['process_s']:.1f} "
                     f"| {r['peak_gb']:.2f} | {r['cycles']:,} | {r['messages']:,} | {r['events_per_s']:,.0f} "
                     f"| {LOGGOPSIM[name]} |")

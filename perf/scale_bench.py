@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs"))
 sys.path.insert(0, str(ROOT / "perf"))
 
+from children import in_child  # noqa: E402
 from million_bench import NETWORK  # noqa: E402
 
 WARM, MEASURE = 600, 300
@@ -68,8 +68,9 @@ def child(name: str) -> dict:
                 s.state = grow(s.state, packets=bool(low & 5), events=bool(low & 2))
     wall = time.perf_counter() - w0
     hops = int(s.state.ctr[C_PHIT_HOPS]) - h0
-    return {"p": s.net.n_nodes // s.net.n_routers, "nodes": s.net.n_nodes, "ports": s.net.n_ports, "build_s": build, "ms_per_cycle": 1000 * wall / MEASURE,
-            "phit_hops_per_s": hops / wall, "peak_gb": peak_rss() / 1e9}
+    return {"p": s.net.n_nodes // s.net.n_routers, "nodes": s.net.n_nodes, "ports": s.net.n_ports,
+            "build_s": build, "ms_per_cycle": 1000 * wall / MEASURE, "phit_hops_per_s": hops / wall,
+            "peak_gb": peak_rss() / 1e9}
 
 
 def main() -> None:
@@ -86,13 +87,12 @@ def main() -> None:
     rows = ["| network | nodes | ports | load | build (s) | wall per cycle (ms) | phit-hops/s | peak RSS (GB) "
             "| RSS per node (kB) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name in args.cases.split(","):
-        out = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True)
-        if out.returncode:
-            sys.exit(out.stderr)
-        r = json.loads(out.stdout.strip().splitlines()[-1])
+        r = in_child(__file__, name)
         topo, load = CASES[name]
-        what = (f"Slim Fly q={topo['q']}, p={topo['p']}{' (' + str(r['p']) + ')' if topo['p'] == 'auto' else ''}" if topo["kind"] == "slimfly" else
-                f"dragonfly p={topo['p']}, a={topo['a']}, h={topo['h']}")
+        if topo["kind"] == "slimfly":
+            what = f"Slim Fly q={topo['q']}, p={topo['p']}" + (f" ({r['p']})" if topo["p"] == "auto" else "")
+        else:
+            what = f"dragonfly p={topo['p']}, a={topo['a']}, h={topo['h']}"
         rows.append(f"| {what} | {r['nodes']:,} | {r['ports']:,} | {load} | {r['build_s']:.1f} | "
                     f"{r['ms_per_cycle']:.3g} | {r['phit_hops_per_s'] / 1e6:.1f} M | {r['peak_gb']:.2f} | "
                     f"{r['peak_gb'] * 1e6 / r['nodes']:.1f} |")
