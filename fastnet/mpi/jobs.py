@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 
 import numpy as np
 
@@ -36,8 +37,5 @@ def merge(traces: list[Trace]) -> tuple[Trace, np.ndarray]:
                           for c in calls])
             files.append(f"job {j}: {tr.where(r)}")
         job_of += [j] * tr.n_ranks
-    not_recorded: dict[str, int] = {}
-    for tr in traces:
-        for name, n in tr.not_recorded.items():
-            not_recorded[name] = not_recorded.get(name, 0) + n
+    not_recorded = dict(sum((Counter(tr.not_recorded) for tr in traces), Counter()))
     return Trace(ranks, comms, files, source="jobs", not_recorded=not_recorded), np.asarray(job_of, dtype=np.int64)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import re
 import struct
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,7 +57,7 @@ WALL_TIME = 0x08
 THREAD = 0x40
 PERF_COUNTERS = 0x80
 
-RANK_FILE = re.compile(r"^(?P<prefix>.*)-(?P<rank>\d+)\.bin$")
+RANK_FILE = re.compile(r"^(?!\._)(?P<prefix>.*)-(?P<rank>\d+)\.bin$")  # (not a macOS ._ resource fork)
 
 _SCALAR = {"i": struct.Struct(">i"), "q": struct.Struct(">q"), "h": struct.Struct(">H"), "b": struct.Struct(">B")}
 _ELEMENT = {"I": "i", "H": "H", "B": "B"}  # array code -> struct code of its elements
@@ -97,9 +98,7 @@ def read_dumpi(path: str | Path) -> Trace:
     its siblings with the same prefix are read; NNNN is the rank)."""
     files = [read_dumpi_file(f) for f in rank_files(Path(path))]
     trace = build_trace([f.rank_calls() for f in files], source="dumpi")
-    for f in files:
-        for name, n in f.ignored_counts.items():
-            trace.not_recorded[name] = trace.not_recorded.get(name, 0) + n
+    trace.not_recorded = dict(sum((Counter(f.ignored_counts) for f in files), Counter()))
     return trace
 
 
@@ -116,8 +115,7 @@ def rank_files(p: Path) -> list[Path]:
         if metas:
             meta = metas[0]
         else:
-            prefixes = sorted({m["prefix"] for f in p.iterdir() if (m := RANK_FILE.match(f.name))
-                               and not f.name.startswith("._")})
+            prefixes = sorted({m["prefix"] for f in p.iterdir() if (m := RANK_FILE.match(f.name))})
             if len(prefixes) != 1:
                 raise TraceError(p, "holds no binary DUMPI files (PREFIX.meta, PREFIX-NNNN.bin)" if not prefixes
                                  else f"holds .bin files of several traces ({', '.join(prefixes)}); name one")

@@ -17,13 +17,14 @@ and dumpi_calls.py turns them into `Call`s as it does the binary form's.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 from fastnet.mpi.calls import Trace
 from fastnet.mpi.traces import TraceError
 from fastnet.mpi.traces.dumpi_calls import DumpiCall, RankCalls, Value, build_trace
 
-RANK_FILE = re.compile(r"^(?P<prefix>.*)-(?P<rank>\d+)\.txt$")
+RANK_FILE = re.compile(r"^(?!\._)(?P<prefix>.*)-(?P<rank>\d+)\.txt$")  # (not a macOS ._ resource fork)
 
 _ENTER = re.compile(r"^(MPIO?_\w+) entering at walltime (-?\d+)\.(\d+)")
 _RETURN = re.compile(r"^(MPIO?_\w+) returning at walltime (-?\d+)\.(\d+)")
@@ -37,10 +38,9 @@ _INTS = re.compile(r"-?\d+")
 def read_dumpi_ascii(path: str | Path) -> Trace:
     """Read a DUMPI ASCII trace: a directory holding `PREFIX-NNNN.txt` files, or one of them (all of its
     siblings with the same prefix are read; NNNN is the rank)."""
-    not_recorded: dict[str, int] = {}
-    ranks = [_parse(file, not_recorded) for file in rank_files(Path(path))]
-    trace = build_trace(ranks, source="dumpi_ascii")
-    trace.not_recorded = {name: n for name, n in not_recorded.items() if n}
+    not_recorded: Counter[str] = Counter()
+    trace = build_trace([_parse(file, not_recorded) for file in rank_files(Path(path))], source="dumpi_ascii")
+    trace.not_recorded = dict(+not_recorded)  # (+: the calls with a count above 0)
     return trace
 
 
@@ -49,7 +49,7 @@ def rank_files(p: Path) -> list[Path]:
     if not p.exists():
         raise TraceError(p, "no such file or directory")
     if p.is_dir():
-        found = [f for f in p.iterdir() if RANK_FILE.match(f.name) and not f.name.startswith("._")]
+        found = [f for f in p.iterdir() if RANK_FILE.match(f.name)]
         prefixes = sorted({RANK_FILE.match(f.name)["prefix"] for f in found})
         if not prefixes:
             raise TraceError(p, "holds no DUMPI ASCII files (PREFIX-NNNN.txt)")
@@ -78,7 +78,7 @@ def rank_files(p: Path) -> list[Path]:
     return [by_rank[r] for r in range(len(by_rank))]
 
 
-def _parse(path: Path, not_recorded: dict[str, int]) -> RankCalls:
+def _parse(path: Path, not_recorded: Counter[str]) -> RankCalls:
     """The calls of one rank's file, and its datatype table; adds the calls its footer says DUMPI did not record
     to `not_recorded`."""
     lines = path.read_text(errors="replace").splitlines()
@@ -120,7 +120,7 @@ def _parse(path: Path, not_recorded: dict[str, int]) -> RankCalls:
         elif m := _DTYPE.match(line):
             table[int(m[1])] = int(m[3])
         elif (m := _IGNORED.match(line)) and m[1] != "MPI_ALL_FUNCTIONS":  # (the total of the others)
-            not_recorded[m[1]] = not_recorded.get(m[1], 0) + int(m[2])
+            not_recorded[m[1]] += int(m[2])
     if cur is not None:  # a trace cut off inside its last call (a crash in MPI_Finalize): keep the call
         cur.end_ns = cur.start_ns
         blocks.append(cur)

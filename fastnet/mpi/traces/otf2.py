@@ -21,6 +21,7 @@ global offset.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, Trace
@@ -77,12 +78,8 @@ def read_otf2(path: str | Path) -> Trace:
             t = event.time - offset
             ns = float(t) if resolution == 1_000_000_000 else t * 1e9 / resolution
             ranks[r].event(event, ns)
-    not_recorded: dict[str, int] = {}
-    for rk in ranks:
-        for name, k in rk.unrecorded.items():
-            not_recorded[name] = not_recorded.get(name, 0) + k
     return Trace(ranks=[rk.calls for rk in ranks], comms=comms.table, files=[rk.where for rk in ranks],
-                 source="otf2", not_recorded=not_recorded)
+                 source="otf2", not_recorded=dict(sum((rk.unrecorded for rk in ranks), Counter())))
 
 
 def _anchor(p: Path) -> Path:
@@ -172,7 +169,7 @@ class _Rank:
         self.active: dict[int, int] = {}  # OTF2 request id -> our request id
         self.pending: dict[int, Call] = {}  # irecvs whose MpiIrecv has not been seen yet
         self.next_request = 0
-        self.unrecorded: dict[str, int] = {}  # non-blocking collectives with no record (Score-P 2.x)
+        self.unrecorded: Counter[str] = Counter()  # non-blocking collectives with no record (Score-P 2.x)
 
     def event(self, ev, ns: float) -> None:
         import otf2
@@ -259,7 +256,7 @@ class _Rank:
         if not out and name in BLOCKING:
             call(BLOCKING[name], peer=PROC_NULL)  # Score-P records nothing for MPI_PROC_NULL
         if not out and name in NB_COLLECTIVES and "NonBlockingCollectiveRequest" not in kinds:
-            self.unrecorded[name] = self.unrecorded.get(name, 0) + 1
+            self.unrecorded[name] += 1
         if not out:
             call("noop" if is_noop(name) or name in QUIET_P2P or _has_handle_op(reg.events)
                  or name in NB_COLLECTIVES or "NonBlockingCollectiveRequest" in kinds else "unknown")
