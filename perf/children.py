@@ -3,6 +3,7 @@ kernels come from numba's cache as a user's second run would."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -19,3 +20,17 @@ def in_child(script: str, name: str) -> dict:
         lines = out.stderr.strip().splitlines()
         raise ChildFailed(f"{name}: {lines[-1] if lines else f'exit code {out.returncode}'}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def case_args(cases, child) -> argparse.Namespace | None:
+    """The command line of a benchmark whose cases run with in_child: `--cases a,b` (default: all) and
+    `--no-readme`. In a case's own process (`--child NAME`) it prints child(NAME) as JSON and returns None."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child")
+    ap.add_argument("--cases", default=",".join(cases))
+    ap.add_argument("--no-readme", action="store_true")
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child)))
+        return None
+    return args

@@ -18,14 +18,13 @@ binomial broadcast in 7.3 s (0.67 GB), the 262,144-rank dissemination in 19 s (1
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import sys
 import time
 from pathlib import Path
 
-from children import ChildFailed, in_child
+from children import ChildFailed, case_args, in_child
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs"))
@@ -67,13 +66,8 @@ def child(name: str) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--child")
-    ap.add_argument("--cases", default=",".join(CASES))
-    ap.add_argument("--no-readme", action="store_true")
-    args = ap.parse_args()
-    if args.child:
-        print(json.dumps(child(args.child)))
+    args = case_args(CASES, child)
+    if args is None:
         return
     rows = ["| case | ranks | build (s) | simulate (s) | whole process (s) | peak RSS (GB) | cycles | messages "
             "| MPI events/s | LogGOPSim (no network) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]

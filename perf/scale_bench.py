@@ -14,7 +14,6 @@ RSS (GB), and bytes of RSS per node.
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import sys
@@ -25,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs"))
 sys.path.insert(0, str(ROOT / "perf"))
 
-from children import in_child  # noqa: E402
+from children import case_args, in_child  # noqa: E402
 from million_bench import NETWORK  # noqa: E402
 
 WARM, MEASURE = 600, 300
@@ -76,13 +75,8 @@ def child(name: str) -> dict:
 def main() -> None:
     from markers import replace_section
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--child")
-    ap.add_argument("--cases", default=",".join(CASES))
-    ap.add_argument("--no-readme", action="store_true")
-    args = ap.parse_args()
-    if args.child:
-        print(json.dumps(child(args.child)))
+    args = case_args(CASES, child)
+    if args is None:
         return
     rows = ["| network | nodes | ports | load | build (s) | wall per cycle (ms) | phit-hops/s | peak RSS (GB) "
             "| RSS per node (kB) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
