@@ -428,6 +428,9 @@ from .mpi.schema import resolve_mpi as _resolve_mpi  # noqa: E402
 
 from .machines import apply_machine, resolve_machine as _resolve_machine  # noqa: E402
 
+from .faults.schema import resolve_faults as _resolve_faults  # noqa: E402
+
 EXTRA_SECTIONS["workload"] = _resolve_workload
 EXTRA_SECTIONS["mpi"] = _resolve_mpi
 EXTRA_SECTIONS["machine"] = _resolve_machine
+EXTRA_SECTIONS["faults"] = _resolve_faults

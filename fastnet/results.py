@@ -46,6 +46,11 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "packets_injected": ((), "packets", "entered the network over the whole run"),
     "packets_delivered": ((), "packets", "delivered over the whole run"),
     "packets_in_flight": ((), "packets", "in the network at the end"),
+    "packets_dropped": ((), "packets", "lost to failures over the whole run (fastnet/faults; 0 without)"),
+    # with a [faults] section (docs/faults.md)
+    "packets_dropped_by_cause": (("drop_cause",), "packets", "dropped on a failing link, in a failing router, or "
+                                 "where no live route led to the destination"),
+    "port_failed_cycles": (("port",), "cycles", "cycles each port's link (or router) was down in the run"),
     "packets_queued": ((), "packets", "waiting in source queues at the end"),
     "packets_measured": ((), "packets", "created in the window and delivered"),
     "cycles": ((), "cycles", "simulated cycles"),
@@ -166,7 +171,7 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
     t = timing(s.cfg)
     gbytes = s.cfg["traffic"]["phit_bytes"] / t.cycle_ns  # one phit per node per cycle, in GB/s
     count = int(sc[K.S_COUNT])
-    in_network = int(ctr[K.C_CREATED] - ctr[K.C_DELIVERED] - ctr[K.C_QUEUED])
+    in_network = int(ctr[K.C_CREATED] - ctr[K.C_DELIVERED] - ctr[K.C_DROPPED] - ctr[K.C_QUEUED])
     values: dict[str, Any] = {
         "accepted_phits_per_node_cycle": sc[K.S_ACCEPTED_PHITS] / (N * window),
         "offered_phits_per_node_cycle": sc[K.S_OFFERED_PHITS] / (N * window),
@@ -187,12 +192,14 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "packets_delivered": int(ctr[K.C_DELIVERED]),
         "packets_in_flight": in_network,
         "packets_queued": int(ctr[K.C_QUEUED]),
+        "packets_dropped": int(ctr[K.C_DROPPED]),
         "packets_measured": count,
         "cycles": int(s.cycle),
         "phit_hops": int(ctr[K.C_PHIT_HOPS]),
         # background traffic stops with the MPI run, its last packets in flight: it is unstable if the sources'
         # queues hold more than a packet per node then (the network did not keep up with the offered load)
-        "unstable": int(ctr[K.C_QUEUED] > N if bg is not None else ctr[K.C_MEAS_CREATED] != ctr[K.C_MEAS_DELIVERED]),
+        "unstable": int(ctr[K.C_QUEUED] > N if bg is not None else
+                        ctr[K.C_MEAS_CREATED] != ctr[K.C_MEAS_DELIVERED] + ctr[K.C_MEAS_DROPPED]),
         "port_utilization": st.pt[:, K.PT_PHITS] / window,
         "packet_latency_histogram": st.lat_hist.copy(),
         "network_latency_histogram": st.net_hist.copy(),
@@ -223,6 +230,15 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
             "ts_packets_queued": ts[:, K.TS_QUEUED],
         })
         coords["time"] = np.arange(rows) * prm.ts_interval
+    fattrs: dict[str, Any] = {}
+    if s.faults is not None:
+        values["packets_dropped_by_cause"] = ctr[[K.C_DROP_LINK, K.C_DROP_ROUTER, K.C_DROP_UNROUTABLE]].copy()
+        values["port_failed_cycles"] = s.faults.port_failed_cycles(int(s.cycle))
+        coords["drop_cause"] = list(K.DROP_CAUSES)
+        first = s.faults.states[0][1]
+        fattrs = {"faults_links_down_at_start": len(first.links), "faults_routers_down_at_start": len(first.routers),
+                  "faults_events_applied": s.faults.step,
+                  "faults_route_recompute_seconds": float(sum(s.faults.recompute_seconds))}
     wvalues, wcoords, wattrs = workload_values(s)
     values.update(wvalues)
     if "mpi_calls" in values:
@@ -249,6 +265,7 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "timing": json.dumps(t.report(s.cfg["traffic"]["phit_bytes"]), sort_keys=True),
         **({"background_job": bg.job, "background_nodes": len(bg.nodes), "background_load": bg.load}
            if bg is not None else {}),
+        **fattrs,
         **wattrs,
     }
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)

@@ -24,6 +24,8 @@ from .build.network import GLOBAL, LOCAL, NODE
 from .build.routing import Routes, minimal_scan, with_distance_table
 from .build.vcs import ROUTING_CODES, vc_layout
 from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
+from .faults.plan import plan_faults
+from .faults.schema import has_faults
 from .memory import check_memory, memory_estimate
 from .occupancy import OccupancyRecorder
 from .traffic.patterns import Traffic, background_traffic, compile_traffic
@@ -46,6 +48,7 @@ class Simulation:
     workload: Any  # workloads.state.Workload (kind W_OPEN_LOOP when there is none), or mpi.state.Mpi
     cycle: int = 0
     program: Any = None  # mpi.program.Program of an MPI workload (call counts, skipped calls)
+    faults: Any = None  # faults.plan.FaultPlan when the config has a [faults] section with failures
     simulate_seconds: float = 0.0  # wall time of the cycle loop, kernels already compiled (simulate)
 
     @property
@@ -79,6 +82,10 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
                           "dragonfly's are hierarchical (one global hop): use random")
     if rcfg["algorithm"] == "ksp" or fixed_min:
         routes = with_distance_table(net, routes)
+    plan = None
+    if has_faults(cfg.get("faults")):  # the kernels see the network as it is with the first failures
+        plan = plan_faults(cfg, net, routes)
+        net, routes = plan.start(net, routes)
     layout = vc_layout(net, routes, router, rcfg)
     routes = routes._replace(vcr=layout.ranges)
     cfg["router"].update(vcs=layout.vcs[LOCAL], vcs_global=layout.vcs[GLOBAL], vcs_injection=layout.vcs[NODE])
@@ -121,7 +128,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         ugal_queue=_config.UGAL_QUEUES.index(rcfg["ugal_queue"]),
         reroute=algorithm == "adaptive" or (algorithm == "updown" and rcfg["up_port"] == "adaptive"),
         max_packet=max_packet, watchdog=watchdog, skip_idle=sim["skip_idle"], background=False, w0=w0, w1=w1,
-        ts_interval=sim["timeseries"], occupancy=False,
+        ts_interval=sim["timeseries"], occupancy=False, faults=plan is not None,
         wheel_mask=(1 << max(4, math.ceil(math.log2(horizon)))) - 1,
     )
     vc_cap = np.zeros((net.n_ports, V), dtype=np.int32)
@@ -149,7 +156,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     if prm.background or not closed:
         start_open_loop(tr, st)
     return Simulation(cfg=cfg, net=net, routes=routes, params=prm, traffic=tr, state=st, workload=wl,
-                      program=program)
+                      program=program, faults=plan)
 
 
 def arrival_slots(rate: float) -> int:
@@ -199,7 +206,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     DeadlockError, WorkloadError or ConservationError if they occur. `occupancy` samples the ports every
     sim.occupancy_interval cycles: a chunk ends on each sampling cycle, where the state is read."""
     from .kernels.cycle import DEADLOCK, DRAINED, FAILED, FINISHED, GROW
-    from .kernels.state import C_CREATED, C_DELIVERED, C_EPOCH, EPOCH_SPAN, PT_HELD, grow, rebase
+    from .kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_EPOCH, EPOCH_SPAN, PT_HELD, grow, rebase
     from .workloads.build import grow_messages
     from .workloads.state import ERRORS, WC_ERROR, WC_FINISHED
 
@@ -214,8 +221,10 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
         # a closed loop skips idle cycles (kernels/cycle.py network_idle): `chunk` bounds the cycles it simulates
         if t - s.state.ctr[C_EPOCH] > EPOCH_SPAN // 2:  # the VC records store int32 times from an epoch
             rebase(s.state, t)
+        if s.faults and t == s.faults.next_cycle:  # links or routers fail or recover before cycle t
+            s.faults.apply(s, t)
         t1 = min(end, end if s.closed_loop else t + chunk, occupancy.next_cycle if occupancy else end,
-                 int(s.state.ctr[C_EPOCH]) + EPOCH_SPAN)
+                 int(s.state.ctr[C_EPOCH]) + EPOCH_SPAN, s.faults.next_cycle if s.faults else end)
         t0, w0 = t, time.perf_counter()
         status, t, low = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True, chunk)
         chunk = _next_chunk(chunk, min(t - t0, chunk), time.perf_counter() - w0)
@@ -228,7 +237,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
             if low & 8:
                 s.workload = grow_messages(s.workload)
         elif status == DEADLOCK:
-            if s.closed_loop and s.state.ctr[C_CREATED] == s.state.ctr[C_DELIVERED]:
+            if s.closed_loop and s.state.ctr[C_CREATED] == s.state.ctr[C_DELIVERED] + s.state.ctr[C_DROPPED]:
                 if s.program is not None:
                     from .mpi.results import stall_report
 
@@ -276,21 +285,21 @@ def blocked_vcs(s: Simulation, limit: int = 8) -> list[tuple[int, int, int]]:
 
 
 def check_conservation(s: Simulation) -> dict[str, int]:
-    """Injected = delivered + in flight + queued, each packet in exactly one place, credits balanced."""
+    """Created = delivered + dropped + in flight + queued, each packet in exactly one place, credits balanced."""
     from .kernels.audit import (
         A_CREDIT_ERRORS, A_DELIVERING, A_DUPLICATES, A_FREE, A_IN_VCS, A_QUEUED, A_READY_ERRORS, audit,
     )
-    from .kernels.state import C_CREATED, C_DELIVERED, C_FREE_COUNT, C_QUEUED
+    from .kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_FREE_COUNT, C_QUEUED
 
     st = s.state
     a = audit(s.params, st)
-    created, delivered = int(st.ctr[C_CREATED]), int(st.ctr[C_DELIVERED])
+    created, delivered = int(st.ctr[C_CREATED]), int(st.ctr[C_DELIVERED]) + int(st.ctr[C_DROPPED])
     live = int(a[A_QUEUED] + a[A_IN_VCS] + a[A_DELIVERING])
     problems = []
     if a[A_DUPLICATES]:
         problems.append(f"{a[A_DUPLICATES]} packets found in two places")
     if created - delivered != live:
-        problems.append(f"created {created} - delivered {delivered} != {live} live packets")
+        problems.append(f"created {created} - delivered or dropped {delivered} != {live} live packets")
     if a[A_FREE] + live != len(st.pk) or a[A_FREE] != st.ctr[C_FREE_COUNT]:
         problems.append(f"pool: {a[A_FREE]} free + {live} live != capacity {len(st.pk)}")
     if a[A_QUEUED] != st.ctr[C_QUEUED]:

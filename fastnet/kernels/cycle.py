@@ -44,12 +44,12 @@ from ..workloads.messages import packet_arrived
 from ..workloads.state import NEVER, W_OPEN_LOOP, WC_NEXT
 from ._jit import borrow, jit, jit_inline, prefetch
 from .pool import (
-    free_packet, hist_bin, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
+    drop_packet, free_packet, hist_bin, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
 )
 from .routing import route, took_hop
 from .state import (
-    C_CREATED, C_DELIVERED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
-    C_EPOCH, C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
+    C_CREATED, C_DELIVERED, C_DROP_UNROUTABLE, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
+    C_EPOCH, C_MEAS_DELIVERED, C_MEAS_DROPPED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
     EV_AMOUNT, EV_KIND,
     EV_NEXT, EV_TARGET, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
     PK_DVC, PK_INJECT, PK_MSG, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
@@ -61,6 +61,7 @@ from .state import (
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
 WAIT = -2  # head_request: the head cannot ask before VC_WAKE (the allocator parks its VC until then)
+DROP = -3  # head_request: no live route leads to the head's destination (faults): drop_head removes it
 A_SEPARABLE, A_ISLIP = 0, 1  # Params.allocator (config.ALLOCATORS)
 
 
@@ -222,6 +223,29 @@ def park(act, vc, ev, wheel, ctr, prm, v, t):
     return True
 
 
+@jit
+def drop_head(port, prm, st, v, t):
+    """Remove VC v's head, which has no live route (faults), as a grant to nowhere would: the next packet becomes
+    the head, the buffer's credits go back once the tail has arrived. True if v left the ready list."""
+    pk, vc, ctr = st.pk, st.vc, st.ctr
+    h = pop_vc(pk, vc, v)
+    p = v // prm.vcs
+    size = pk[h, PK_SIZE]
+    done = max(t + 1, pk[h, PK_ARRIVE] + serialise(port, p, size))
+    schedule(st.ev, st.wheel, ctr, prm.wheel_mask, E_CREDIT, v, size, done - 1 + prm.credit_delay + port[p, P_LATENCY])
+    drop_packet(pk, ctr, prm, h, C_DROP_UNROUTABLE)
+    ctr[C_LAST_PROGRESS] = t
+    nxt = vc[v, VC_HEAD]
+    if nxt >= 0:
+        pk[nxt, PK_READY] = max(pk[nxt, PK_READY], t + prm.head_delay)
+    if nxt >= 0 and pk[nxt, PK_READY] <= t:
+        return False
+    list_remove(st.act, vc, VC_POS, ctr, C_N_ACTIVE, v)
+    if nxt >= 0:
+        schedule(st.ev, st.wheel, ctr, prm.wheel_mask, E_READY, v, 0, pk[nxt, PK_READY])
+    return True
+
+
 PREFETCH = 8  # iterations ahead: the records a loop reads for one item are cache misses on a large network; the
 # loops below ask for them this many items (and half as many for the ones found through them) in advance
 
@@ -242,7 +266,7 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, 
     """The output that VC v's head asks for, if it may ask this cycle: route it (again, if adaptive) and allocate
     its downstream VC, then check that its crossbar input and output are free and unmatched and that the
     whole packet fits downstream. Returns (output, downstream VC (-1: to the node), own_link), output -1 if
-    it may not ask this cycle, WAIT if not before VC_WAKE. Both allocators ask through it. The VC records' times
+    it may not ask this cycle, WAIT if not before VC_WAKE, DROP if failures left it no route. Both allocators ask through it. The VC records' times
     count from `epoch` (C_EPOCH), as allocate_vc's and vc_free_at's t does."""
     V = prm.vcs
     if vc[v, VC_WAKE] > t - epoch:  # its ports are busy, or no downstream VC can be free, until then (below)
@@ -257,6 +281,8 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, 
                   port[p, P_ROUTER], h)
             if before >= 0:
                 pt[before, PT_WAIT] -= pk[h, PK_SIZE]
+            if pk[h, PK_OUT] < 0:  # only with failures (kernels/routing.py route)
+                return DROP, -1, False
             pt[pk[h, PK_OUT], PT_WAIT] += pk[h, PK_SIZE]
         o = pk[h, PK_OUT]
         if port[o, P_CLASS] != NODE:
@@ -334,6 +360,8 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
                                         st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan)
         if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
+        if o == DROP and drop_head(topo.port, prm, st, v, t):
+            continue
         i += 1
         if o < 0:
             continue
@@ -390,6 +418,8 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
                                         epoch, v, routing, scan)
         if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
+        if o == DROP and drop_head(topo.port, prm, st, v, t):
+            continue
         i += 1
         if o < 0:
             continue
@@ -504,7 +534,7 @@ def traverse(topo, prm, st, t, n_grants):
 @jit
 def record_timeseries(prm, st, t):
     row = t // prm.ts_interval
-    st.ts[row, TS_IN_NETWORK] = st.ctr[C_CREATED] - st.ctr[C_DELIVERED] - st.ctr[C_QUEUED]
+    st.ts[row, TS_IN_NETWORK] = st.ctr[C_CREATED] - st.ctr[C_DELIVERED] - st.ctr[C_DROPPED] - st.ctr[C_QUEUED]
     st.ts[row, TS_QUEUED] = st.ctr[C_QUEUED]
 
 
@@ -513,7 +543,7 @@ def pools_low(ctr, n_nodes, n_ports):
     """Bit 1: fewer free packets than nodes (each may create one per cycle); bit 2: fewer free events than three
     per possible grant (a credit, a delivery or a new head's ready time), one per injection and one per parked
     head (at most one per packet in flight)."""
-    live = ctr[C_CREATED] - ctr[C_DELIVERED]
+    live = ctr[C_CREATED] - ctr[C_DELIVERED] - ctr[C_DROPPED]
     low = 0
     if ctr[C_FREE_COUNT] < n_nodes:
         low |= 1
@@ -525,7 +555,7 @@ def pools_low(ctr, n_nodes, n_ports):
 @jit_inline
 def network_idle(ctr, n_events):
     """No packet anywhere and no event pending: until a workload posts a message, every cycle is a no-op."""
-    return ctr[C_CREATED] == ctr[C_DELIVERED] and ctr[C_EV_FREE_COUNT] == n_events
+    return ctr[C_CREATED] == ctr[C_DELIVERED] + ctr[C_DROPPED] and ctr[C_EV_FREE_COUNT] == n_events
 
 
 LOOPS: dict[tuple[int, int, int, int], object] = {}  # (generator, routing, scan, allocator) -> the kernels made
@@ -587,9 +617,10 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int):
                     traverse(topo, prm, st, t, n)
             if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
                 record_timeseries(prm, st, t)
-            if ctr[C_CREATED] > ctr[C_DELIVERED] and t - ctr[C_LAST_PROGRESS] > prm.watchdog:
+            if ctr[C_CREATED] > ctr[C_DELIVERED] + ctr[C_DROPPED] and t - ctr[C_LAST_PROGRESS] > prm.watchdog:
                 return DEADLOCK, t + 1, 0
-            if stop_when_drained and t + 1 >= prm.w1 and ctr[C_MEAS_CREATED] == ctr[C_MEAS_DELIVERED]:
+            if stop_when_drained and t + 1 >= prm.w1 and \
+                    ctr[C_MEAS_CREATED] == ctr[C_MEAS_DELIVERED] + ctr[C_MEAS_DROPPED]:
                 return DRAINED, t + 1, 0
             if closed:
                 w = workload_status(wc, ctr, prm.watchdog, t)

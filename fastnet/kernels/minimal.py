@@ -6,7 +6,8 @@ The routing algorithms themselves (min, val, ugal, dor, ...) are in routing.py a
 start a minimal path to router d (r != d) and returns how many; `distance(...)` is the hop count. `ps` is
 Topology.router_port_start, `port` Topology.port, and `dist, ip, alg` are the fields of build/routing.py's
 Routes; `scan` is S_TABLE or the topology kind (`scan_of(ip)`, or a constant of the cycle loop). Port layouts
-are documented in each builder module under fastnet/build/.
+are documented in each builder module under fastnet/build/. The port of a failed link has no peer router
+(fastnet/faults): the table's and the dragonfly's scans skip it, and return 0 candidates when none is left.
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ def _df_scan(ps, port, ip, r, d, buf):
     for l in range(off, a * h // b, g - 1):
         for k in range(l * b, l * b + b):
             gport = df_global_port(ps, ip, G, k)
+            if port[gport, P_PEER_ROUTER] < 0:  # a failed link (fastnet/faults)
+                continue
             ri = k // h
             before = df_ldist(n1, i, ri)
             length = before + 1 + df_ldist(n1, port[gport, P_PEER_ROUTER] % a, j)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from ._jit import jit_inline
 from .state import (
-    C_CREATED, C_EV_FREE_COUNT, C_EV_FREE_HEAD, C_FREE_COUNT, C_FREE_HEAD, C_MEAS_CREATED,
+    C_CREATED, C_DROPPED, C_EV_FREE_COUNT, C_EV_FREE_HEAD, C_FREE_COUNT, C_FREE_HEAD, C_MEAS_CREATED, C_MEAS_DROPPED,
     C_N_ACTIVE_NODES, C_QUEUED, HIST_SUB, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, ND_POS, ND_TAIL, PK_BIRTH,
-    PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_NEXT, PK_OUT, PK_PHASE, PK_DVC, PK_SIZE, PK_SRC, PK_VCC, S_OFFERED_PHITS,
+    PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_MSG, PK_NEXT, PK_OUT, PK_PHASE, PK_DVC, PK_SIZE, PK_SRC, PK_VCC, S_OFFERED_PHITS,
     PT_HELD, TS_CREATED_PHITS, VC_CAP, VC_FREE, VC_HEAD, VC_TAIL,
 )
 
@@ -102,6 +102,17 @@ def free_packet(pk, ctr, h):
     pk[h, PK_NEXT] = ctr[C_FREE_HEAD]
     ctr[C_FREE_HEAD] = h
     ctr[C_FREE_COUNT] += 1
+
+
+@jit_inline
+def drop_packet(pk, ctr, prm, h, cause):
+    """Packet h is lost to a failure (`cause`: C_DROP_LINK, C_DROP_ROUTER or C_DROP_UNROUTABLE): count it, as
+    measured if it would have counted on delivery (cycle.record_delivery), and return it to the pool."""
+    ctr[C_DROPPED] += 1
+    ctr[cause] += 1
+    if (not prm.background or pk[h, PK_MSG] < 0) and prm.w0 <= pk[h, PK_BIRTH] < prm.w1:
+        ctr[C_MEAS_DROPPED] += 1
+    free_packet(pk, ctr, h)
 
 
 @jit_inline

@@ -45,7 +45,7 @@ import numpy as np
 from ..build.network import GLOBAL, N_PORT, N_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER
 from ..build.routing import (
     IP_A, IP_BUNDLE, IP_DIMS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_N, IP_NDIM, IP_P, IP_ROW,
-    IP_STRIDES, IP_WRAP,
+    IP_STRIDES, IP_WRAP, S_TABLE, UNREACHABLE,
 )
 from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
 from ._jit import jit, jit_inline
@@ -117,6 +117,8 @@ def df_to_group(ps, port, ip, rng, r, Gt):
         for k in range(l * b, l * b + b):
             ri = k // h
             gport = df_global_port(ps, ip, G, k)
+            if port[gport, P_PEER_ROUTER] < 0:  # failed (fastnet/faults): (-1, 99, -1) when none is left
+                continue
             length = 1 + df_ldist(n1, i, ri)
             if length < best_len:
                 best_len, seen = length, 0
@@ -154,6 +156,8 @@ def df_min_cost(ps, port, ip, pt, r, d):
     for l in range(off, a * h // b, g - 1):
         for k in range(l * b, l * b + b):
             gport = df_global_port(ps, ip, G, k)
+            if port[gport, P_PEER_ROUTER] < 0:  # failed: (1 << 62, 99) when none is left
+                continue
             q_src, n_src = df_local_cost(ps, port, ip, pt, r, G * a + k // h)
             q_dst, n_dst = df_local_cost(ps, port, ip, pt, port[gport, P_PEER_ROUTER], d)
             q = occupancy(port, pt, gport) + q_src + q_dst
@@ -161,6 +165,30 @@ def df_min_cost(ps, port, ip, pt, r, d):
             if length < best_len or (length == best_len and q < best_q):
                 best_q, best_len = q, length
     return best_q, best_len
+
+
+@jit
+def df_linked(ps, port, ip, G, Gt):
+    """Whether a live global link joins group G to group Gt (fastnet/faults)."""
+    a, h, g, b = ip[IP_A], ip[IP_H], ip[IP_G], ip[IP_BUNDLE]
+    for l in range(df_first_link(ip, G, Gt), a * h // b, g - 1):
+        for k in range(l * b, l * b + b):
+            if port[df_global_port(ps, ip, G, k), P_PEER_ROUTER] >= 0:
+                return True
+    return False
+
+
+@jit
+def df_detour(ps, port, ip, rng, r, Gd):
+    """A Valiant group for a packet at router r whose way to group Gd is cut (fastnet/faults): a group with live
+    global links from r's group and to Gd, the first such from a random one; -1 if there is none."""
+    g, G = ip[IP_G], r // ip[IP_A]
+    start = below(rng, r, g)
+    for j in range(g):
+        x = (start + j) % g
+        if x != G and x != Gd and df_linked(ps, port, ip, G, x) and df_linked(ps, port, ip, x, Gd):
+            return x
+    return -1
 
 
 # ---------------------------------------------------------------- parallel links
@@ -185,13 +213,29 @@ def least_occupied(port, pt, rng, r, first, n):
 
 
 # ---------------------------------------------------------------- torus / mesh dimension order
+@jit_inline
+def ring_arc_live(ps, port, dir_port, r, dim, d, stride, k, ct):
+    """Whether every link from r along dimension `dim` in direction d up to coordinate ct is up (fastnet/faults:
+    a failed link has no peer router; its parallel links fail with it)."""
+    x = r
+    while (x // stride) % k != ct:
+        x = port[ps[x] + dir_port[x, 2 * dim + d], P_PEER_ROUTER]
+        if x < 0:
+            return False
+    return True
+
+
 @jit
-def dor_step(ps, port, pt, ip, dir_port, pk, rng, r, t, h):
+def dor_step(ps, port, pt, ip, dir_port, pk, rng, r, t, h, faults):
     """Dimension-order step from r toward router t. Returns (port, dateline partition); PK_VCC keeps the
     direction and partition chosen on entering a dimension (a packet crossing the wrap-around link of a ring
     uses partition 1 for the whole dimension, which breaks the ring's cycle). Of a direction's parallel links
     it takes the least occupied (least_occupied): any of them keeps the dateline argument, which is about
-    positions on the ring, not about which wire joins two of them."""
+    positions on the ring, not about which wire joins two of them.
+
+    With failures (`faults`) the packet takes the direction whose arc to the target coordinate is all up, and
+    turns round if the link ahead fails under it; (-1, 0) if neither arc is up. A ring with a failed link is a
+    line, whose channels cannot wait on each other in a cycle whatever the direction or partition."""
     wrap = ip[IP_WRAP] == 1
     for dim in range(ip[IP_NDIM]):
         k, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
@@ -208,6 +252,12 @@ def dor_step(ps, port, pt, ip, dir_port, pk, rng, r, t, h):
                 part = 1 if (d == 0 and ct < cr) or (d == 1 and ct > cr) else 0
             else:
                 d, part = (0 if ct > cr else 1), 0
+            pk[h, PK_VCC] = dim * 4 + d * 2 + part
+        if faults and not ring_arc_live(ps, port, dir_port, r, dim, d, stride, k, ct):
+            d = 1 - d
+            if not wrap or not ring_arc_live(ps, port, dir_port, r, dim, d, stride, k, ct):
+                return -1, 0
+            part = 1 if (d == 0 and ct < cr) or (d == 1 and ct > cr) else 0
             pk[h, PK_VCC] = dim * 4 + d * 2 + part
         return least_occupied(port, pt, rng, r, ps[r] + dir_port[r, 2 * dim + d], ip[IP_LINKS + dim]), part
     return -1, 0
@@ -398,6 +448,18 @@ def random_intermediate(ip, rng, n_routers, r, d):
 
 
 @jit_inline
+def valiant_live(ps, port, dist, ip, r, inter, d, scan):
+    """Whether both phases of a Valiant path through `inter` have a live route (fastnet/faults): on a dragonfly a
+    live global link into and out of group `inter`, with a table a finite distance to it and from it."""
+    if ip[IP_KIND] == K_DRAGONFLY:
+        G, Gd = r // ip[IP_A], d // ip[IP_A]
+        return df_linked(ps, port, ip, G, inter) and df_linked(ps, port, ip, inter, Gd)
+    if scan == S_TABLE:
+        return dist[r, inter] != UNREACHABLE and dist[inter, d] != UNREACHABLE
+    return True
+
+
+@jit_inline
 def reached(ip, r, inter):
     if ip[IP_KIND] == K_DRAGONFLY:
         return r // ip[IP_A] == inter
@@ -420,7 +482,13 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
     uq = prm.ugal_queue if not global_q and ip[IP_KIND] == K_DRAGONFLY else UQ_PORT
     V = prm.vcs
     first_min = -1
-    if dragonfly_g:
+    cut = False
+    if prm.faults and ip[IP_KIND] == K_DRAGONFLY:
+        G, Gd = r // ip[IP_A], d // ip[IP_A]
+        cut = G != Gd and not df_linked(ps, port, ip, G, Gd)
+    if cut:  # the minimal path has failed: infinitely loaded
+        q_min, h_min = 1 << 40, 1
+    elif dragonfly_g:
         q_min, h_min = df_min_cost(ps, port, ip, pt, r, d)
     elif uq != UQ_PORT:
         n, h_min = min_ports_len(ps, port, dist, ip, alg, r, d, buf, scan)
@@ -437,11 +505,13 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
     else:
         q_min, h_min = path_cost(ps, port, dist, ip, alg, pt, buf, r, d, global_q, scan)
     cost_min = ugal_cost(q_min, h_min, size, global_q)
+    if cut:
+        cost_min = 1 << 60
     best, best_gain = -1, 0.0
     for _ in range(prm.indirect):
         inter = random_intermediate(ip, rng, n_routers, r, d)
-        if reached(ip, r, inter):
-            continue
+        if reached(ip, r, inter) or (prm.faults and not valiant_live(ps, port, dist, ip, r, inter, d, scan)):
+            continue  # (a failed path: infinitely loaded)
         if ip[IP_KIND] == K_DRAGONFLY:  # to the intermediate group, then minimal from where the packet lands
             first, hops, land = df_to_group(ps, port, ip, rng, r, inter)
             q = occupancy(port, pt, first)
@@ -522,6 +592,9 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
     d = node[dn, N_ROUTER]
     n_routers = len(ps) - 1
     kind = ip[IP_KIND]
+    if prm.faults and scan == S_TABLE and dist[r, d] == UNREACHABLE:  # (a failed router is unreachable even
+        pk[h, PK_OUT] = -1  # from itself): no route, the packet is dropped (cycle.drop_head)
+        return
     valiant = routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G
     if routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G:
         if pk[h, PK_PHASE] == TO_INTER and pk[h, PK_INTER] < 0:  # at the source: choose the route
@@ -529,6 +602,14 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
                 pk[h, PK_PHASE] = TO_DEST
             elif routing == R_VAL:
                 pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
+                if prm.faults:  # draw again while a phase of the path has failed; then minimal, or a detour
+                    tries = 0
+                    while not valiant_live(ps, port, dist, ip, r, pk[h, PK_INTER], d, scan) and tries < 8:
+                        pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
+                        tries += 1
+                    if tries == 8:
+                        pk[h, PK_INTER] = -1
+                        pk[h, PK_PHASE] = TO_DEST
             elif routing == R_UGAL_L or routing == R_UGAL_G:
                 ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h, scan)
         if pk[h, PK_PHASE] == TO_INTER and reached(ip, r, pk[h, PK_INTER]):
@@ -573,6 +654,8 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
                 n = min_ports(ps, port, dist, ip, alg, r, d, buf, scan)
                 best_room = pk[h, PK_SIZE] - 1  # virtual cut-through: the whole packet must fit
                 for j in range(n):
+                    if port[buf[j], P_PEER_ROUTER] < 0:  # failed (an algebraic scan lists it)
+                        continue
                     fits = room(port, vc, vcr, prm.vcs, buf[j], prm.n_escape)
                     if fits > best_room:
                         out, best_room = buf[j], fits
@@ -580,21 +663,44 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
                     pk[h, PK_OUT] = out
                     pk[h, PK_CLS] = prm.n_escape  # the adaptive class
                     return
-        out, part = dor_step(ps, port, pt, ip, alg, pk, rng, r, target, h)
+        out, part = dor_step(ps, port, pt, ip, alg, pk, rng, r, target, h, prm.faults)
     elif scan == K_HYPERX and routing != R_MIN:  # dor, and the dimension-order phases of val and ugal
         out = hx_dor_step(ps, port, pt, ip, rng, r, target)
     elif kind == K_DRAGONFLY and (routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G) and to_inter:
         out, _, _ = df_to_group(ps, port, ip, rng, r, target)
+        if out < 0:  # its link to the intermediate group failed on the way
+            out = df_reroute(ps, port, ip, pk, rng, r, d, h)
     else:
         n = min_ports(ps, port, dist, ip, alg, r, target, buf, scan)
-        if n == 1:
+        if n == 0:  # failures cut every minimal path
+            if kind == K_DRAGONFLY and (routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G):
+                out = df_reroute(ps, port, ip, pk, rng, r, d, h)
+        elif n == 1:
             out = buf[0]
         elif routing == R_MIN and prm.fixed_min:
             out = fixed_min_port(ps, port, dist, r, target, buf, n)
         else:
             out = buf[below(rng, r, n)]
+    if prm.faults and prm.vc_policy == VCP_HOP and pk[h, PK_HOPS] >= vcr.shape[1]:
+        out = -1  # a detour longer than the hop-indexed VC classes (a route recomputed on its way)
     pk[h, PK_OUT] = out
-    pk[h, PK_CLS] = vc_class(ip, prm, pk, h, part, port[out, P_CLASS] == GLOBAL)
+    if out >= 0:
+        pk[h, PK_CLS] = vc_class(ip, prm, pk, h, part, port[out, P_CLASS] == GLOBAL)
+
+
+@jit
+def df_reroute(ps, port, ip, pk, rng, r, d, h):
+    """A dragonfly packet whose next global link failed (fastnet/faults): before its first global hop it turns
+    into a Valiant packet through a group both of whose links are up, which keeps its VC classes increasing
+    (they count global hops); after it, no class is left for a detour and it is dropped (-1)."""
+    if pk[h, PK_GHOPS] > 0:
+        return -1
+    x = df_detour(ps, port, ip, rng, r, d // ip[IP_A])
+    if x < 0:
+        return -1
+    pk[h, PK_INTER] = x
+    pk[h, PK_PHASE] = TO_INTER
+    return df_to_group(ps, port, ip, rng, r, x)[0]
 
 
 @jit_inline

@@ -24,7 +24,11 @@ C_N_ACTIVE, C_N_ACTIVE_NODES, C_CREATED, C_DELIVERED = 4, 5, 6, 7
 C_QUEUED, C_LAST_PROGRESS, C_MEAS_CREATED, C_MEAS_DELIVERED = 8, 9, 10, 11
 C_INJECTED, C_STAMP, C_PHIT_HOPS = 12, 13, 14  # phit-hops: phits x switch traversals, whole run
 C_EPOCH = 15  # the cycle the VC records' times (VC_ALLOC, VC_WAKE, int32) count from: rebase() moves it
-N_CTR = 16
+C_DROPPED, C_MEAS_DROPPED = 16, 17  # packets dropped by failures (fastnet/faults): all, and measured ones
+C_DROP_LINK, C_DROP_ROUTER, C_DROP_UNROUTABLE = 18, 19, 20  # by cause: on a link or in a router as it failed,
+# or at a router with no live route to the destination (faults.allow_disconnected, or a detour a VC class lacks)
+N_CTR = 21
+DROP_CAUSES = ("link", "router", "unroutable")  # the order of C_DROP_LINK ..
 
 # pk[h, ...]: packet records (int64)
 PK_SRC, PK_DST, PK_SIZE, PK_BIRTH, PK_INJECT, PK_ARRIVE, PK_READY = 0, 1, 2, 3, 4, 5, 6
@@ -113,6 +117,7 @@ class Params(NamedTuple):
     w1: int
     ts_interval: int  # 0: no time series
     occupancy: bool  # integrate per-VC occupancy over the window
+    faults: bool  # links or routers may be down (fastnet/faults): routing skips dead ports and may drop a packet
     wheel_mask: int  # event wheel size - 1 (a power of two minus one)
 
 

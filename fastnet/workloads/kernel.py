@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from ..kernels._jit import jit_inline
-from ..kernels.state import C_CREATED, C_DELIVERED, C_FREE_COUNT, C_LAST_PROGRESS, C_N_ACTIVE_NODES
+from ..kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_FREE_COUNT, C_LAST_PROGRESS, C_N_ACTIVE_NODES
 from ..mpi.kernel import advance_mpi
 from .graph500 import advance_graph500
 from .graph500_fogsim import advance_graph500_fogsim
@@ -91,7 +91,7 @@ def workload_status(wc, ctr, watchdog, t):
         return WS_FAILED
     if wc[WC_FINISHED] != 0:
         return WS_FINISHED
-    idle = ctr[C_CREATED] == ctr[C_DELIVERED]
+    idle = ctr[C_CREATED] == ctr[C_DELIVERED] + ctr[C_DROPPED]
     if idle and t - max(ctr[C_LAST_PROGRESS], wc[WC_WAKE]) > watchdog:
         return WS_STALLED
     return WS_RUNNING

@@ -1,0 +1,116 @@
+"""What a failure does to the packets and credits of a running network (docs/faults.md), applied between two
+cycles by plan.FaultPlan.apply: the failed ports have already lost their peer router (Topology.port
+P_PEER_ROUTER = -1), which is all routing reads.
+
+- A failed router's input buffers are emptied: its packets are dropped (cause "router").
+- A failed link's packets are dropped (cause "link"): those whose tail has not reached the input buffer at the
+  far end. They are the last ones in their VC, since a link delivers in order. A packet whose tail has arrived
+  stays in that buffer and is routed on from there.
+- The phits of a dropped packet are given back to its VC at once, so the VC's credits add up to its size again
+  (the credits already on their way back arrive as scheduled): failures cannot leak buffer space.
+- Heads at the routers next to a failed link that were routed to it, or had allocated a VC behind it, lose
+  their route and VC and route again (kernels/routing.py routes around failed ports).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..build.network import P_ROUTER
+from ..kernels._jit import jit
+from ..kernels.cycle import serialise
+from ..kernels.pool import drop_packet, list_remove, release_event, vc_reserve
+from ..kernels.state import (
+    C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, C_N_ACTIVE, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,
+    PK_NEXT, PK_OUT, PK_SIZE, PT_WAIT, VC_HEAD, VC_OWNER, VC_POS, VC_TAIL, VC_WAKE,
+)
+
+
+@jit
+def _drop_tail(port, prm, st, v, t, on_link_only, cause, cancel):
+    """Drop the packets of VC v from the first one still on the link (or from its head), to its tail."""
+    pk, vc = st.pk, st.vc
+    p = v // prm.vcs
+    prev, h = -1, vc[v, VC_HEAD]
+    while h >= 0 and on_link_only and pk[h, PK_ARRIVE] + serialise(port, p, pk[h, PK_SIZE]) <= t:
+        prev, h = h, pk[h, PK_NEXT]
+    if h < 0:
+        return
+    if prev < 0:  # the head goes: v no longer waits for allocation, in the ready list or by an E_READY
+        vc[v, VC_HEAD] = -1
+        if vc[v, VC_POS] >= 0:
+            list_remove(st.act, vc, VC_POS, st.ctr, C_N_ACTIVE, v)
+        else:
+            cancel[v] = True
+        vc[v, VC_WAKE] = t - st.ctr[C_EPOCH] - 1
+    else:
+        pk[prev, PK_NEXT] = -1
+    vc[v, VC_TAIL] = prev
+    while h >= 0:
+        nxt = pk[h, PK_NEXT]
+        size = pk[h, PK_SIZE]
+        vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, -size, t)
+        if pk[h, PK_OUT] >= 0:
+            st.pt[pk[h, PK_OUT], PT_WAIT] -= size
+        if pk[h, PK_DVC] >= 0:
+            vc[pk[h, PK_DVC], VC_OWNER] = -1
+        pk[h, PK_OUT] = -1
+        pk[h, PK_DVC] = -1
+        drop_packet(pk, st.ctr, prm, h, cause)
+        h = nxt
+
+
+@jit
+def fail(topo, prm, st, down, routers, t):
+    """Apply failures at cycle t: `routers` just failed (their packets dropped), and the ports in `down` (both
+    ends of each failed link, a failed router's among them) lost their link."""
+    ps, port = topo.router_port_start, topo.port
+    V = prm.vcs
+    pk, vc = st.pk, st.vc
+    cancel = np.zeros(len(vc), dtype=np.bool_)
+    for r in routers:
+        for v in range(ps[r] * V, ps[r + 1] * V):
+            _drop_tail(port, prm, st, v, t, False, C_DROP_ROUTER, cancel)
+    for o in down:
+        for v in range(o * V, o * V + V):  # the input side of o: what the far end sent over the link
+            _drop_tail(port, prm, st, v, t, True, C_DROP_LINK, cancel)
+    for o in down:  # heads routed to o, or holding a VC behind it, route again
+        r = port[o, P_ROUTER]
+        for v in range(ps[r] * V, ps[r + 1] * V):
+            h = vc[v, VC_HEAD]
+            if h < 0 or pk[h, PK_OUT] != o:
+                continue
+            st.pt[o, PT_WAIT] -= pk[h, PK_SIZE]
+            pk[h, PK_OUT] = -1
+            dvc = pk[h, PK_DVC]
+            if dvc >= 0:
+                vc[dvc, VC_OWNER] = -1
+                pk[h, PK_DVC] = -1
+            vc[v, VC_WAKE] = min(vc[v, VC_WAKE], t - st.ctr[C_EPOCH])
+    for slot in range(len(st.wheel)):  # the E_READY of each VC whose head was dropped
+        prev, e = -1, st.wheel[slot]
+        while e >= 0:
+            nxt = st.ev[e, EV_NEXT]
+            if st.ev[e, EV_KIND] == E_READY and cancel[st.ev[e, EV_TARGET]]:
+                if prev < 0:
+                    st.wheel[slot] = nxt
+                else:
+                    st.ev[prev, EV_NEXT] = nxt
+                release_event(st.ev, st.ctr, e)
+            else:
+                prev = e
+            e = nxt
+
+
+def on_link(topo, prm, st, ports, t) -> int:
+    """Packets on the links into `ports` at cycle t (what `fail` drops there, counted beforehand: tests)."""
+    n = 0
+    pk, vc, V = st.pk, st.vc, prm.vcs
+    for o in ports:
+        for v in range(o * V, o * V + V):
+            h = vc[v, VC_HEAD]
+            while h >= 0:
+                size = int(pk[h, PK_SIZE])
+                n += int(pk[h, PK_ARRIVE]) + int(serialise(topo.port, int(o), size)) > t
+                h = pk[h, PK_NEXT]
+    return n

@@ -1,0 +1,292 @@
+"""A run's failures: the links and routers down at each cycle, checked against the routing before the run, and
+applied to the running network between two cycles (docs/faults.md).
+
+`plan_faults` reads the `[faults]` section and returns a FaultPlan: the initial failures and the events, each
+fault state already checked (every link named exists; the routing can detour around it; no node pair is cut
+off unless `allow_disconnected`). `FaultPlan.start` gives prepare() the network as the kernels see it (a failed
+port has no peer router) and, for table routings, the distance table of the live network; `FaultPlan.apply`
+brings the run to the next event's state (kernel.fail for what goes down, and the table recomputed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..build.network import GLOBAL, LOCAL, NODE, P_PEER_ROUTER, Network
+from ..build.routing import S_TABLE, UNREACHABLE, IP_DIAMETER, Routes, _bfs_all, minimal_scan
+from ..errors import ConfigError
+
+TABLE_ROUTINGS = ("min", "val", "ugal_l", "ugal_g", "ksp")
+
+
+@dataclass
+class FaultState:
+    links: frozenset[tuple[int, int]]  # router pairs (u < v), every link between them down
+    routers: frozenset[int]
+
+
+@dataclass
+class FaultPlan:
+    table: bool  # the routing reads a distance table, recomputed at each change
+    states: list[tuple[int, FaultState]]  # (cycle from which it holds, state), the first at cycle 0
+    peer: np.ndarray  # int32[P] the peer router of every port, as built
+    pair_u: np.ndarray  # int64[P] the router pair of every network port (u < v); -1 on node ports
+    pair_v: np.ndarray
+    n_routers: int
+    step: int = 0  # states[step] is in force
+    failed_since: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # -1: up
+    failed_cycles: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    recompute_seconds: list[float] = field(default_factory=list)  # one per distance-table recompute
+
+    @property
+    def next_cycle(self) -> int:
+        """The cycle of the next change (a very large number when there is none)."""
+        return self.states[self.step + 1][0] if self.step + 1 < len(self.states) else 2**62
+
+    def dead_ports(self, state: FaultState) -> np.ndarray:
+        """bool[P]: ports without a link in `state` (node ports of a failed router keep theirs)."""
+        net_port = self.pair_u >= 0
+        dead = np.zeros(len(self.peer), dtype=bool)
+        if state.links:
+            keys = self.pair_u * self.n_routers + self.pair_v
+            down = np.array([u * self.n_routers + v for u, v in state.links], dtype=np.int64)
+            dead |= net_port & np.isin(keys, down)
+        if state.routers:
+            gone = np.zeros(self.n_routers, dtype=bool)
+            gone[list(state.routers)] = True
+            dead |= net_port & (gone[np.maximum(self.pair_u, 0)] | gone[np.maximum(self.pair_v, 0)])
+        return dead
+
+    def start(self, net: Network, routes: Routes) -> tuple[Network, Routes]:
+        """The network with the first state's failures, and its routes (the table of the live network, and a
+        diameter that is the longest any state's live network has, which sizes the hop-indexed VC classes)."""
+        state = self.states[0][1]
+        dead = self.dead_ports(state)
+        port = net.topo.port.copy()
+        port[dead, P_PEER_ROUTER] = -1
+        net = dataclasses.replace(net, topo=net.topo._replace(port=port))
+        self.failed_since = np.where(dead, 0, -1).astype(np.int64)
+        self.failed_cycles = np.zeros(len(dead), dtype=np.int64)
+        if self.table:
+            ip = routes.ip.copy()
+            ip[IP_DIAMETER] = max(_diameter(live_distances(net.topo.port, self.peer, self.dead_ports(s),
+                                                           self.n_routers, s.routers)) for _, s in self.states)
+            routes = routes._replace(dist=live_distances(port, self.peer, dead, self.n_routers, state.routers),
+                                     ip=ip)
+        return net, routes
+
+    def apply(self, s: Any, t: int) -> None:
+        """Bring run `s` to the state that starts at cycle t."""
+        from .kernel import fail
+
+        old, new = self.states[self.step][1], self.states[self.step + 1][1]
+        self.step += 1
+        was, now = self.dead_ports(old), self.dead_ports(new)
+        port = s.net.topo.port
+        up = np.flatnonzero(was & ~now)
+        down = np.flatnonzero(now & ~was)
+        port[up, P_PEER_ROUTER] = self.peer[up]
+        port[down, P_PEER_ROUTER] = -1
+        self.failed_cycles[up] += t - self.failed_since[up]
+        self.failed_since[up] = -1
+        self.failed_since[down] = t
+        routers = np.array(sorted(new.routers - old.routers), dtype=np.int64)
+        fail(s.net.topo, s.params, s.state, down.astype(np.int64), routers, t)
+        if self.table:
+            t0 = time.perf_counter()
+            s.routes.dist[:] = live_distances(port, self.peer, now, self.n_routers, new.routers)
+            self.recompute_seconds.append(time.perf_counter() - t0)
+
+    def port_failed_cycles(self, end: int) -> np.ndarray:
+        """Cycles each port spent failed from cycle 0 to `end`."""
+        out = self.failed_cycles.copy()
+        down = self.failed_since >= 0
+        out[down] += end - self.failed_since[down]
+        return out
+
+
+def live_distances(port: np.ndarray, peer: np.ndarray, dead: np.ndarray, n_routers: int,
+                   routers: frozenset[int]) -> np.ndarray:
+    """uint8[R, R] hop distances over the links that are up; a failed router is unreachable, from itself too."""
+    live = (port[:, 3] != NODE) & ~dead
+    src = port[live, 0].astype(np.int64)
+    nbr = peer[live].astype(np.int32)
+    start = np.zeros(n_routers + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n_routers), out=start[1:])
+    dist = _bfs_all(start, nbr[np.argsort(src, kind="stable")], n_routers)
+    if routers:
+        gone = list(routers)
+        dist[gone, :] = UNREACHABLE
+        dist[:, gone] = UNREACHABLE
+    return dist
+
+
+def _diameter(dist: np.ndarray) -> int:
+    finite = dist[dist != UNREACHABLE]
+    return int(finite.max()) if finite.size else 1
+
+
+def _supported(net: Network, routing: str, table: bool) -> str | None:
+    """Why failures cannot be simulated with this routing on this network, or None."""
+    kind = net.kind
+    if kind == "dragonfly" and routing in ("min", "val", "ugal_l", "ugal_g"):
+        return None
+    if kind in ("torus", "mesh") and (routing in ("dor", "adaptive") or (routing == "min" and table)):
+        return None
+    if table and kind not in ("fattree", "hyperx", "dragonfly") and routing in TABLE_ROUTINGS:
+        return None
+    return (f"{routing} routing on a {kind} does not route around failures; supported: dragonfly with min, val, "
+            f"ugal_l or ugal_g; torus and mesh with dor or adaptive; min, val, ugal_l, ugal_g or ksp on a "
+            f"network small enough for a routing table (graph, jellyfish, slimfly, torus, mesh)")
+
+
+def plan_faults(cfg: dict[str, Any], net: Network, routes: Routes) -> FaultPlan:
+    """Check cfg["faults"] against the network and routing; ConfigError names the field and what is wrong."""
+    f = cfg["faults"]
+    routing = cfg["routing"]["algorithm"]
+    table = minimal_scan(routes) == S_TABLE
+    why = _supported(net, routing, table)
+    if why:
+        raise ConfigError("faults", why)
+    port = net.topo.port
+    R = net.n_routers
+    peer = port[:, P_PEER_ROUTER].copy()
+    cls = port[:, 3]
+    is_net = cls != NODE
+    router = port[:, 0].astype(np.int64)
+    pair_u = np.where(is_net, np.minimum(router, peer), -1).astype(np.int64)
+    pair_v = np.where(is_net, np.maximum(router, peer), -1).astype(np.int64)
+    pairs: dict[tuple[int, int], int] = {}  # router pair -> link class
+    for u, v, c in zip(pair_u[is_net].tolist(), pair_v[is_net].tolist(), cls[is_net].tolist()):
+        pairs[(u, v)] = c
+
+    def link(u: int, v: int, fld: str) -> tuple[int, int]:
+        key = (min(u, v), max(u, v))
+        if key not in pairs:
+            raise ConfigError(fld, f"routers {u} and {v} are not linked" if max(u, v) < R else
+                              f"router {max(u, v)} does not exist (the network has {R} routers: 0..{R - 1})")
+        if net.kind == "dragonfly" and pairs[key] == LOCAL:
+            raise ConfigError(fld, f"[{u}, {v}] is a link inside a dragonfly group; only global links may fail "
+                              "(routing has no VC class for a detour inside a group)")
+        return key
+
+    def router_id(r: int, fld: str) -> int:
+        if r >= R:
+            raise ConfigError(fld, f"router {r} does not exist (the network has {R} routers: 0..{R - 1})")
+        if not table or net.kind == "dragonfly" or routing not in TABLE_ROUTINGS:
+            raise ConfigError(fld, "a router may fail only under a table routing (min, val, ugal_l, ugal_g, ksp "
+                              f"on a network small enough for a routing table); this run uses {routing} on a "
+                              f"{net.kind}")
+        return r
+
+    links = {link(u, v, "faults.links") for u, v in f["links"]}
+    routers = {router_id(r, "faults.routers") for r in f["routers"]}
+    if f["fraction"] > 0:
+        wanted = {"any": (LOCAL, GLOBAL), "local": (LOCAL,), "global": (GLOBAL,)}[f["link_class"]]
+        if net.kind == "dragonfly" and f["link_class"] != "global":
+            raise ConfigError("faults.link_class", "must be \"global\" on a dragonfly (only its global links may "
+                              "fail)")
+        pool = sorted(k for k, c in pairs.items() if c in wanted)
+        if not pool:
+            raise ConfigError("faults.link_class", f"the network has no {f['link_class']} links")
+        n = round(f["fraction"] * len(pool))
+        rng = np.random.default_rng(f["seed"])
+        links |= {pool[i] for i in rng.choice(len(pool), size=n, replace=False).tolist()}
+    state = FaultState(frozenset(links), frozenset(routers))
+    states = [(0, state)]
+    for i, event in sorted(enumerate(f["events"]), key=lambda ie: ie[1][0]):
+        fld = f"faults.events[{i}]"
+        cycle, action, *ends = event
+        if len(ends) == 1:
+            r = router_id(ends[0], fld)
+            if (r in state.routers) == (action == "fail"):
+                raise ConfigError(fld, f"router {r} is {'already' if action == 'fail' else 'not'} down at "
+                                  f"cycle {cycle}")
+            state = FaultState(state.links, state.routers | {r} if action == "fail" else state.routers - {r})
+        else:
+            u, v = ends
+            key = link(u, v, fld)
+            if (key in state.links) == (action == "fail"):
+                raise ConfigError(fld, f"link [{u}, {v}] is {'already' if action == 'fail' else 'not'} down at "
+                                  f"cycle {cycle}")
+            state = FaultState(state.links | {key} if action == "fail" else state.links - {key}, state.routers)
+        if cycle == states[-1][0]:
+            states[-1] = (cycle, state)
+        else:
+            states.append((cycle, state))
+    from ..workloads.build import workload_section
+
+    if workload_section(cfg)["kind"] != "open_loop" and (len(states) > 1 or f["allow_disconnected"]):
+        raise ConfigError("faults.events" if len(states) > 1 else "faults.allow_disconnected",
+                          "a closed-loop workload cannot lose packets (its messages would never complete): use "
+                          "failures from the start on a network that stays connected, or open-loop traffic")
+    plan = FaultPlan(table=table, states=states, peer=peer, pair_u=pair_u, pair_v=pair_v, n_routers=R)
+    if not f["allow_disconnected"]:
+        for cycle, s in states:
+            problem = _disconnected(plan, net, routes, routing, s)
+            if problem:
+                raise ConfigError("faults", f"{problem} (from cycle {cycle}); set faults.allow_disconnected = "
+                                  "true to drop and count the traffic that cannot arrive instead")
+    return plan
+
+
+def _disconnected(plan: FaultPlan, net: Network, routes: Routes, routing: str, s: FaultState) -> str | None:
+    """A node pair the routing cannot connect in state s, in words, or None."""
+    dead = plan.dead_ports(s)
+    with_nodes = np.flatnonzero(np.bincount(net.topo.node[:, 0], minlength=net.n_routers) > 0)
+    for r in sorted(s.routers):
+        if r in set(with_nodes.tolist()):
+            return f"router {r} has failed, and with it its nodes"
+    if net.kind == "dragonfly":
+        return _dragonfly_cut(plan, net, routing, dead)
+    if net.kind in ("torus", "mesh") and routing in ("dor", "adaptive"):
+        return _ring_cut(plan, net, routes, s)
+    port = net.topo.port.copy()
+    port[dead, P_PEER_ROUTER] = -1
+    dist = live_distances(port, plan.peer, dead, net.n_routers, s.routers)
+    sub = dist[np.ix_(with_nodes, with_nodes)]
+    if (sub == UNREACHABLE).any():
+        i, j = np.argwhere(sub == UNREACHABLE)[0]
+        return f"routers {with_nodes[i]} and {with_nodes[j]} are disconnected"
+    return None
+
+
+def _dragonfly_cut(plan: FaultPlan, net: Network, routing: str, dead: np.ndarray) -> str | None:
+    group = net.topo.router_group
+    g = int(group.max()) + 1
+    port = net.topo.port
+    live = (port[:, 3] == GLOBAL) & ~dead
+    direct = np.zeros((g, g), dtype=bool)
+    direct[group[port[live, 0]], group[plan.peer[live]]] = True
+    np.fill_diagonal(direct, True)
+    reach = direct if routing == "min" else direct | ((direct.astype(np.int64) @ direct.astype(np.int64)) > 0)
+    if reach.all():
+        return None
+    a, b = np.argwhere(~reach)[0]
+    how = "no global link is up between them (min routing has no detour)" if routing == "min" else \
+        "neither a global link nor a group with links to both is up"
+    return f"dragonfly groups {a} and {b} are disconnected: {how}"
+
+
+def _ring_cut(plan: FaultPlan, net: Network, routes: Routes, s: FaultState) -> str | None:
+    """Dimension-order routing detours only along its ring: a torus ring may lose one link, a mesh line none."""
+    dims = net.params["dims"]
+    stride = np.cumprod([1] + list(dims[:-1]))
+    wrap = net.kind == "torus"
+    per_ring: dict[tuple[int, int], int] = {}
+    for u, v in sorted(s.links):
+        diff = [(u // st) % k != (v // st) % k for st, k in zip(stride, dims)]
+        dim = diff.index(True)
+        ring = (dim, u - ((u // stride[dim]) % dims[dim]) * stride[dim])
+        per_ring[ring] = per_ring.get(ring, 0) + 1
+        if per_ring[ring] > (1 if wrap else 0):
+            what = "ring" if wrap else "line"
+            return (f"the {what} of dimension {dim} through router {u} has lost "
+                    f"{per_ring[ring]} link{'s' if per_ring[ring] > 1 else ''}, and dimension-order routing "
+                    f"can only go round one failed link per ring")
+    return None
