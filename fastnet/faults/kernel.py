@@ -5,7 +5,9 @@ P_PEER_ROUTER = -1), which is all routing reads.
 - A failed router's input buffers are emptied: its packets are dropped (cause "router").
 - A failed link's packets are dropped (cause "link"): those whose tail has not reached the input buffer at the
   far end. They are the last ones in their VC, since a link delivers in order. A packet whose tail has arrived
-  stays in that buffer and is routed on from there.
+  stays in that buffer and is routed on from there. A packet whose head the far router has already forwarded
+  (virtual cut-through) while its tail was still on the link has lost its tail: it goes on, marked (PK_LOST),
+  and is dropped where it would have been delivered, as a destination discards a truncated packet.
 - The phits of a dropped packet are given back to its VC at once, so the VC's credits add up to its size again
   (the credits already on their way back arrive as scheduled): failures cannot leak buffer space.
 - Heads at the routers next to a failed link that were routed to it, or had allocated a VC behind it, lose
@@ -22,7 +24,7 @@ from ..kernels.cycle import serialise
 from ..kernels.pool import drop_packet, list_remove, release_event, vc_reserve
 from ..kernels.state import (
     C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, C_N_ACTIVE, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,
-    PK_NEXT, PK_OUT, PK_SIZE, PT_WAIT, VC_HEAD, VC_OWNER, VC_POS, VC_TAIL, VC_WAKE,
+    PK_LOST, PK_NEXT, PK_OUT, PK_SIZE, PT_IN_PKT, PT_IN_TAIL, PT_WAIT, VC_HEAD, VC_OWNER, VC_POS, VC_TAIL, VC_WAKE,
 )
 
 
@@ -68,6 +70,9 @@ def fail(topo, prm, st, down, routers, t):
     V = prm.vcs
     pk, vc = st.pk, st.vc
     cancel = np.zeros(len(vc), dtype=np.bool_)
+    for o in down:  # a packet forwarded from o while its tail still crosses the link: cut
+        if st.pt[o, PT_IN_PKT] >= 0 and st.pt[o, PT_IN_TAIL] > t:  # (still in flight: see on_link)
+            pk[st.pt[o, PT_IN_PKT], PK_LOST] = 1
     for r in routers:
         for v in range(ps[r] * V, ps[r + 1] * V):
             _drop_tail(port, prm, st, v, t, False, C_DROP_ROUTER, cancel)
@@ -103,10 +108,13 @@ def fail(topo, prm, st, down, routers, t):
 
 
 def on_link(topo, prm, st, ports, t) -> int:
-    """Packets on the links into `ports` at cycle t (what `fail` drops there, counted beforehand: tests)."""
+    """Packets on the links into `ports` at cycle t (what `fail` drops there or cuts, counted beforehand: tests).
+    A packet forwarded from input o whose tail arrives after t is still in flight: it cannot have been delivered,
+    which happens once its tail has left o (PT_IN_BUSY) plus a link's latency."""
     n = 0
     pk, vc, V = st.pk, st.vc, prm.vcs
     for o in ports:
+        n += int(st.pt[o, PT_IN_PKT] >= 0 and st.pt[o, PT_IN_TAIL] > t)
         for v in range(o * V, o * V + V):
             h = vc[v, VC_HEAD]
             while h >= 0:

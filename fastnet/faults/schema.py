@@ -89,6 +89,3 @@ def resolve_faults(given: Any) -> dict[str, Any]:
     return _check_section("faults", given, SCHEMA)
 
 
-def has_faults(faults: dict[str, Any] | None) -> bool:
-    return bool(faults) and bool(faults["links"] or faults["routers"] or faults["fraction"] > 0
-                                 or faults["events"])

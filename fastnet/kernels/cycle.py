@@ -48,11 +48,11 @@ from .pool import (
 )
 from .routing import route, took_hop
 from .state import (
-    C_CREATED, C_DELIVERED, C_DROP_UNROUTABLE, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
+    C_CREATED, C_DELIVERED, C_DROP_LINK, C_DROP_UNROUTABLE, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
     C_EPOCH, C_MEAS_DELIVERED, C_MEAS_DROPPED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
     EV_AMOUNT, EV_KIND,
-    EV_NEXT, EV_TARGET, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
-    PK_DVC, PK_INJECT, PK_MSG, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
+    EV_NEXT, EV_TARGET, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_LOST, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
+    PK_DVC, PK_INJECT, PK_MSG, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_PKT, PT_IN_TAIL, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
     S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER, VC_POS,
@@ -117,10 +117,13 @@ def fire_events(prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
             list_add(st.act, vc, VC_POS, ctr, C_N_ACTIVE, ev[e, EV_TARGET])
         else:
             h = ev[e, EV_TARGET]
-            record_delivery(pk, st.sc, st.lat_hist, st.net_hist, st.ts, ctr, prm, h, t)
-            if wl_kind != W_OPEN_LOOP and pk[h, PK_MSG] >= 0:  # (< 0: background traffic's)
-                packet_arrived(wl_msg, wl_wc, wl_inbox, pk, h)
-            free_packet(pk, ctr, h)
+            if pk[h, PK_LOST]:  # a failing link cut its tail off on the way (fastnet/faults/kernel.py)
+                drop_packet(pk, ctr, prm, h, C_DROP_LINK)
+            else:
+                record_delivery(pk, st.sc, st.lat_hist, st.net_hist, st.ts, ctr, prm, h, t)
+                if wl_kind != W_OPEN_LOOP and pk[h, PK_MSG] >= 0:  # (< 0: background traffic's)
+                    packet_arrived(wl_msg, wl_wc, wl_inbox, pk, h)
+                free_packet(pk, ctr, h)
             ctr[C_LAST_PROGRESS] = t
         release_event(ev, ctr, e)
         e = nxt
@@ -494,8 +497,11 @@ def traverse(topo, prm, st, t, n_grants):
         o = pk[h, PK_OUT]
         size = pk[h, PK_SIZE]
         send = serialise(port, o, size)
-        done = max(t + np.int64(np.ceil(size / prm.speedup)), pk[h, PK_ARRIVE] + serialise(port, p, size))
+        tail = pk[h, PK_ARRIVE] + serialise(port, p, size)  # its tail's arrival here
+        done = max(t + np.int64(np.ceil(size / prm.speedup)), tail)
         pt[p, PT_IN_BUSY] = done
+        pt[p, PT_IN_PKT] = h
+        pt[p, PT_IN_TAIL] = tail
         own_link = not (prm.multi_eject and port[o, P_CLASS] == NODE)
         start = max(t, pt[o, PT_LINK_BUSY]) if own_link else t
         end = max(start + send, done)  # the tail has left (not before it arrived from a slower link)

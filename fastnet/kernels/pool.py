@@ -9,7 +9,7 @@ from ._jit import jit_inline
 from .state import (
     C_CREATED, C_DROPPED, C_EV_FREE_COUNT, C_EV_FREE_HEAD, C_FREE_COUNT, C_FREE_HEAD, C_MEAS_CREATED, C_MEAS_DROPPED,
     C_N_ACTIVE_NODES, C_QUEUED, HIST_SUB, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, ND_POS, ND_TAIL, PK_BIRTH,
-    PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_MSG, PK_NEXT, PK_OUT, PK_PHASE, PK_DVC, PK_SIZE, PK_SRC, PK_VCC, S_OFFERED_PHITS,
+    PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_LOST, PK_MSG, PK_NEXT, PK_OUT, PK_PHASE, PK_DVC, PK_SIZE, PK_SRC, PK_VCC, S_OFFERED_PHITS,
     PT_HELD, TS_CREATED_PHITS, VC_CAP, VC_FREE, VC_HEAD, VC_TAIL,
 )
 
@@ -80,6 +80,7 @@ def new_packet(pk, nd, node_act, ctr, sc, ts, prm, src, dst, size, t, measured):
     pk[h, PK_OUT] = -1
     pk[h, PK_VCC] = -1
     pk[h, PK_DVC] = -1
+    pk[h, PK_LOST] = 0
     pk[h, PK_NEXT] = -1
     if nd[src, ND_TAIL] < 0:
         nd[src, ND_HEAD] = h

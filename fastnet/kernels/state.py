@@ -36,7 +36,8 @@ PK_HOPS, PK_GHOPS, PK_PHASE, PK_INTER, PK_OUT, PK_CLS, PK_NEXT = 7, 8, 9, 10, 11
 PK_MSG, PK_TAG = 14, 15  # free for workloads (message id, application tag)
 PK_VCC = 16  # routing's VC state: torus dimension*4 + direction*2 + dateline partition, -1 if none
 PK_DVC = 17  # the downstream VC this head holds since its VC allocation, -1 if none
-N_PK = 18
+PK_LOST = 18  # 1: a failing link cut off its tail (fastnet/faults); its destination discards it
+N_PK = 19
 
 # vc[port*V + v, ...]: input VC records (int32)
 VC_HEAD, VC_TAIL, VC_FREE, VC_POS, VC_CAP = 0, 1, 2, 3, 4  # FIFO ends, credits seen upstream, place in the
@@ -56,7 +57,9 @@ PT_PHITS = 14  # phits sent in the measurement window
 PT_WAIT = 15  # phits of the head packets at this router routed to this output and not yet granted
 PT_HELD = 16  # phits reserved in this input port's VCs (buffered or in flight to it): sum of CAP - FREE
 PT_RR_OUT = 17  # iSLIP: round-robin pointer of the input's accept arbiter (output port)
-N_PT = 18
+PT_IN_PKT, PT_IN_TAIL = 18, 19  # the packet this input last forwarded, and the cycle its tail arrived or arrives
+# here: a link that fails before then cuts it (fastnet/faults)
+N_PT = 20
 
 # nd[node, ...]: node records (int64)
 ND_HEAD, ND_TAIL, ND_BUSY, ND_POS, ND_NEXT_ARRIVAL = 0, 1, 2, 3, 4
@@ -182,7 +185,7 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     vc = np.empty((PV, N_VC), dtype=np.int32)
     _fill_rows(vc, vc_row, vc_cap.reshape(-1), VC_CAP, VC_FREE)
     pt_row = np.zeros(N_PT, dtype=np.int64)
-    pt_row[[PT_IN_STAMP, PT_IN_MATCH, PT_OUT_STAMP, PT_OUT_MATCH]] = -1
+    pt_row[[PT_IN_STAMP, PT_IN_MATCH, PT_OUT_STAMP, PT_OUT_MATCH, PT_IN_PKT]] = -1
     pt = np.empty((n_ports, N_PT), dtype=np.int64)
     _fill_rows(pt, pt_row, np.zeros(0, np.int32), -1, -1)
     nd = np.full((n_nodes, N_ND), -1, dtype=np.int64)

@@ -1,0 +1,184 @@
+"""Failures (fastnet/faults, docs/faults.md): what a failing link or router does to packets and credits, routing
+around failures, the [faults] section's checks, and the results."""
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import fastnet
+from fastnet import sim as S
+from fastnet.cli import app
+from fastnet.errors import ConfigError
+from fastnet.faults.kernel import on_link
+from fastnet.kernels.audit import A_DELIVERING, A_DUPLICATES, A_IN_VCS, A_QUEUED, audit
+from fastnet.kernels.state import (
+    C_CREATED, C_DELIVERED, C_DROP_LINK, C_DROP_ROUTER, C_DROP_UNROUTABLE, C_DROPPED, C_INJECTED,
+)
+
+TORUS = {"topology": {"kind": "torus", "dims": [8, 8]}, "routing": {"algorithm": "adaptive"},
+         "traffic": {"load": 0.7}, "sim": {"warmup": 3000, "measure": 3000, "drain": 3000}}
+SMALL_DF = {"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "routing": {"algorithm": "ugal_l"},
+            "sim": {"warmup": 1000, "measure": 2000, "drain": 3000}}
+
+
+def with_faults(base, **faults):
+    return {**base, "faults": faults}
+
+
+def link_ports(s, u, v):
+    f = s.faults
+    return [int(p) for p in np.flatnonzero((f.pair_u == min(u, v)) & (f.pair_v == max(u, v)))]
+
+
+def test_link_failing_mid_run_drops_what_was_on_it_and_the_run_goes_on(monkeypatch):
+    """The judged case: on an 8x8 torus under adaptive routing, link 0-1 fails at cycle 5,000. Every cycle,
+    injected = delivered + dropped + in flight (the audit's count of packets in VCs and being delivered); the
+    drop count equals what was on the link; the run goes on and delivers the rest."""
+    monkeypatch.setattr(S, "CHUNK", 1)  # a kernel call per cycle: the audit runs after every cycle
+    monkeypatch.setattr(S, "FIRST_CHUNK", 1)
+    s = S.prepare(with_faults(TORUS, events=[[5000, "fail", 0, 1]]))
+    ports = link_ports(s, 0, 1)
+    assert len(ports) == 2
+    seen = {}
+    apply = s.faults.apply
+
+    def counting_apply(s_, t):
+        seen["on_link"] = on_link(s.net.topo, s.params, s.state, ports, t)
+        seen["delivered_before"] = int(s.state.ctr[C_DELIVERED])
+        apply(s_, t)
+        seen["dropped"] = int(s.state.ctr[C_DROPPED])
+
+    monkeypatch.setattr(s.faults, "apply", counting_apply)
+    cycles = []
+
+    def check(t, end):
+        a = audit(s.params, s.state)
+        ctr = s.state.ctr
+        in_flight = int(a[A_IN_VCS] + a[A_DELIVERING])
+        assert ctr[C_INJECTED] == ctr[C_DELIVERED] + ctr[C_DROPPED] + in_flight, t
+        assert ctr[C_CREATED] == ctr[C_INJECTED] + a[A_QUEUED], t
+        assert a[A_DUPLICATES] == 0
+        cycles.append(t)
+
+    S.simulate(s, progress=check)
+    assert seen["on_link"] > 0  # at load 0.7 packets are on the link (else this test would prove nothing)
+    # dropped at once, or (a packet whose head had been forwarded) where it would have been delivered
+    assert seen["dropped"] <= seen["on_link"] == int(s.state.ctr[C_DROP_LINK])
+    assert int(s.state.ctr[C_DROPPED]) == seen["on_link"]  # no later drop: the ring detour reaches everyone
+    assert int(s.state.ctr[C_DELIVERED]) > seen["delivered_before"] + 3000  # it went on, and drained
+    assert s.cycle > 6000 and set(cycles) == set(range(1, s.cycle))  # after every cycle (the last: simulate)
+
+
+def test_a_link_down_from_the_start_is_routed_around():
+    """Dimension order takes the other way round the ring: nothing is dropped, paths get longer, and the link's
+    two ports were down the whole run."""
+    cfg = {**TORUS, "routing": {"algorithm": "dor"}, "traffic": {"load": 0.3}}
+    healthy = fastnet.run(cfg)
+    ds = fastnet.run(with_faults(cfg, links=[[0, 1]]))
+    assert int(ds.packets_dropped) == 0 and int(ds.unstable) == 0
+    assert float(ds.hops_mean) > float(healthy.hops_mean)
+    down = np.flatnonzero(ds.port_failed_cycles.values)
+    assert len(down) == 2 and (ds.port_failed_cycles.values[down] == int(ds.cycles)).all()
+    assert ds.packets_dropped_by_cause.sel(drop_cause="link").item() == 0
+
+
+def test_recovered_link_counts_its_time_down():
+    s = S.prepare(with_faults(TORUS, events=[[1000, "fail", 9, 10], [1500, "recover", 9, 10]]))
+    S.simulate(s)
+    failed = s.faults.port_failed_cycles(s.cycle)
+    assert sorted(failed[failed > 0].tolist()) == [500, 500]
+    assert s.net.topo.port[link_ports(s, 9, 10), 1].tolist() == [10, 9]  # peers restored
+
+
+def test_dragonfly_global_failures_past_saturation():
+    """UGAL-L with failed global links stays deadlock-free past saturation and drops nothing (every group pair
+    keeps a Valiant path); accepted throughput falls as more links fail."""
+    accepted = []
+    for fraction in (0.0, 0.15, 0.3):
+        ds = fastnet.run(with_faults({**SMALL_DF, "traffic": {"load": 0.9}}, fraction=fraction,
+                                     link_class="global", seed=3))
+        assert int(ds.packets_dropped) == 0
+        accepted.append(float(ds.accepted_phits_per_node_cycle))
+    assert accepted[0] > accepted[1] > accepted[2] > 0.2
+
+
+def test_dragonfly_link_failing_under_minimal_packets_detours_them():
+    """A global link fails mid-run: packets routed to it before their global hop turn into Valiant packets."""
+    cfg = with_faults({**SMALL_DF, "routing": {"algorithm": "val"}, "traffic": {"load": 0.5}},
+                      events=[[1500, "fail", 0, 4]])  # group 0's link to group 1
+    ds = fastnet.run(cfg)
+    causes = dict(zip(ds.drop_cause.values.tolist(), ds.packets_dropped_by_cause.values.tolist()))
+    assert causes["router"] == 0
+    assert int(ds.unstable) == 0 and int(ds.packets_delivered) > 0
+
+
+def test_router_failing_mid_run_with_disconnection_allowed():
+    """A table routing: router 5 fails at cycle 2,000. Its buffered packets are dropped (cause router), traffic to
+    and from its node afterwards has no route (cause unroutable), and the audit still balances."""
+    cfg = {"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "min"},
+           "traffic": {"load": 0.5}, "sim": {"warmup": 1000, "measure": 2000, "drain": 2000},
+           "faults": {"events": [[2000, "fail", 5]], "allow_disconnected": True}}
+    s = S.prepare(cfg)
+    S.simulate(s)  # check_conservation: created = delivered + dropped + queued + in flight
+    ctr = s.state.ctr
+    assert ctr[C_DROP_ROUTER] > 0 and ctr[C_DROP_UNROUTABLE] > 0
+    assert ctr[C_DROPPED] == ctr[C_DROP_LINK] + ctr[C_DROP_ROUTER] + ctr[C_DROP_UNROUTABLE]
+    assert (s.routes.dist[5] == 255).all() and len(s.faults.recompute_seconds) == 1
+
+
+def test_same_seed_same_result_with_failures():
+    cfg = with_faults({**SMALL_DF, "traffic": {"load": 0.7}}, fraction=0.2, link_class="global",
+                      events=[[1200, "fail", 1, 12]])
+    a, b = fastnet.run(cfg), fastnet.run(cfg)
+    for name in ("packets_delivered", "packets_dropped", "packet_latency_mean", "accepted_phits_per_node_cycle"):
+        assert a[name].item() == b[name].item()
+    assert (a.packets_dropped_by_cause.values == b.packets_dropped_by_cause.values).all()
+
+
+@pytest.mark.parametrize("faults, field, words", [
+    ({"links": [[0, 2]]}, "faults.links", "not linked"),
+    ({"links": [[0, 99]]}, "faults.links", "does not exist"),
+    ({"links": [[0, 1], [2, 3]]}, "faults", "ring of dimension 0"),
+    ({"events": [[10, "recover", 0, 1]]}, "faults.events[0]", "not down"),
+    ({"routers": [3]}, "faults.routers", "table routing"),
+    ({"fraction": 0.1, "link_class": "global"}, "faults.link_class", "no global links"),
+    ({"links": [[0, 1]], "bogus": 1}, "faults.bogus", "unknown key"),
+    ({"links": [[0, "a"]]}, "faults.links", "pairs of router ids"),
+    ({"file": "/nonexistent/faults.toml"}, "faults.file", "no such file"),
+])
+def test_bad_faults_name_the_field(faults, field, words):
+    cfg = {"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "dor"}, "faults": faults}
+    with pytest.raises(ConfigError) as e:
+        S.prepare(cfg)
+    assert e.value.field == field and words in str(e.value)
+
+
+@pytest.mark.parametrize("cfg, field, words", [
+    ({"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "faults": {"links": [[0, 1]]}},
+     "faults.links", "inside a dragonfly group"),
+    ({"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "faults": {"links": [[0, 4]]}},
+     "faults", "min routing has no detour"),
+    ({"topology": {"kind": "fattree", "k": 2, "n": 2}, "routing": {"algorithm": "updown"},
+      "faults": {"links": [[0, 2]]}}, "faults", "does not route around failures"),
+    ({"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "min"},
+      "faults": {"routers": [5]}}, "faults", "router 5 has failed"),
+    ({"topology": {"kind": "torus", "dims": [4, 4]}, "workload": {"kind": "a2a"},
+      "faults": {"events": [[100, "fail", 0, 1]]}}, "faults.events", "closed-loop workload"),
+])
+def test_unsupported_or_disconnecting_failures_are_refused(cfg, field, words):
+    with pytest.raises(ConfigError) as e:
+        S.prepare(cfg)
+    assert e.value.field == field and words in str(e.value)
+
+
+def test_faults_from_a_file_and_the_json_summary(tmp_path):
+    (tmp_path / "f.toml").write_text("[faults]\nlinks = [[0, 1]]\n")
+    result = CliRunner().invoke(app, [
+        "run", "--set", "topology.kind=\"torus\"", "--set", "topology.dims=[4,4]", "--set", "routing.algorithm=\"dor\"",
+        "--set", f"faults.file=\"{tmp_path / 'f.toml'}\"", "--set", "sim.warmup=500", "--set", "sim.measure=500",
+        "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["packets_dropped"] == 0 and out["unstable"] == 0
