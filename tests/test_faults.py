@@ -182,3 +182,19 @@ def test_faults_from_a_file_and_the_json_summary(tmp_path):
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["packets_dropped"] == 0 and out["unstable"] == 0
+
+
+def test_sweep_over_the_failed_fraction_and_its_plot(tmp_path):
+    """`fastnet sweep` sweeps faults.fraction (0 included: the same variables at every point) and `fastnet plot`
+    draws accepted throughput against it."""
+    from fastnet.plot import figure, open_sweep
+
+    spec = {"base": {**SMALL_DF, "traffic": {"load": 0.9}, "faults": {"link_class": "global", "seed": 3}},
+            "sweep": {"faults.fraction": [0.0, 0.15, 0.3]}}
+    fastnet.sweep(spec, tmp_path / "f.zarr", workers=1)
+    ds = open_sweep(tmp_path / "f.zarr")
+    accepted = ds.accepted_phits_per_node_cycle.values
+    assert accepted[0] > accepted[1] > accepted[2] and (ds.packets_dropped.values == 0).all()
+    assert (ds.port_failed_cycles.astype(bool).sum("port").values // 2).tolist() == [0, 5, 11]  # of 36 links
+    fig = figure(ds, x="faults.fraction", y=["accepted_phits_per_node_cycle"])
+    assert fig.axes[0].get_xlabel().startswith("faults.fraction")
