@@ -114,6 +114,22 @@ def test_dragonfly_link_failing_under_minimal_packets_detours_them():
     assert int(ds.unstable) == 0 and int(ds.packets_delivered) > 0
 
 
+@pytest.mark.parametrize("up_port", ["mlid", "adaptive"])
+def test_fat_tree_updown_goes_around_failed_links_and_switches(up_port):
+    """Up*/down* with failures: up only toward a switch with a live way down (faults/plan.py updown_reach). 10 %
+    of the links down from the start drop nothing; a link and a leaf switch failing mid-run drop only what was
+    on them or in it, and the traffic of the leaf's nodes (unroutable)."""
+    base = {"topology": {"kind": "fattree", "k": 4, "n": 3}, "routing": {"algorithm": "updown", "up_port": up_port},
+            "traffic": {"load": 0.6}, "sim": {"warmup": 1000, "measure": 2000, "drain": 3000}}
+    ds = fastnet.run(with_faults(base, fraction=0.1, seed=2))
+    assert int(ds.packets_dropped) == 0 and ds.attrs["faults_links_down_at_start"] == 13
+    ds = fastnet.run(with_faults(base, events=[[1500, "fail", 16, 32], [1800, "fail", 5]], allow_disconnected=True))
+    link, router, unroutable = ds.packets_dropped_by_cause.values.tolist()
+    assert router > 0 and unroutable > 0 and int(ds.unstable) == 0
+    with pytest.raises(ConfigError, match=r"leaf switches 0 and 1 have no live up\*/down\* path"):
+        S.prepare(with_faults(base, links=[[0, 16], [0, 17], [0, 18], [0, 19]]))  # leaf 0's four up links
+
+
 def test_router_failing_mid_run_with_disconnection_allowed():
     """A table routing: router 5 fails at cycle 2,000. Its buffered packets are dropped (cause router), traffic to
     and from its node afterwards has no route (cause unroutable), and the audit still balances."""
@@ -160,7 +176,7 @@ def test_bad_faults_name_the_field(faults, field, words):
      "faults.links", "inside a dragonfly group"),
     ({"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "faults": {"links": [[0, 4]]}},
      "faults", "min routing has no detour"),
-    ({"topology": {"kind": "fattree", "k": 2, "n": 2}, "routing": {"algorithm": "updown"},
+    ({"topology": {"kind": "fattree", "k": 2, "n": 2}, "routing": {"algorithm": "val"},
       "faults": {"links": [[0, 2]]}}, "faults", "does not route around failures"),
     ({"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "min"},
       "faults": {"routers": [5]}}, "faults", "router 5 has failed"),

@@ -33,11 +33,13 @@ class FaultState:
 @dataclass
 class FaultPlan:
     table: bool  # the routing reads a distance table, recomputed at each change
+    updown: np.ndarray | None  # a fat tree's up*/down* routing: each switch's level (its table: updown_reach)
     states: list[tuple[int, FaultState]]  # (cycle from which it holds, state), the first at cycle 0
     peer: np.ndarray  # int32[P] the peer router of every port, as built
     pair_u: np.ndarray  # int64[P] the router pair of every network port (u < v); -1 on node ports
     pair_v: np.ndarray
     n_routers: int
+    n_leaves: int = 0  # a fat tree's level-0 switches
     step: int = 0  # states[step] is in force
     failed_since: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # -1: up
     failed_cycles: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -72,7 +74,9 @@ class FaultPlan:
         net = dataclasses.replace(net, topo=net.topo._replace(port=port))
         self.failed_since = np.where(dead, 0, -1).astype(np.int64)
         self.failed_cycles = np.zeros(len(dead), dtype=np.int64)
-        if self.table:
+        if self.updown is not None:
+            routes = routes._replace(alg=updown_reach(port, self.peer, self.updown, self.n_leaves, state.routers))
+        elif self.table:
             ip = routes.ip.copy()
             ip[IP_DIAMETER] = max(_diameter(live_distances(net.topo.port, self.peer, self.dead_ports(s),
                                                            self.n_routers, s.routers)) for _, s in self.states)
@@ -97,9 +101,12 @@ class FaultPlan:
         self.failed_since[down] = t
         routers = np.array(sorted(new.routers - old.routers), dtype=np.int64)
         fail(s.net.topo, s.params, s.state, down.astype(np.int64), routers, t)
-        if self.table:
-            t0 = time.perf_counter()
+        t0 = time.perf_counter()
+        if self.updown is not None:
+            s.routes.alg[:] = updown_reach(port, self.peer, self.updown, self.n_leaves, new.routers)
+        elif self.table:
             s.routes.dist[:] = live_distances(port, self.peer, now, self.n_routers, new.routers)
+        if self.updown is not None or self.table:
             self.recompute_seconds.append(time.perf_counter() - t0)
 
     def port_failed_cycles(self, end: int) -> np.ndarray:
@@ -126,6 +133,29 @@ def live_distances(port: np.ndarray, peer: np.ndarray, dead: np.ndarray, n_route
     return dist
 
 
+def updown_reach(port: np.ndarray, peer: np.ndarray, level: np.ndarray, n_leaves: int,
+                 routers: frozenset[int]) -> np.ndarray:
+    """int32[R, leaves] of a fat tree with failures: bit 1 if switch r reaches leaf d going only down over live
+    links, bit 0 if it reaches it up*/down* (up, then down). A failed port has no peer (P_PEER_ROUTER = -1), a
+    failed router no live port: it reaches nothing, not even itself."""
+    R = len(level)
+    live = (port[:, 3] != NODE) & (port[:, P_PEER_ROUTER] >= 0)
+    src, dst = port[live, 0].astype(np.int64), peer[live].astype(np.int64)
+    alive = np.ones(R, dtype=bool)
+    alive[list(routers)] = False
+    down = np.zeros((R, n_leaves), dtype=bool)
+    leaves = np.flatnonzero(alive[:n_leaves])
+    down[leaves, leaves] = True
+    for lvl in range(1, int(level.max()) + 1):  # bottom-up: a switch reaches down what its live children do
+        e = (level[src] == lvl) & (level[dst] == lvl - 1)
+        np.logical_or.at(down, src[e], down[dst[e]])
+    reach = down.copy()
+    for lvl in range(int(level.max()) - 1, -1, -1):  # top-down: or up to a live parent that reaches it
+        e = (level[src] == lvl) & (level[dst] == lvl + 1)
+        np.logical_or.at(reach, src[e], reach[dst[e]])
+    return (reach.astype(np.int32) | (down.astype(np.int32) << 1))
+
+
 def _diameter(dist: np.ndarray) -> int:
     finite = dist[dist != UNREACHABLE]
     return int(finite.max()) if finite.size else 1
@@ -138,10 +168,12 @@ def _supported(net: Network, routing: str, table: bool) -> str | None:
         return None
     if kind in ("torus", "mesh") and (routing in ("dor", "adaptive") or (routing == "min" and table)):
         return None
+    if kind == "fattree" and routing == "updown":
+        return None
     if table and kind not in ("fattree", "hyperx", "dragonfly") and routing in TABLE_ROUTINGS:
         return None
     return (f"{routing} routing on a {kind} does not route around failures; supported: dragonfly with min, val, "
-            f"ugal_l or ugal_g; torus and mesh with dor or adaptive; min, val, ugal_l, ugal_g or ksp on a "
+            f"ugal_l or ugal_g; torus and mesh with dor or adaptive; fat tree with updown; min, val, ugal_l, ugal_g or ksp on a "
             f"network small enough for a routing table (graph, jellyfish, slimfly, torus, mesh)")
 
 
@@ -178,10 +210,10 @@ def plan_faults(cfg: dict[str, Any], net: Network, routes: Routes) -> FaultPlan:
     def router_id(r: int, fld: str) -> int:
         if r >= R:
             raise ConfigError(fld, f"router {r} does not exist (the network has {R} routers: 0..{R - 1})")
-        if not table or net.kind == "dragonfly" or routing not in TABLE_ROUTINGS:
-            raise ConfigError(fld, "a router may fail only under a table routing (min, val, ugal_l, ugal_g, ksp "
-                              f"on a network small enough for a routing table); this run uses {routing} on a "
-                              f"{net.kind}")
+        if not (routing == "updown" or (table and net.kind != "dragonfly" and routing in TABLE_ROUTINGS)):
+            raise ConfigError(fld, "a router may fail only under updown on a fat tree or a table routing (min, val, "
+                              "ugal_l, ugal_g, ksp on a network small enough for a routing table); this run uses "
+                              f"{routing} on a {net.kind}")
         return r
 
     links = {link(u, v, "faults.links") for u, v in f["links"]}
@@ -225,7 +257,13 @@ def plan_faults(cfg: dict[str, Any], net: Network, routes: Routes) -> FaultPlan:
         raise ConfigError("faults.events" if len(states) > 1 else "faults.allow_disconnected",
                           "a closed-loop workload cannot lose packets (its messages would never complete): use "
                           "failures from the start on a network that stays connected, or open-loop traffic")
-    plan = FaultPlan(table=table, states=states, peer=peer, pair_u=pair_u, pair_v=pair_v, n_routers=R)
+    updown = None
+    if routing == "updown":
+        S = net.params["switches_per_level"]
+        updown = np.minimum(np.arange(R) // S, net.params["n"] - 1)
+    plan = FaultPlan(table=table and updown is None, updown=updown, states=states, peer=peer, pair_u=pair_u,
+                     pair_v=pair_v, n_routers=R, n_leaves=net.params["switches_per_level"] if updown is not None
+                     else 0)
     if not f["allow_disconnected"]:
         for cycle, s in states:
             problem = _disconnected(plan, net, routes, routing, s)
@@ -244,10 +282,16 @@ def _disconnected(plan: FaultPlan, net: Network, routes: Routes, routing: str, s
             return f"router {r} has failed, and with it its nodes"
     if net.kind == "dragonfly":
         return _dragonfly_cut(plan, net, routing, dead)
-    if net.kind in ("torus", "mesh") and routing in ("dor", "adaptive"):
-        return _ring_cut(plan, net, routes, s)
     port = net.topo.port.copy()
     port[dead, P_PEER_ROUTER] = -1
+    if plan.updown is not None:
+        reach = updown_reach(port, plan.peer, plan.updown, plan.n_leaves, s.routers)[np.ix_(with_nodes, with_nodes)] & 1
+        if not reach.all():
+            i, j = np.argwhere(reach == 0)[0]
+            return f"leaf switches {with_nodes[i]} and {with_nodes[j]} have no live up*/down* path"
+        return None
+    if net.kind in ("torus", "mesh") and routing in ("dor", "adaptive"):
+        return _ring_cut(plan, net, routes, s)
     dist = live_distances(port, plan.peer, dead, net.n_routers, s.routers)
     sub = dist[np.ix_(with_nodes, with_nodes)]
     if (sub == UNREACHABLE).any():

@@ -3,7 +3,7 @@ config.EXTRA_SECTIONS). docs/faults.md describes the model; fastnet/faults/plan.
 
     [faults]
     links = [[3, 17], [40, 41]]       # router pairs: every link between them is down from cycle 0
-    routers = [12]                    # a router and all its links (table routings only)
+    routers = [12]                    # a router and all its links (table routings, fat-tree updown)
     fraction = 0.05                   # and 5 % of the links of link_class, drawn with seed
     link_class = "global"             # "any", "local" or "global"
     seed = 1

@@ -329,6 +329,28 @@ def ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, src_node, dst_node):
     return first + below(rng, r, k)
 
 
+@jit
+def ft_live_up(ps, port, pt, alg, ip, prm, o, r, d):
+    """With failures (fastnet/faults): the up port to take instead of up port o, whose link or parent may have no
+    live up*/down* way to leaf d. alg[x, leaf] bit 0 says that switch x has one (faults/plan.py updown_reach). The
+    first good port from o on (o itself if it is), or with adaptive up ports the least occupied good one; -1 if
+    none."""
+    k = ip[IP_K]
+    first = ps[r] + k
+    best, best_q = -1, 1 << 62
+    for j in range(k):
+        x = first + (o - first + j) % k
+        parent = port[x, P_PEER_ROUTER]
+        if parent < 0 or (alg[parent, d] & 1) == 0:
+            continue
+        if prm.up_port != UP_ADAPTIVE:
+            return x
+        q = occupancy(port, pt, x)
+        if q < best_q:
+            best, best_q = x, q
+    return best
+
+
 # ---------------------------------------------------------------- k shortest paths (seed 001)
 @jit
 def ksp_walk(ps, port, dist, s, d, limit, want, hop, stack_r, stack_p):
@@ -592,8 +614,11 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
     d = node[dn, N_ROUTER]
     n_routers = len(ps) - 1
     kind = ip[IP_KIND]
-    if prm.faults and scan == S_TABLE and dist[r, d] == UNREACHABLE:  # (a failed router is unreachable even
-        pk[h, PK_OUT] = -1  # from itself): no route, the packet is dropped (cycle.drop_head)
+    if prm.faults and scan == S_TABLE and routing != R_UPDOWN and dist[r, d] == UNREACHABLE:  # (a failed
+        pk[h, PK_OUT] = -1  # router is unreachable even from itself): no route, dropped (cycle.drop_head)
+        return
+    if prm.faults and routing == R_UPDOWN and (alg[r, d] & 1) == 0:  # no live up*/down* way to leaf d
+        pk[h, PK_OUT] = -1
         return
     valiant = routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G
     if routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G:
@@ -646,7 +671,15 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
             out = ps[r] + k + ((target % S) // k ** (r // S)) % k
         else:
             out, level = ft_up_or_down(ps, ip, r, d)
-            if out < 0:
+            if prm.faults:  # down if a live way down is left (then for good), else up toward one: up*/down*
+                if alg[r, d] & 2:
+                    pk[h, PK_PHASE] = TO_DEST
+                elif pk[h, PK_PHASE] == TO_DEST:
+                    out = -1  # its way down failed under it: no up hop may follow a down hop
+                else:
+                    out = ft_live_up(ps, port, pt, alg, ip, prm,
+                                     ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, pk[h, PK_SRC], dn), r, d)
+            elif out < 0:
                 out = ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, pk[h, PK_SRC], dn)
     elif (kind == K_TORUS or kind == K_MESH) and routing != R_MIN:
         if routing == R_ADAPTIVE:
