@@ -65,6 +65,49 @@ def table(ds) -> str:
         "past saturation); none of these runs reported a deadlock.")
 
 
+def midrun() -> str:
+    """tests/test_faults.py's judged case with its numbers: an 8x8 torus, adaptive routing, offered load 0.7, link
+    0-1 failing at cycle 5,000, the audit after every cycle."""
+    import numpy as np
+
+    from fastnet import sim as S
+    from fastnet.faults.kernel import on_link
+    from fastnet.kernels.audit import A_DELIVERING, A_IN_VCS, audit
+    from fastnet.kernels.state import C_DELIVERED, C_DROP_LINK, C_DROPPED, C_INJECTED
+
+    S.CHUNK = S.FIRST_CHUNK = 1  # a kernel call per cycle
+    s = S.prepare({"topology": {"kind": "torus", "dims": [8, 8]}, "routing": {"algorithm": "adaptive"},
+                   "traffic": {"load": 0.7}, "sim": {"warmup": 3000, "measure": 3000, "drain": 3000},
+                   "faults": {"events": [[5000, "fail", 0, 1]]}})
+    f = s.faults
+    ports = np.flatnonzero((f.pair_u == 0) & (f.pair_v == 1))
+    seen: dict[str, int] = {}
+    apply = f.apply
+
+    def counting_apply(s_, t):
+        seen.update(on_link=on_link(s.net.topo, s.params, s.state, ports, t), before=int(s.state.ctr[C_DELIVERED]))
+        apply(s_, t)
+        seen["at_once"] = int(s.state.ctr[C_DROPPED])
+
+    f.apply = counting_apply
+    bad, audited = [0], set()
+
+    def check(t, end):
+        a = audit(s.params, s.state)
+        ctr = s.state.ctr
+        bad[0] += int(ctr[C_INJECTED] != ctr[C_DELIVERED] + ctr[C_DROPPED] + a[A_IN_VCS] + a[A_DELIVERING])
+        audited.add(t)
+
+    S.simulate(s, progress=check)
+    ctr = s.state.ctr
+    return (f"Measured {time.strftime('%Y-%m-%d')} by `python docs/gen_faults.py`: packets on link 0-1 at cycle "
+            f"5,000: {seen['on_link']}; dropped at that cycle: {seen['at_once']}; dropped in all: "
+            f"{int(ctr[C_DROPPED])} (all cause `link`: {int(ctr[C_DROP_LINK])}); cycles audited: {len(audited) + 1:,} "
+            f"of {s.cycle:,} (the last by the end-of-run audit), audits where injected != delivered + dropped + in "
+            f"flight: {bad[0]}; packets delivered after the failure: {int(ctr[C_DELIVERED]) - seen['before']:,}; "
+            "the run drained its measured packets and ended normally.")
+
+
 def main() -> None:
     t0 = time.perf_counter()
     workers = int(sys.argv[1]) if len(sys.argv) > 1 else None
@@ -84,6 +127,7 @@ def main() -> None:
             "offered load 0.9 (past saturation), UGAL-L.\n\n" + fine_table(fine)
             + "\n\n![accepted throughput against the failed fraction](img/faults_fraction.png)")
     replace_section(ROOT / "docs" / "faults.md", "fraction", body)
+    replace_section(ROOT / "docs" / "faults.md", "midrun", midrun())
 
 
 if __name__ == "__main__":
