@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import booksim as _booksim
@@ -27,7 +28,7 @@ out = Console()
 
 
 def fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -375,7 +376,11 @@ def main() -> None:
     try:
         app()
     except FastnetError as e:  # raised outside a command's own handling
-        err.print(f"[bold red]error:[/] {e}", highlight=False)
+        err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except MemoryError:  # sizes each within bounds whose product is too large to build (a network of 2^31 nodes)
+        err.print("[bold red]error:[/] config: the network or workload it describes does not fit in memory "
+                  "(docs/memory.md)", highlight=False, soft_wrap=True)
         sys.exit(2)
 
 

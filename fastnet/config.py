@@ -20,17 +20,21 @@ from .units import check_bandwidth, check_cycle, check_cycles_or_time, timing
 Check = Callable[[Any], str | None]  # returns what is allowed when the value is bad
 
 
-def _int(lo: int, hi: int | None = None) -> Check:
+INT_MAX = 2**31 - 1  # the default upper bound: the kernels keep ids, sizes and times in int32 records
+MAX_VCS = 1024  # VCs per port (a VC is a record per port: more would only exhaust memory)
+
+
+def _int(lo: int, hi: int = INT_MAX) -> Check:
     def check(v: Any) -> str | None:
-        ok = isinstance(v, int) and not isinstance(v, bool) and v >= lo and (hi is None or v <= hi)
+        ok = isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
         if ok:
             return None
-        return f"must be an integer >= {lo}" + (f" and <= {hi}" if hi is not None else "")
+        return f"must be an integer >= {lo} and <= {hi}"
     return check
 
 
-def _int_or_auto(lo: int) -> Check:
-    inner = _int(lo)
+def _int_or_auto(lo: int, hi: int = INT_MAX) -> Check:
+    inner = _int(lo, hi)
     return lambda v: None if v == "auto" else (inner(v) and f"{inner(v)}, or \"auto\"")
 
 
@@ -50,10 +54,10 @@ def _choice(*names: str) -> Check:
 def _int_list(lo: int, min_len: int = 1) -> Check:
     def check(v: Any) -> str | None:
         if isinstance(v, list) and len(v) >= min_len and all(
-            isinstance(x, int) and not isinstance(x, bool) and x >= lo for x in v
+            isinstance(x, int) and not isinstance(x, bool) and lo <= x <= INT_MAX for x in v
         ):
             return None
-        return f"must be a list of at least {min_len} integers >= {lo}"
+        return f"must be a list of at least {min_len} integers >= {lo} and <= {INT_MAX}"
     return check
 
 
@@ -65,7 +69,7 @@ def _group_shape(v: Any) -> str | None:  # dragonfly: "auto", [a] or [routers pe
 
 def _edges(v: Any) -> str | None:
     if isinstance(v, list) and all(
-        isinstance(e, list) and len(e) in (2, 3) and all(isinstance(x, int) and x >= 0 for x in e[:2])
+        isinstance(e, list) and len(e) in (2, 3) and all(isinstance(x, int) and 0 <= x <= INT_MAX for x in e[:2])
         and (len(e) == 2 or e[2] in ("local", "global")) for e in v
     ):
         return None
@@ -160,10 +164,10 @@ ROUTINGS = ("min", "val", "ugal_l", "ugal_g", "dor", "adaptive", "updown", "ksp"
 
 SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
     "router": {
-        "vcs": ("auto", _int_or_auto(1)),  # per local (and torus, tree, graph) input port; auto: the fewest the
+        "vcs": ("auto", _int_or_auto(1, MAX_VCS)),  # per local (and torus, tree, graph) input port; auto: the fewest the
         # routing needs to be deadlock-free
-        "vcs_global": ("auto", _int_or_auto(1)),  # per global input port (dragonfly, Slim Fly); auto: the fewest
-        "vcs_injection": ("auto", _int_or_auto(1)),  # per injection input port; auto: 1
+        "vcs_global": ("auto", _int_or_auto(1, MAX_VCS)),  # per global input port (dragonfly, Slim Fly); auto: the fewest
+        "vcs_injection": ("auto", _int_or_auto(1, MAX_VCS)),  # per injection input port; auto: 1
         "buffer_phits": (256, _int(1)),  # per VC of local ports
         "buffer_phits_global": ("auto", _int_or_auto(1)),  # per VC of global ports; auto: buffer_phits
         "buffer_phits_injection": ("auto", _int_or_auto(1)),  # per VC of injection ports; auto: buffer_phits
@@ -261,13 +265,15 @@ def load_config(path: str | Path) -> dict[str, dict[str, Any]]:
 
 def read_toml(path: str | Path) -> dict[str, Any]:
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError("config", f"no such file: {p}")
     try:
+        if not p.is_file():
+            raise ConfigError("config", f"no such file: {p}")
         with p.open("rb") as f:
             return tomllib.load(f)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError("config", f"{p} is not valid TOML ({e})") from None
+    except OSError as e:  # unreadable, a name too long, ...
+        raise ConfigError("config", f"cannot read {p}: {e.strerror or e}") from None
 
 
 _TOML_ESCAPES = {"\\": "\\\\", '"': '\\"', "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
@@ -382,7 +388,7 @@ def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     if not isinstance(topo, dict):
         raise ConfigError("topology", "must be a table")
     kind = topo.get("kind", "dragonfly")
-    if kind not in TOPOLOGY_KINDS:
+    if not isinstance(kind, str) or kind not in TOPOLOGY_KINDS:
         raise ConfigError("topology.kind", "must be one of " + ", ".join(TOPOLOGY_KINDS) + f" (got {kind!r})")
     if kind == "graph" and "graph" in topo:  # a networkx graph: stored as its edge list, so attrs stay plain data
         from .build.graph import resolve_graph

@@ -34,6 +34,7 @@ CHUNK = 2048  # most cycles per kernel call: the granularity of progress reports
 CHUNK_SECONDS = 0.5  # wall time a kernel call aims at (fewer cycles than CHUNK on large networks)
 MIN_CHUNK = 1
 FIRST_CHUNK = 16  # the first call measures the speed; a quick network grows to CHUNK after it
+MAX_HORIZON = 2**24  # cycles from one event to the farthest it schedules (the event wheel's size, 128 MB)
 
 
 @dataclass
@@ -113,6 +114,11 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     vc_realloc = max(stages - 2, 0) if router["vc_realloc"] == "auto" else router["vc_realloc"]
     # farthest event ahead of now: a head's ready time (link queue + latency + router delay) or a credit
     horizon = 2 * max_send + max_lat + router["credit_delay"] + max(delay, head_delay) + 8
+    if horizon > MAX_HORIZON:  # the event wheel spans it: name the largest part
+        parts = {"links.latency": max_lat, "links.bandwidth": 2 * max_send, "router.credit_delay":
+                 router["credit_delay"], "router.delay": max(delay, head_delay)}
+        raise ConfigError(max(parts, key=parts.get), f"makes a hop take {horizon:,} cycles, more than the "
+                          f"{MAX_HORIZON:,} the event wheel allows (use a longer cycle: links.cycle)")
     adaptive_choice = algorithm == "ksp" and rcfg["path_choice"] == "adaptive"
     prm = Params(
         vcs=V, delay=delay, head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]),

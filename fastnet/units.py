@@ -125,6 +125,9 @@ def _workload_cycle(cfg: dict[str, Any]) -> tuple[float, str] | None:
     return None
 
 
+MAX_CYCLES = 2**24  # a link latency or router delay: the event wheel spans a hop (sim.MAX_HORIZON)
+
+
 def timing(cfg: dict[str, Any]) -> Timing:
     """The timing of a resolved config (config.resolve calls it to check the values, so errors name fields)."""
     links, router, phit = cfg["links"], cfg["router"], cfg["traffic"]["phit_bytes"]
@@ -160,9 +163,12 @@ def timing(cfg: dict[str, Any]) -> Timing:
 
     def cycles(field_: str, v: Any, lo: int) -> int:
         ns = parse_time_ns(v)
+        exact = int(v) if ns is None else ns / cycle_ns
+        if exact > MAX_CYCLES:
+            raise ConfigError(field_, f"{v} is {exact:.3g} cycles; at most {MAX_CYCLES:,} (a longer cycle: "
+                              "links.cycle)")
         if ns is None:
             return int(v)
-        exact = ns / cycle_ns
         n = int(math.floor(exact + 0.5))
         if n < lo:
             raise ConfigError(field_, f"{v} is {exact:.3g} cycles of {cycle_ns:.4g} ns, which rounds to {n}; it "
@@ -171,6 +177,10 @@ def timing(cfg: dict[str, Any]) -> Timing:
         rounding.append(f"{field_}: {v} = {exact:.4g} cycles -> {n} ({err:+.2f} %)")
         return n
 
+    ns = parse_time_ns(links["latency"])  # the classes' "auto" took it: name it first if it is too long
+    if (links["latency"] if ns is None else ns / cycle_ns) > MAX_CYCLES:
+        raise ConfigError("links.latency", f"{links['latency']} is more than {MAX_CYCLES:,} cycles (a longer "
+                          "cycle: links.cycle)")
     latency = {c: cycles(f"links.latency_{c}", links[f"latency_{c}"], 1) for c in CLASSES}
     delay = cycles("router.delay", router["delay"], 0)
     period: dict[str, int] = {}

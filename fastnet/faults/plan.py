@@ -166,8 +166,10 @@ def _supported(net: Network, routing: str, table: bool) -> str | None:
     kind = net.kind
     if kind == "dragonfly" and routing in ("min", "val", "ugal_l", "ugal_g"):
         return None
-    if kind in ("torus", "mesh") and (routing in ("dor", "adaptive") or (routing == "min" and table)):
-        return None
+    if kind in ("torus", "mesh"):  # val and ugal route by dimension order in each phase: no detour for them
+        return None if routing in ("dor", "adaptive") or (routing == "min" and table) else (
+            f"{routing} routing on a {kind} does not route around failures; on a {kind}: dor, adaptive, or min "
+            "(with a routing table)")
     if kind == "fattree" and routing == "updown":
         return None
     if table and kind not in ("fattree", "hyperx", "dragonfly") and routing in TABLE_ROUTINGS:
@@ -327,7 +329,8 @@ def _ring_cut(plan: FaultPlan, net: Network, routes: Routes, s: FaultState) -> s
         diff = [(u // st) % k != (v // st) % k for st, k in zip(stride, dims)]
         dim = diff.index(True)
         ring = (dim, u - ((u // stride[dim]) % dims[dim]) * stride[dim])
-        per_ring[ring] = per_ring.get(ring, 0) + 1
+        # a torus ring of two joins its routers by both of its links: failing the pair cuts it
+        per_ring[ring] = per_ring.get(ring, 0) + (2 if wrap and dims[dim] == 2 else 1)
         if per_ring[ring] > (1 if wrap else 0):
             what = "ring" if wrap else "line"
             return (f"the {what} of dimension {dim} through router {u} has lost "

@@ -72,9 +72,9 @@ def resolve_faults(given: Any) -> dict[str, Any]:
         if not isinstance(path, str):
             raise ConfigError("faults.file", f"must be a string (got {path!r})")
         p = Path(path)
-        if not p.is_file():
-            raise ConfigError("faults.file", f"no such file: {p}")
         try:
+            if not p.is_file():
+                raise ConfigError("faults.file", f"no such file: {p}")
             with p.open("rb") as f:
                 from_file = tomllib.load(f)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as e:

@@ -13,7 +13,7 @@ from ..kernels.state import HIST_BINS
 from ..units import timing
 from ..workloads.placement import place
 from ..workloads.state import (
-    MS_NEXT, TK_FINISH, TK_QHEAD, TK_QTAIL, TK_SPOS, W_MPI, WC_END, WC_FREE_COUNT, WC_FREE_HEAD, _free_list,
+    MS_NEXT, TK_FINISH, inbox_size, TK_QHEAD, TK_QTAIL, TK_SPOS, W_MPI, WC_END, WC_FREE_COUNT, WC_FREE_HEAD, _free_list,
 )
 from .calls import Trace
 from .jobs import merge
@@ -130,7 +130,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
     R = trace.n_ranks
     cell = -(-R // m["comm_matrix_cells"])
     rank_time = compute_times(w, task_node, net.n_nodes)
-    inbox = net.n_nodes + 1
+    inbox = inbox_size(net.n_nodes, net.n_ports, cfg["router"]["ejection"])
     headroom = inbox + MAX_FANOUT + 16
     pool = 2 * headroom + 16
     msg = np.zeros((pool, N_MSG), np.int64)

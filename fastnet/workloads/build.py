@@ -15,7 +15,7 @@ from .placement import place
 from .schema import resolve_workload
 from .state import (
     GF_EDGES2, KIND_CODES, V_FOGSIM, V_PAPER, W_A2A, W_GRAPH500, W_O2A, W_A2O, W_OPEN_LOOP, W_SR, WC_QTOT, Workload,
-    new_arrays,
+    inbox_size, new_arrays,
 )
 
 
@@ -108,7 +108,7 @@ def compile_workload(cfg: dict[str, Any], net: Network, seed: int) -> Workload:
         headroom = 0
     packet_bytes = traffic["packet_phits"] * traffic["phit_bytes"]
     per_message = 1 if kind in (W_OPEN_LOOP, W_GRAPH500) else -(-w["message_bytes"] // packet_bytes)
-    arrays = new_arrays(T, N, 2 * headroom + 16, rows)
+    arrays = new_arrays(T, inbox_size(N, net.n_ports, cfg["router"]["ejection"]), 2 * headroom + 16, rows)
     if kind == W_GRAPH500:
         arrays["gf"][GF_EDGES2] = 2.0 * w["edgefactor"] * 2.0 ** w["scale"]
         arrays["wc"][WC_QTOT] = int(2 ** (w["scale"] + 1) * w["edgefactor"] * (T - 1) // T)

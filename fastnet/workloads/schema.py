@@ -69,7 +69,7 @@ KEYS: dict[str, tuple[Any, Check]] = {
     "message_bytes": (1024, _int(1)),  # S
     "messages": (10000, _int(1)),  # M (sr, gups)
     "wave": (10, _int(1)),  # W (sr; gups uses W = M)
-    "compute_cycles": (0, _int(0)),  # computation phase after every SR/GUPS wave, cycles
+    "compute_cycles": (0, _int(0, 2**62)),  # computation phase after every SR/GUPS wave, cycles
     "root": (0, _int(0)),  # root task of o2a / a2o
     # MPI programs (kind = "mpi", fastnet/mpi/generators.py) and trace replay (kind = "trace")
     "program": ("pingpong", _choice(*PROGRAMS)),

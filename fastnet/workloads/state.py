@@ -93,7 +93,13 @@ def _free_list(n: int) -> np.ndarray:
     return nxt
 
 
-def new_arrays(n_tasks: int, n_nodes: int, pool: int, rows: int) -> dict[str, np.ndarray]:
+def inbox_size(n_nodes: int, n_ports: int, ejection: str) -> int:
+    """The most messages that can complete in one cycle, plus one: a packet per node (one ejection channel), or
+    per input port with router.ejection = "multiple"."""
+    return (n_ports if ejection == "multiple" else n_nodes) + 1
+
+
+def new_arrays(n_tasks: int, inbox: int, pool: int, rows: int) -> dict[str, np.ndarray]:
     """Zeroed workload arrays: the message pool as a free list, empty FIFOs, no task finished."""
     msg = np.zeros((max(pool, 1), N_MS), dtype=np.int64)
     msg[:, MS_NEXT] = _free_list(len(msg))
@@ -106,5 +112,5 @@ def new_arrays(n_tasks: int, n_nodes: int, pool: int, rows: int) -> dict[str, np
     table = np.zeros((max(rows, 1), N_TB), dtype=np.int64)
     table[:, [TB_START, TB_END]] = -1
     return dict(stage=np.zeros(n_tasks, dtype=np.int8), tk=tk, msg=msg, wc=wc, gf=np.zeros(N_GF),
-                senders=np.zeros(n_tasks, dtype=np.int64), inbox=np.zeros(n_nodes + 1, dtype=np.int64),
+                senders=np.zeros(n_tasks, dtype=np.int64), inbox=np.zeros(inbox, dtype=np.int64),
                 table=table)
