@@ -7,7 +7,7 @@ switch traversal of one packet (phit_hops / packet_phits; every packet of a run 
 audited every AUDIT_EVERY cycles (kernels/audit.py: every packet in one place, credits adding up, created =
 delivered + dropped + in flight + queued) and at its end (sim.check_conservation); a lost or duplicated packet
 raises ConservationError and a stall DeadlockError, and either stops the soak. The totals go to
-docs/validation.md (section "soak").
+docs/validation.md (section "soak_long").
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def main() -> None:
     if not args.no_doc:
         from markers import replace_section
 
-        replace_section(ROOT / "docs" / "validation.md", "soak", body)
+        replace_section(ROOT / "docs" / "validation.md", "soak_long", body)
 
 
 if __name__ == "__main__":
