@@ -44,7 +44,7 @@ from ..workloads.messages import packet_arrived
 from ..workloads.state import NEVER, W_OPEN_LOOP, WC_NEXT
 from ._jit import borrow, jit, jit_inline, prefetch
 from .pool import (
-    drop_packet, free_packet, hist_bin, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
+    drop_packet, free_packet, hist_bin, is_measured, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
 )
 from .routing import route, took_hop
 from .state import (
@@ -77,7 +77,7 @@ def record_delivery(pk, sc, lat_hist, net_hist, ts, ctr, prm, h, t):
     """Statistics of packet h whose tail reached its destination node at cycle t."""
     size = pk[h, PK_SIZE]
     birth = pk[h, PK_BIRTH]
-    measured = not prm.background or pk[h, PK_MSG] < 0
+    measured = is_measured(pk, prm, h)
     if measured and prm.w0 <= t < prm.w1:
         sc[S_ACCEPTED_PHITS] += size
     if measured and prm.w0 <= birth < prm.w1:
@@ -230,23 +230,32 @@ def park(act, vc, ev, wheel, ctr, prm, v, t):
 def drop_head(port, prm, st, v, t):
     """Remove VC v's head, which has no live route (faults), as a grant to nowhere would: the next packet becomes
     the head, the buffer's credits go back once the tail has arrived. True if v left the ready list."""
-    pk, vc, ctr = st.pk, st.vc, st.ctr
-    h = pop_vc(pk, vc, v)
+    pk, ctr = st.pk, st.ctr
+    h, left = pop_head(pk, st.vc, st.act, st.ev, st.wheel, ctr, prm, v, t)
     p = v // prm.vcs
     size = pk[h, PK_SIZE]
     done = max(t + 1, pk[h, PK_ARRIVE] + serialise(port, p, size))
     schedule(st.ev, st.wheel, ctr, prm.wheel_mask, E_CREDIT, v, size, done - 1 + prm.credit_delay + port[p, P_LATENCY])
     drop_packet(pk, ctr, prm, h, C_DROP_UNROUTABLE)
     ctr[C_LAST_PROGRESS] = t
+    return left
+
+
+@jit_inline
+def pop_head(pk, vc, act, ev, wheel, ctr, prm, v, t):
+    """Take VC v's head packet out (granted, or dropped). The next packet is routed and allocated only now that it
+    is the head: v stays in the ready list if it may ask at once, else leaves it (with an E_READY when the next
+    head will be ready). Returns (the packet, whether v left the ready list)."""
+    h = pop_vc(pk, vc, v)
     nxt = vc[v, VC_HEAD]
     if nxt >= 0:
         pk[nxt, PK_READY] = max(pk[nxt, PK_READY], t + prm.head_delay)
-    if nxt >= 0 and pk[nxt, PK_READY] <= t:
-        return False
-    list_remove(st.act, vc, VC_POS, ctr, C_N_ACTIVE, v)
+        if pk[nxt, PK_READY] <= t:
+            return h, False
+    list_remove(act, vc, VC_POS, ctr, C_N_ACTIVE, v)
     if nxt >= 0:
-        schedule(st.ev, st.wheel, ctr, prm.wheel_mask, E_READY, v, 0, pk[nxt, PK_READY])
-    return True
+        schedule(ev, wheel, ctr, prm.wheel_mask, E_READY, v, 0, pk[nxt, PK_READY])
+    return h, True
 
 
 PREFETCH = 8  # iterations ahead: the records a loop reads for one item are cache misses on a large network; the
@@ -486,14 +495,7 @@ def traverse(topo, prm, st, t, n_grants):
         prefetch(pk, vc[ahead, VC_HEAD])
         p = st.grants[j]
         v = pt[p, PT_IN_PICK]
-        h = pop_vc(pk, vc, v)
-        nxt = vc[v, VC_HEAD]
-        if nxt >= 0:  # the next packet of this VC is routed and allocated only now that it is the head
-            pk[nxt, PK_READY] = max(pk[nxt, PK_READY], t + prm.head_delay)
-        if nxt < 0 or pk[nxt, PK_READY] > t:
-            list_remove(st.act, vc, VC_POS, ctr, C_N_ACTIVE, v)
-            if nxt >= 0:
-                schedule(ev, wheel, ctr, prm.wheel_mask, E_READY, v, 0, pk[nxt, PK_READY])
+        h = pop_head(pk, vc, st.act, ev, wheel, ctr, prm, v, t)[0]
         o = pk[h, PK_OUT]
         size = pk[h, PK_SIZE]
         send = serialise(port, o, size)

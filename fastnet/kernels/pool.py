@@ -106,12 +106,19 @@ def free_packet(pk, ctr, h):
 
 
 @jit_inline
+def is_measured(pk, prm, h):
+    """Whether packet h counts in the statistics (inside the window): not the MPI run's own beside background
+    traffic, where only the background's (PK_MSG < 0) are measured."""
+    return not prm.background or pk[h, PK_MSG] < 0
+
+
+@jit_inline
 def drop_packet(pk, ctr, prm, h, cause):
     """Packet h is lost to a failure (`cause`: C_DROP_LINK, C_DROP_ROUTER or C_DROP_UNROUTABLE): count it, as
     measured if it would have counted on delivery (cycle.record_delivery), and return it to the pool."""
     ctr[C_DROPPED] += 1
     ctr[cause] += 1
-    if (not prm.background or pk[h, PK_MSG] < 0) and prm.w0 <= pk[h, PK_BIRTH] < prm.w1:
+    if is_measured(pk, prm, h) and prm.w0 <= pk[h, PK_BIRTH] < prm.w1:
         ctr[C_MEAS_DROPPED] += 1
     free_packet(pk, ctr, h)
 
