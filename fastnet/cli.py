@@ -27,8 +27,13 @@ err = Console(stderr=True)
 out = Console()
 
 
-def fail(message: str) -> None:
+def error_line(message: str) -> None:
+    """Bad input's one line on stderr (the message printed as it is, not as rich markup)."""
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def fail(message: str) -> None:
+    error_line(message)
     raise typer.Exit(2)
 
 
@@ -376,11 +381,10 @@ def main() -> None:
     try:
         app()
     except FastnetError as e:  # raised outside a command's own handling
-        err.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
+        error_line(str(e))
         sys.exit(2)
     except MemoryError:  # sizes each within bounds whose product is too large to build (a network of 2^31 nodes)
-        err.print("[bold red]error:[/] config: the network or workload it describes does not fit in memory "
-                  "(docs/memory.md)", highlight=False, soft_wrap=True)
+        error_line("config: the network or workload it describes does not fit in memory (docs/memory.md)")
         sys.exit(2)
 
 

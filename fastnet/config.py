@@ -53,9 +53,7 @@ def _choice(*names: str) -> Check:
 
 def _int_list(lo: int, min_len: int = 1) -> Check:
     def check(v: Any) -> str | None:
-        if isinstance(v, list) and len(v) >= min_len and all(
-            isinstance(x, int) and not isinstance(x, bool) and lo <= x <= INT_MAX for x in v
-        ):
+        if isinstance(v, list) and len(v) >= min_len and all(_int(lo)(x) is None for x in v):
             return None
         return f"must be a list of at least {min_len} integers >= {lo} and <= {INT_MAX}"
     return check
@@ -69,7 +67,7 @@ def _group_shape(v: Any) -> str | None:  # dragonfly: "auto", [a] or [routers pe
 
 def _edges(v: Any) -> str | None:
     if isinstance(v, list) and all(
-        isinstance(e, list) and len(e) in (2, 3) and all(isinstance(x, int) and 0 <= x <= INT_MAX for x in e[:2])
+        isinstance(e, list) and len(e) in (2, 3) and all(_int(0)(x) is None for x in e[:2])
         and (len(e) == 2 or e[2] in ("local", "global")) for e in v
     ):
         return None

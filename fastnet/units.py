@@ -161,12 +161,17 @@ def timing(cfg: dict[str, Any]) -> Timing:
         reference = phit / cycle_ns
     rounding: list[str] = []
 
-    def cycles(field_: str, v: Any, lo: int) -> int:
+    def bounded(field_: str, v: Any) -> tuple[float | None, float]:
+        """(v in ns or None if it is cycles, v in cycles), at most MAX_CYCLES."""
         ns = parse_time_ns(v)
         exact = int(v) if ns is None else ns / cycle_ns
         if exact > MAX_CYCLES:
             raise ConfigError(field_, f"{v} is {exact:.3g} cycles; at most {MAX_CYCLES:,} (a longer cycle: "
                               "links.cycle)")
+        return ns, exact
+
+    def cycles(field_: str, v: Any, lo: int) -> int:
+        ns, exact = bounded(field_, v)
         if ns is None:
             return int(v)
         n = int(math.floor(exact + 0.5))
@@ -177,10 +182,7 @@ def timing(cfg: dict[str, Any]) -> Timing:
         rounding.append(f"{field_}: {v} = {exact:.4g} cycles -> {n} ({err:+.2f} %)")
         return n
 
-    ns = parse_time_ns(links["latency"])  # the classes' "auto" took it: name it first if it is too long
-    if (links["latency"] if ns is None else ns / cycle_ns) > MAX_CYCLES:
-        raise ConfigError("links.latency", f"{links['latency']} is more than {MAX_CYCLES:,} cycles (a longer "
-                          "cycle: links.cycle)")
+    bounded("links.latency", links["latency"])  # the classes' "auto" took it: name it first if it is too long
     latency = {c: cycles(f"links.latency_{c}", links[f"latency_{c}"], 1) for c in CLASSES}
     delay = cycles("router.delay", router["delay"], 0)
     period: dict[str, int] = {}
