@@ -68,8 +68,6 @@ def table(ds) -> str:
 def midrun() -> str:
     """tests/test_faults.py's judged case with its numbers: an 8x8 torus, adaptive routing, offered load 0.7, link
     0-1 failing at cycle 5,000, the audit after every cycle."""
-    import numpy as np
-
     from fastnet import sim as S
     from fastnet.faults.kernel import on_link
     from fastnet.kernels.audit import A_DELIVERING, A_IN_VCS, audit
@@ -80,7 +78,7 @@ def midrun() -> str:
                    "traffic": {"load": 0.7}, "sim": {"warmup": 3000, "measure": 3000, "drain": 3000},
                    "faults": {"events": [[5000, "fail", 0, 1]]}})
     f = s.faults
-    ports = np.flatnonzero((f.pair_u == 0) & (f.pair_v == 1))
+    ports = f.ports_of(0, 1)
     seen: dict[str, int] = {}
     apply = f.apply
 

@@ -22,9 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "docs"))
 
-from fastnet.kernels.audit import A_DELIVERING, A_DUPLICATES, A_IN_VCS, A_QUEUED, audit  # noqa: E402
 from fastnet.kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_PHIT_HOPS  # noqa: E402
-from fastnet.sim import prepare, simulate  # noqa: E402
+from fastnet.sim import check_conservation, prepare, simulate  # noqa: E402
 
 AUDIT_EVERY = 2000  # cycles between mid-run audits
 
@@ -64,11 +63,7 @@ def soak_one(cfg: dict, seed: int) -> dict:
 
     def check(t: int, end: int) -> None:
         if t // AUDIT_EVERY != check.last // AUDIT_EVERY:
-            a = audit(s.params, s.state)
-            ctr = s.state.ctr
-            live = int(a[A_QUEUED] + a[A_IN_VCS] + a[A_DELIVERING])
-            if a[A_DUPLICATES] or ctr[C_CREATED] != ctr[C_DELIVERED] + ctr[C_DROPPED] + live:
-                raise RuntimeError(f"audit failed at cycle {t}: {a.tolist()}, counters {ctr.tolist()}")
+            check_conservation(s)  # the end-of-run audit, mid-run: raises ConservationError
             audits[0] += 1
         check.last = t
 

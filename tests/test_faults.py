@@ -27,11 +27,6 @@ def with_faults(base, **faults):
     return {**base, "faults": faults}
 
 
-def link_ports(s, u, v):
-    f = s.faults
-    return [int(p) for p in np.flatnonzero((f.pair_u == min(u, v)) & (f.pair_v == max(u, v)))]
-
-
 def test_link_failing_mid_run_drops_what_was_on_it_and_the_run_goes_on(monkeypatch):
     """The judged case: on an 8x8 torus under adaptive routing, link 0-1 fails at cycle 5,000. Every cycle,
     injected = delivered + dropped + in flight (the audit's count of packets in VCs and being delivered); the
@@ -39,7 +34,7 @@ def test_link_failing_mid_run_drops_what_was_on_it_and_the_run_goes_on(monkeypat
     monkeypatch.setattr(S, "CHUNK", 1)  # a kernel call per cycle: the audit runs after every cycle
     monkeypatch.setattr(S, "FIRST_CHUNK", 1)
     s = S.prepare(with_faults(TORUS, events=[[5000, "fail", 0, 1]]))
-    ports = link_ports(s, 0, 1)
+    ports = s.faults.ports_of(0, 1)
     assert len(ports) == 2
     seen = {}
     apply = s.faults.apply
@@ -89,7 +84,7 @@ def test_recovered_link_counts_its_time_down():
     S.simulate(s)
     failed = s.faults.port_failed_cycles(s.cycle)
     assert sorted(failed[failed > 0].tolist()) == [500, 500]
-    assert s.net.topo.port[link_ports(s, 9, 10), 1].tolist() == [10, 9]  # peers restored
+    assert s.net.topo.port[s.faults.ports_of(9, 10), 1].tolist() == [10, 9]  # peers restored
 
 
 def test_dragonfly_global_failures_past_saturation():

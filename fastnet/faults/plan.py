@@ -50,6 +50,10 @@ class FaultPlan:
         """The cycle of the next change (a very large number when there is none)."""
         return self.states[self.step + 1][0] if self.step + 1 < len(self.states) else 2**62
 
+    def ports_of(self, u: int, v: int) -> np.ndarray:
+        """The ports of the links between routers u and v, at both ends."""
+        return np.flatnonzero((self.pair_u == min(u, v)) & (self.pair_v == max(u, v)))
+
     def dead_ports(self, state: FaultState) -> np.ndarray:
         """bool[P]: ports without a link in `state` (node ports of a failed router keep theirs)."""
         net_port = self.pair_u >= 0
