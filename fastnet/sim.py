@@ -211,8 +211,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     DeadlockError, WorkloadError or ConservationError if they occur. `occupancy` samples the ports every
     sim.occupancy_interval cycles: a chunk ends on each sampling cycle, where the state is read."""
     from .kernels.cycle import DEADLOCK, DRAINED, FAILED, FINISHED, GROW
-    from .kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_EPOCH, EPOCH_SPAN, PT_HELD, grow, rebase
-    from .workloads.build import grow_messages
+    from .kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_EPOCH, EPOCH_SPAN, PT_HELD, rebase
     from .workloads.state import ERRORS, WC_ERROR, WC_FINISHED
 
     prm = s.params
@@ -236,11 +235,8 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
         s.cycle = t
         if occupancy and t == occupancy.next_cycle:  # also when the run drained or finished on this cycle
             occupancy.sample(t, s.state.pt[:, PT_HELD])
-        if status == GROW:  # low: 1 packets, 2 events, 4 packets for the workload, 8 its message pool
-            if low & 7:
-                s.state = grow(s.state, packets=bool(low & 5), events=bool(low & 2))
-            if low & 8:
-                s.workload = grow_messages(s.workload)
+        if status == GROW:
+            grow_pools(s, low)
         elif status == DEADLOCK:
             if s.closed_loop and s.state.ctr[C_CREATED] == s.state.ctr[C_DELIVERED] + s.state.ctr[C_DROPPED]:
                 if s.program is not None:
@@ -263,6 +259,18 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     auditing.join()
     check_conservation(s)
     return s
+
+
+def grow_pools(s: Simulation, low: int) -> None:
+    """After run_chunk returned GROW: double the pools `low` names (bit 1 packets, 2 events, 4 the workload's
+    messages)."""
+    from .kernels.state import grow
+    from .workloads.build import grow_messages
+
+    if low & 3:
+        s.state = grow(s.state, packets=bool(low & 1), events=bool(low & 2))
+    if low & 4:
+        s.workload = grow_messages(s.workload)
 
 
 def _next_chunk(chunk: int, cycles: int, seconds: float) -> int:

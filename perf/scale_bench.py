@@ -42,9 +42,9 @@ CASES = {  # name: (topology, load)
 
 def child(name: str) -> dict:
     from fastnet.kernels.cycle import GROW
-    from fastnet.kernels.state import C_PHIT_HOPS, grow
+    from fastnet.kernels.state import C_PHIT_HOPS
     from fastnet.memory import peak_rss
-    from fastnet.sim import compile_kernels, prepare
+    from fastnet.sim import compile_kernels, grow_pools, prepare
 
     topo, load = CASES[name]
     cfg = json.loads(json.dumps(NETWORK))
@@ -64,7 +64,7 @@ def child(name: str) -> dict:
             status, t, low = run(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, t, target, False,
                                  target - t)
             if status == GROW:
-                s.state = grow(s.state, packets=bool(low & 5), events=bool(low & 2))
+                grow_pools(s, low)
     wall = time.perf_counter() - w0
     hops = int(s.state.ctr[C_PHIT_HOPS]) - h0
     return {"p": s.net.n_nodes // s.net.n_routers, "nodes": s.net.n_nodes, "ports": s.net.n_ports,

@@ -24,8 +24,8 @@ def reference_samples(cfg, interval):
     """The occupancy each sampling cycle should show, from a run stepped by hand to those cycles and read from
     the VC records (capacity - free credits, summed per port) rather than from PT_HELD."""
     from fastnet.kernels.cycle import GROW, OK
-    from fastnet.kernels.state import VC_CAP, VC_FREE, grow
-    from fastnet.sim import compile_kernels, prepare
+    from fastnet.kernels.state import VC_CAP, VC_FREE
+    from fastnet.sim import compile_kernels, grow_pools, prepare
 
     s = prepare(cfg)
     loop = compile_kernels(s)
@@ -39,7 +39,7 @@ def reference_samples(cfg, interval):
             rows.append((vc[:, VC_CAP] - vc[:, VC_FREE]).reshape(s.net.n_ports, -1).sum(axis=1))
             cycles.append(t)
         if status == GROW:
-            s.state = grow(s.state, packets=bool(low & 5), events=bool(low & 2))
+            grow_pools(s, low)
         elif status != OK:
             break
     return np.array(cycles), np.array(rows)

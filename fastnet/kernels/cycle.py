@@ -37,11 +37,11 @@ import numpy as np
 from ..build.network import N_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_PERIOD, P_ROUTER
 from ..traffic.openloop import generate_open_loop
 from ..workloads.kernel import (
-    GEN_MPI, GEN_OPEN_LOOP, WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_low,
+    GEN_MPI, GEN_OPEN_LOOP, WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due,
     workload_status,
 )
 from ..workloads.messages import packet_arrived
-from ..workloads.state import NEVER, W_OPEN_LOOP, WC_NEXT
+from ..workloads.state import NEVER, W_OPEN_LOOP, WC_FREE_COUNT, WC_NEXT
 from ._jit import borrow, jit, jit_inline, prefetch
 from .pool import (
     drop_packet, free_packet, hist_bin, is_measured, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
@@ -547,15 +547,15 @@ def record_timeseries(prm, st, t):
 
 
 @jit_inline
-def pools_low(ctr, n_nodes, n_ports):
-    """Bit 1: fewer free packets than nodes (each may create one per cycle); bit 2: fewer free events than three
-    per possible grant (a credit, a delivery or a new head's ready time), one per injection and one per parked
-    head (at most one per packet in flight)."""
+def pools_low(ctr, created, n_ports):
+    """Bit 1: fewer free packets than one cycle may create (`created`); bit 2: fewer free events than three per
+    possible grant (a credit, a delivery or a new head's ready time), one per injection and one per parked head
+    (at most one per packet in flight)."""
     live = ctr[C_CREATED] - ctr[C_DELIVERED] - ctr[C_DROPPED]
     low = 0
-    if ctr[C_FREE_COUNT] < n_nodes:
+    if ctr[C_FREE_COUNT] < created:
         low |= 1
-    if ctr[C_EV_FREE_COUNT] < 3 * min(n_ports, live + n_nodes) + live + n_nodes + 16:
+    if ctr[C_EV_FREE_COUNT] < 3 * min(n_ports, live + created) + live + created + 16:
         low |= 2
     return low
 
@@ -589,22 +589,24 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int):
     @jit
     def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained, max_steps):
         """Advance cycles t0..t1-1. Returns (status, next cycle, low): stops early when a pool runs low (GROW;
-        `low` says which: bits 1 and 2 as pools_low, 4 and 8 as workload_low's bits 1 and 2), on a deadlock, once
-        the window has ended and every measured packet is delivered (when stop_when_drained), or when the
+        `low` says which: bits 1 and 2 as pools_low, 4 the workload's message pool; sim.grow_pools), on a deadlock,
+        once the window has ended and every measured packet is delivered (when stop_when_drained), or when the
         closed-loop workload `wl` has finished or failed. At most `max_steps` cycles are simulated: a closed-loop
         run skips the cycles in which nothing can happen (network_idle), so t1 may lie much further ahead."""
         topo, rt, tr, wl, st = borrow(topo), borrow(rt), borrow(tr), borrow(wl), borrow(st)
         ctr, wheel, wc = st.ctr, st.wheel, wl.wc
         n_nodes, n_ports = len(st.nd), len(st.pt)
-        packets_needed, msg_headroom = wl.n_tasks * wl.packets_per_message, wl.msg_headroom
+        created = n_nodes  # the most packets one cycle creates: open-loop sources make one per node at most
+        if closed:  # a workload's tasks may each packetise a message's first packets in one cycle
+            created = wl.n_tasks * wl.packets_per_message + (n_nodes if prm.background else 0)
         t = t0 - 1
         steps = 0
         while t + 1 < t1 and steps < max_steps:
             t += 1
             steps += 1
-            low = pools_low(ctr, n_nodes, n_ports)
-            if closed:
-                low |= workload_low(wc, ctr, packets_needed, msg_headroom) << 2
+            low = pools_low(ctr, created, n_ports)
+            if closed and wc[WC_FREE_COUNT] < wl.msg_headroom:  # the workload's message pool
+                low |= 4
             if low != 0:
                 return GROW, t, low
             # the router pipeline, one stage at a time; a stage with nothing to do is skipped

@@ -16,12 +16,13 @@ from ..workloads.state import (
     MS_NEXT, TK_FINISH, inbox_size, TK_QHEAD, TK_QTAIL, TK_SPOS, W_MPI, WC_END, WC_FREE_COUNT, WC_FREE_HEAD, _free_list,
 )
 from .calls import Trace
+from .collectives import largest_message
 from .jobs import merge
 from .program import Options, Program, ProgramError, lower
 from .schema import resolve_mpi
 from .state import (
-    CALLS, MAX_FANOUT, N_MSG, N_RK, N_RQ, N_TL, N_WM, OP_CODE, OP_IRECV, OP_ISEND, RK_BLOCK_T, RK_PC, RK_COP,
-    RK_EARLY, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, WM_READY, Mpi,
+    CALLS, MAX_FANOUT, N_MSG, N_RK, N_RQ, N_TL, N_WM, OP_ARG, OP_BYTES, OP_CODE, OP_COLL, OP_COMM, OP_IRECV,
+    OP_ISEND, RK_BLOCK_T, RK_PC, RK_COP, RK_EARLY, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, WM_READY, Mpi,
 )
 
 
@@ -113,8 +114,21 @@ def timeline_bound(prog: Program) -> int:
     return int((cum[prog.op_end] - cum[prog.op_begin]).sum())
 
 
+def packets_per_message(prog: Program, header_bytes: int, packet_bytes: int, burst: int) -> int:
+    """The most packets `packetise` makes at once for one message: its burst, or fewer when no message of the
+    program has that many (the engine keeps this many free packets per rank: a barrier's messages are one packet,
+    so its ranks need one each rather than `burst`)."""
+    ops = prog.ops
+    coll = ops[:, OP_CODE] == OP_COLL
+    payload = np.where(coll, largest_message(ops[:, OP_ARG], prog.comm_size[ops[:, OP_COMM]], ops[:, OP_BYTES]),
+                       ops[:, OP_BYTES])
+    largest = max(int(payload.max(initial=0)), int(prog.counts.max(initial=0))) + header_bytes
+    return max(1, min(burst, -(-largest // packet_bytes)))
+
+
 def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Program]:
     w, m, traffic = cfg["workload"], mpi_section(cfg), cfg["traffic"]
+    packet_bytes = traffic["packet_phits"] * traffic["phit_bytes"]
     trace, task_node, task_job, background = load_jobs(w, net, seed)
     cycle_ns = timing(cfg).cycle_ns
     opt = Options(cycle_ns=cycle_ns, compute_scale=w["compute_scale"], compute=w["compute"],
@@ -145,7 +159,8 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
     mpi = Mpi(
         kind=W_MPI, n_tasks=R, packet_phits=traffic["packet_phits"], phit_bytes=traffic["phit_bytes"],
         header_bytes=m["header_bytes"], eager_bytes=m["eager_bytes"], msg_headroom=headroom,
-        packets_per_message=m["burst"], max_requests=prog.max_requests, task_node=task_node, ops=prog.ops,
+        packets_per_message=packets_per_message(prog, m["header_bytes"], packet_bytes, m["burst"]),
+        max_requests=prog.max_requests, task_node=task_node, ops=prog.ops,
         op_begin=prog.op_begin, op_end=prog.op_end, req_list=prog.req_list, counts=prog.counts,
         comm_off=prog.comm_off, comm_size=prog.comm_size, comm_members=prog.comm_members, rc_off=prog.rc_off,
         rc_comm=prog.rc_comm, rc_me=prog.rc_me, tk=tk, rq=np.zeros((R * prog.max_requests, N_RQ), np.int64),

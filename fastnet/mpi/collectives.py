@@ -22,6 +22,8 @@ A step with nothing to do for a rank is skipped. Reductions cost no computation 
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..kernels._jit import jit_inline
 from .state import (
     A_RABENSEIFNER, A_RECURSIVE_DOUBLING, A_RING, C_ALLGATHER, C_ALLREDUCE,
@@ -219,3 +221,11 @@ def round_plan(kind, alg, me, n, root, step, nbytes, counts, coff, peers, sizes)
         sizes[0] = counts[coff + dst] if kind == C_ALLTOALLV else nbytes
         ns, nr = 1, 1
     return ns, nr
+
+
+def largest_message(kind: np.ndarray, n: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
+    """A bound on the payload of any one message that `round_plan` posts for collectives of these kinds, comm
+    sizes and byte counts (alltoallv: its counts are the messages). Only the gathering kinds (gather, scatter,
+    allgather) send more than one block in a message, and never more than n blocks; a barrier sends nothing."""
+    whole = (kind == C_GATHER) | (kind == C_SCATTER) | (kind == C_ALLGATHER)
+    return np.where(kind == C_BARRIER, 0, np.where(whole, n * nbytes, nbytes))

@@ -6,8 +6,6 @@
   anything to do this cycle: a completed message, a timer the workload set (wc[WC_NEXT]), or a source queue
   that emptied since its last call. Skipping the call otherwise saves the per-call cost of its arguments
   (numba reference-counts every array of the tuples: about 0.2 us).
-- `workload_low` asks for more packets or a bigger message pool before a cycle that could exhaust them (run_chunk
-  returns GROW): a node may packetise a whole message in one cycle.
 - `workload_status` ends the run when the workload has finished, failed, or stalled (nothing in flight, no
   timer pending, for `sim.watchdog` cycles).
 """
@@ -15,14 +13,14 @@
 from __future__ import annotations
 
 from ..kernels._jit import jit_inline
-from ..kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_FREE_COUNT, C_LAST_PROGRESS, C_N_ACTIVE_NODES
+from ..kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_LAST_PROGRESS, C_N_ACTIVE_NODES
 from ..mpi.kernel import advance_mpi
 from .graph500 import advance_graph500
 from .graph500_fogsim import advance_graph500_fogsim
 from .messages import packetise
 from .micro import advance_collective, advance_sr
 from .state import (
-    V_PAPER, W_GRAPH500, W_MPI, W_OPEN_LOOP, W_SR, WC_ACTIVE_NODES, WC_ERROR, WC_FINISHED, WC_FREE_COUNT, WC_N_INBOX, WC_NEXT,
+    V_PAPER, W_GRAPH500, W_MPI, W_OPEN_LOOP, W_SR, WC_ACTIVE_NODES, WC_ERROR, WC_FINISHED, WC_N_INBOX, WC_NEXT,
     WC_WAKE,
 )
 
@@ -71,18 +69,6 @@ def advance_workload(wl, prm, st, t, generator):
 @jit_inline
 def workload_due(wc, ctr, t):
     return wc[WC_N_INBOX] > 0 or t >= wc[WC_NEXT] or ctr[C_N_ACTIVE_NODES] < wc[WC_ACTIVE_NODES]
-
-
-@jit_inline
-def workload_low(wc, ctr, packets_needed, msg_headroom):
-    """Bit 1: fewer free packets than the tasks could packetise in one cycle (packets_needed); bit 2: message
-    pool low."""
-    low = 0
-    if ctr[C_FREE_COUNT] < packets_needed:
-        low |= 1
-    if wc[WC_FREE_COUNT] < msg_headroom:
-        low |= 2
-    return low
 
 
 @jit_inline
