@@ -211,10 +211,10 @@ def test_hop_limit_without_paths_is_reported():
 def test_port_order_paths_are_the_engines_ksp_paths():
     """path_order = "port" enumerates exactly the paths the engine's ksp routing uses (kernels/routing.py)."""
     from fastnet.build.routing import build_routes, with_distance_table
-    from fastnet.kernels._jit import jit
+    from fastnet.kernels._jit import jit_alloc
     from fastnet.kernels.routing import ksp_walk
 
-    @jit
+    @jit_alloc
     def engine_paths(ps, port, dist, s, d, limit, k, hops, out):
         stack_r = np.empty(limit + 2, dtype=np.int64)
         stack_p = np.empty(limit + 2, dtype=np.int64)

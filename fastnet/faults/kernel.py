@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..build.network import P_ROUTER
-from ..kernels._jit import jit
+from ..kernels._jit import jit, jit_alloc
 from ..kernels.cycle import serialise
 from ..kernels.pool import drop_packet, list_remove, release_event, vc_reserve
 from ..kernels.state import (
@@ -62,7 +62,7 @@ def _drop_tail(port, prm, st, v, t, on_link_only, cause, cancel):
         h = nxt
 
 
-@jit
+@jit_alloc
 def fail(topo, prm, st, down, routers, t):
     """Apply failures at cycle t: `routers` just failed (their packets dropped), and the ports in `down` (both
     ends of each failed link, a failed router's among them) lost their link."""

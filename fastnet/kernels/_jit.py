@@ -1,5 +1,12 @@
-"""All numba options in one place. Kernels use `@jit`; helpers called inside loops use `@jit_inline`. Both compile
-through `_PrunedInlining`, numba's pipeline with an inlining pass that keeps the cold start short (below).
+"""All numba options in one place. Kernels use `@jit`; helpers called inside loops use `@jit_inline`; the few
+kernels that create arrays (the audit, the throughput models) use `@jit_alloc`. All compile through
+`_PrunedInlining`, numba's pipeline with an inlining pass that keeps the cold start short (below).
+
+`@jit` kernels are compiled without numba's reference counting (NRT): they create no array and keep none, the
+caller owns every array for the whole call. With it, numba calls NRT_incref/NRT_decref (never inlined) for every
+array a helper receives or a tuple field it reads. `run_chunk` had cleared those counts itself, but the MPI kernel
+it calls had not: on the 262,144-rank barrier, delivering a message cost 1,580 CPU cycles with them and 220
+without, and the MPI stage 16.8 G cycles against 3.4 G (perf/README.md, "A million ranks").
 
 numba's cache only checks the source file of the function it compiled, not the files of the functions it
 inlined or the constants it froze: editing kernels/routing.py would leave a stale cycle loop in the cache. So
@@ -54,28 +61,6 @@ def _cache_dir() -> Path:
 
 if CACHE and not os.environ.get("NUMBA_CACHE_DIR"):
     numba.config.CACHE_DIR = str(_cache_dir())
-
-
-@numba.extending.intrinsic
-def borrow(typingctx, tup):
-    """The same tuple with each array's reference count pointer cleared: numba increments and decrements the
-    count of every array in a tuple each time an inlined stage receives it (atomic operations, over half of a
-    busy cycle's time when measured), and with no count to touch they cost a branch. Only for a kernel's
-    entry: the caller owns the arrays for the whole call, and nothing borrowed may outlive it."""
-    if not isinstance(tup, numba.types.BaseTuple):
-        return None
-
-    def codegen(context, builder, sig, args):
-        out = args[0]
-        for i, ty in enumerate(sig.args[0].types):
-            if isinstance(ty, numba.types.Array):
-                ary = context.make_array(ty)(context, builder, builder.extract_value(out, i))
-                ary.meminfo = cgutils.get_null_value(ary.meminfo.type)
-                ary.parent = cgutils.get_null_value(ary.parent.type)
-                out = builder.insert_value(out, ary._getvalue(), i)
-        return out
-
-    return tup(tup), codegen
 
 
 @numba.extending.intrinsic
@@ -166,7 +151,9 @@ class _PrunedInlining(CompilerBase):
         return [pm]
 
 
-jit = numba.njit(cache=CACHE, nogil=True, pipeline_class=_PrunedInlining)
+jit = numba.njit(cache=CACHE, nogil=True, _nrt=False, pipeline_class=_PrunedInlining)
+
+jit_alloc = numba.njit(cache=CACHE, nogil=True, pipeline_class=_PrunedInlining)
 
 jit_parallel = numba.njit(cache=CACHE, nogil=True, parallel=True)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit, jit_inline
+from ._jit import jit_alloc, jit_inline
 from .state import C_FREE_HEAD, C_N_ACTIVE, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_POS
 
 # result indices
@@ -19,7 +19,7 @@ def _mark(seen, h, out):
     seen[h] = 1
 
 
-@jit
+@jit_alloc
 def audit(prm, st):
     pk, vc, ev = st.pk, st.vc, st.ev
     out = np.zeros(7, dtype=np.int64)

@@ -26,8 +26,8 @@ and `traverse` commits afterwards, so the order in which routers are visited doe
 ejection channel shared by its router's input ports (`router.ejection = "single"`), or takes a packet from each
 of them at once ("multiple", FSIN's multiple consumption).
 
-`run_chunk` borrows the tuples' arrays for the whole chunk (`_jit.borrow`), so handing the State/Topology tuples
-to a stage costs no reference counting; stages pass plain arrays to the helpers in their loops.
+The kernels are compiled without reference counting (`_jit.jit`), so handing the State/Topology tuples to a
+stage costs nothing; stages pass plain arrays to the helpers in their loops.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from ..workloads.kernel import (
 )
 from ..workloads.messages import packet_arrived
 from ..workloads.state import NEVER, W_OPEN_LOOP, WC_FREE_COUNT, WC_NEXT
-from ._jit import borrow, jit, jit_inline, prefetch
+from ._jit import jit, jit_inline, prefetch
 from .pool import (
     drop_packet, free_packet, hist_bin, is_measured, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
 )
@@ -593,7 +593,6 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int):
         once the window has ended and every measured packet is delivered (when stop_when_drained), or when the
         closed-loop workload `wl` has finished or failed. At most `max_steps` cycles are simulated: a closed-loop
         run skips the cycles in which nothing can happen (network_idle), so t1 may lie much further ahead."""
-        topo, rt, tr, wl, st = borrow(topo), borrow(rt), borrow(tr), borrow(wl), borrow(st)
         ctr, wheel, wc = st.ctr, st.wheel, wl.wc
         n_nodes, n_ports = len(st.nd), len(st.pt)
         created = n_nodes  # the most packets one cycle creates: open-loop sources make one per node at most

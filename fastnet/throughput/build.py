@@ -12,7 +12,7 @@ import numpy as np
 
 from ..build.network import Network
 from ..errors import ConfigError
-from ..kernels._jit import jit
+from ..kernels._jit import jit_alloc
 from .instance import Instance
 from .patterns import Flows
 from .paths import router_paths
@@ -31,7 +31,7 @@ def links_of(net: Network, link_capacity: float = 1.0, host_capacity: float = 1.
     return src, dst, cap.astype(np.float64)
 
 
-@jit
+@jit_alloc
 def _assemble(flow_src, flow_dst, flow_pair, node_port, n_ports, ports, length, count):
     F = len(flow_src)
     path_ptr = np.zeros(F + 1, dtype=np.int64)

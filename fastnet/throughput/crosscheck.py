@@ -30,7 +30,7 @@ from ..build import build_network, build_routes
 from ..build.network import P_PEER_ROUTER, Network
 from ..build.routing import IP_KIND, IP_LINKS, Routes
 from ..errors import ConfigError
-from ..kernels._jit import jit
+from ..kernels._jit import jit_alloc
 from ..kernels.minimal import K_HYPERX, K_MESH, K_TORUS, hx_first_dim, min_ports, scan_of
 from .build import _assemble, links_of
 from .evaluate import MODELS, resolve
@@ -53,7 +53,7 @@ def saturated_run(ds: xr.Dataset) -> bool:
             or float(ds.port_utilization.max()) >= FULL_LINK)
 
 
-@jit
+@jit_alloc
 def _trace(ps, port, dist, ip, alg, pair_s, pair_t, max_len, dor, out_ports, out_len, out_choices):
     """Follow the engine's minimal next hops from each pair's source to its destination (with dor, the lowest
     dimension offered) and record the most next hops the routing could choose from at one router

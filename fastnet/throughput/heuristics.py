@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels._jit import jit
+from ..kernels._jit import jit_alloc
 from .instance import Instance
 
 SAT_TOL = 1e-12
 
 
-@jit
+@jit_alloc
 def _usage(n_links, path_ptr, link_ptr, links, weight, active):
     """u_l: summed weight of the active paths crossing each link."""
     u = np.zeros(n_links)
@@ -39,7 +39,7 @@ def _usage(n_links, path_ptr, link_ptr, links, weight, active):
     return u
 
 
-@jit
+@jit_alloc
 def hm_kernel(capacity, path_ptr, link_ptr, links, weight):
     """Path rates of Hoefler's method."""
     n_paths = len(link_ptr) - 1
@@ -57,7 +57,7 @@ def hm_kernel(capacity, path_ptr, link_ptr, links, weight):
     return rate
 
 
-@jit
+@jit_alloc
 def jm_kernel(capacity, path_ptr, link_ptr, links, weight):
     """Path rates of Jain's method and the number of rounds it took."""
     n_links = len(capacity)
@@ -134,7 +134,7 @@ def jm_kernel(capacity, path_ptr, link_ptr, links, weight):
     return rate, rounds
 
 
-@jit
+@jit_alloc
 def waterfill_kernel(capacity, path_ptr, link_ptr, links, weight):
     """Max-min fair flow rates when every flow has at most one path (flows without a path get 0)."""
     n_links = len(capacity)

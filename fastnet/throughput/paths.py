@@ -22,7 +22,7 @@ import numpy as np
 from numba import prange
 
 from ..build.network import Network
-from ..kernels._jit import jit, jit_inline, jit_parallel
+from ..kernels._jit import jit, jit_alloc, jit_inline, jit_parallel
 
 ENUM_CAP = 200_000
 ORDER_RANDOM, ORDER_PORT = 0, 1
@@ -68,7 +68,7 @@ def bfs_to(nbr_start, nbr, t, dist, queue):
     return far
 
 
-@jit
+@jit_alloc
 def _ksp_range(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k, max_hops, seed, cap, order,
                out_ports, out_len, out_count, lo, hi):
     """Paths for pairs lo..hi-1 (sorted by destination, so each destination's BFS runs once per range)."""

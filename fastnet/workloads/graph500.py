@@ -117,17 +117,17 @@ def draw_level(wl, l, t):
         mu = min(mean_edges(l, wl.root_degree, wl.scale, wl.edgefactor, False), remaining)
         sigma = sigma_edges(l, wl.root_degree, wl.scale, wl.edgefactor, False)
         total = 0.0
-        E = np.empty(n)
+        draws = wl.rng[g]  # each process's edges E[p] are drawn twice from here: once for their sum, once to use
         for p in range(n):
-            E[p] = max(0.0, normal(wl.rng, g, mu, sigma))
-            total += E[p] / n
+            total += max(0.0, normal(wl.rng, g, mu, sigma)) / n
         scale = 1.0
         if total > remaining:
             scale = remaining / total
             total = remaining
         gf[GF_EXPLORED] += total
+        wl.rng[g] = draws
         for p in range(n):
-            q = np.int64(round(E[p] * scale / n * (n - 1) / n))
+            q = np.int64(round(max(0.0, normal(wl.rng, g, mu, sigma)) * scale / n * (n - 1) / n))
             m = 0
             if q > 0:
                 m = max(1, np.int64(round(messages_per_process(q, c_s, effective_destinations(q, n)))))
