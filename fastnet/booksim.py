@@ -91,7 +91,7 @@ ROUTING: dict[str, dict[str, dict[str, Any]]] = {
              "min_adapt": {"algorithm": "adaptive"}, "valiant": {"algorithm": "val"}},
     "fattree": {"nca": {"algorithm": "updown", "up_port": "random"},
                 "anca": {"algorithm": "updown", "up_port": "adaptive"}},
-    "anynet": {"min": {"algorithm": "min", "min_path": "fixed"}},
+    "anynet": {"min": {"algorithm": "min", "min_path": "fixed", "vc_classes": "any"}},
     # flatfly_onchip.cpp: ran_min is dimension order (flatfly_outport: the lowest differing dimension first);
     # ugal decides at the source with threshold 2 (minimal when q_min*H_min <= q_val*H_val + 2) between the
     # dimension-order path and one through find_ran_intm's intermediate, phases on VC halves: as fastnet's

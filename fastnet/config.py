@@ -216,6 +216,8 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "path_choice": ("random", _choice("random", "adaptive")),  # ksp: per packet, random or least-occupied
         "min_path": ("random", _choice("random", "fixed")),  # min: a random minimal port at each hop, or one fixed
         # shortest path per router pair (BookSim2's anynet: kernels/routing.py fixed_min_port)
+        "vc_classes": ("hop", _choice("hop", "any")),  # graphs (distance classes): hop, a VC class per hop
+        # (deadlock-free); any, every VC on every hop, as BookSim2's anynet (it can deadlock: build/vcs.py)
     },
     "traffic": {
         "pattern": ("uniform", _choice(*PATTERNS)),

@@ -129,7 +129,8 @@ def test_anynet(tmp_path):
     cfg = convert("topology = anynet; network_file = net; routing_function = min; num_vcs = 4;", tmp_path)
     assert cfg["topology"] == {"kind": "graph", "edges": [[0, 1], [0, 2], [1, 2]], "p": 3}
     assert cfg["links"] == {"latency": 1} and cfg["router"]["vcs"] == 4
-    assert cfg["routing"] == {"algorithm": "min", "min_path": "fixed"}  # BookSim2's one path per router pair
+    # BookSim2's one path per router pair, every VC on every hop
+    assert cfg["routing"] == {"algorithm": "min", "min_path": "fixed", "vc_classes": "any"}
     assert describe(config.resolve(cfg))["nodes"] == 9
     (tmp_path / "net").write_text("router 0 router 1 5 node 0 3 node 1 3\nrouter 1 router 0 5 node 2 3 node 3 3\n")
     cfg = convert("topology = anynet; network_file = net; routing_function = min;", tmp_path)
@@ -423,3 +424,28 @@ def test_flatfly_bitcomp_pairs_the_same_nodes_in_both_numberings(k, xr):
     cfg = convert(f"topology = flatfly; k = {k}; n = 2; c = {c}; x = {k}; y = {k}; xr = {xr}; yr = {xr}; "
                   "routing_function = ran_min; traffic = bitcomp; use_noc_latency = 0;")
     assert cfg["traffic"]["pattern"] == "bitcomp"
+
+
+def test_anynet_vcs_deadlock_as_booksim2s_do_and_fastnets_distance_classes_do_not():
+    """BookSim2's min_anynet lets every hop take every VC; on the validation jellyfish it deadlocks at 0.261
+    ("Possible network deadlock", docs/validation.md). The imported config does the same and the watchdog reports
+    it; fastnet's own VC classes (a class per hop) carry the same load."""
+    from fastnet.booksim import read_file
+    from fastnet.errors import DeadlockError
+
+    matrix = Path(__file__).resolve().parents[1] / "docs" / "validation" / "matrix"
+    cfg = read_file(matrix / "jellyfish_32.cfg", ["traffic=uniform", "injection_rate=0.27"])
+    with pytest.raises(DeadlockError):
+        fastnet.run(cfg)
+    cfg["routing"]["vc_classes"] = "hop"
+    assert not fastnet.run(cfg).unstable
+
+
+def test_vc_classes_any_only_replaces_distance_classes():
+    from fastnet.build.network import LOCAL
+    from fastnet.sim import prepare
+
+    with pytest.raises(ConfigError, match="routing.vc_classes"):
+        prepare({"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "routing": {"vc_classes": "any"}})
+    s = prepare({"topology": {"kind": "slimfly", "q": 5}, "routing": {"vc_classes": "any"}, "router": {"vcs": 4}})
+    assert s.routes.vcr[LOCAL, 0].tolist() == [0, 4] and s.routes.vcr.shape[1] == 1  # every VC on every hop

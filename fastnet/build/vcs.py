@@ -18,6 +18,7 @@ each class owns. Schemes, with the classes they need:
 | hyperx | val, ugal | phase: dimension order to the intermediate, then to the destination; a packet moves from class 0 to 1, never back | 2 |
 | fat tree | any | 0: up*/down* paths cannot form a cycle | 1 |
 | any other, hyperx min | min / val, ugal / ksp | hop index (distance classes) | D / 2D / hop limit |
+| any other, hyperx min, with `routing.vc_classes = "any"` | min / val, ugal | none: every VC on every hop, as BookSim2's anynet; it can deadlock (the watchdog reports it) | 1 |
 
 Within a class the channel dependencies must be acyclic too: a 2-D dragonfly group (build/dragonfly.py) has a row
 and a column hop in one class, and dimension order (row links only ever wait on column links) keeps them so.
@@ -66,6 +67,16 @@ def check_routing(net: Network, routing: str) -> None:
 
 def _needs(net: Network, routes: Routes, rcfg: dict[str, Any]) -> tuple[int, int, int, int, int]:
     """(policy, local classes, global classes, escape classes, hop limit)."""
+    needs = _classes(net, routes, rcfg)
+    if rcfg.get("vc_classes", "hop") == "hop":
+        return needs
+    if needs[0] != VCP_HOP or rcfg["algorithm"] == "ksp":
+        raise ConfigError("routing.vc_classes", f"any replaces distance classes (min, val or ugal on a graph); "
+                          f"{rcfg['algorithm']} routing on a {net.kind} has VC classes of its own")
+    return VCP_NONE, 1, 1, 0, 0  # BookSim2's anynet: every VC on every hop, channels may wait in a cycle
+
+
+def _classes(net: Network, routes: Routes, rcfg: dict[str, Any]) -> tuple[int, int, int, int, int]:
     routing, kind = rcfg["algorithm"], net.kind
     D = max(diameter(routes), 1)
     if routing == "ksp":
