@@ -27,7 +27,7 @@ DEFAULTS: dict[str, Value] = {
     "num_vcs": 16, "vc_buf_size": 8,
     "routing_delay": 1, "vc_alloc_delay": 1, "sw_alloc_delay": 1, "st_prepare_delay": 0, "st_final_delay": 1,
     "credit_delay": 0, "internal_speedup": 1.0, "alloc_iters": 1,
-    "vc_allocator": "islip", "sw_allocator": "islip",
+    "vc_allocator": "islip", "sw_allocator": "islip", "hold_switch_for_packet": 0,
     "traffic": "uniform", "injection_rate": 0.1, "injection_rate_uses_flits": 0, "packet_size": 1,
     "warmup_periods": 3, "sample_period": 1000, "seed": 0,
 }
@@ -50,7 +50,8 @@ FIXED: dict[str, tuple[tuple[Value, ...], str]] = {
     "router": (("iq",), "fastnet models BookSim2's input-queued router"),
     "output_delay": ((0,), "fastnet's router has no output delay stage"),
     "noq": ((0,), "fastnet has no next-hop output queueing"),
-    "output_buffer_size": ((-1,), "fastnet's output queue holds one packet"),
+    "output_buffer_size": ((-1,), "fastnet's output queue is bounded by credits (router.crossbar = \"flit\") or holds one "
+                                  "packet (\"packet\")"),
     "buf_size": ((-1,), "fastnet's buffers are private per VC (vc_buf_size)"),
     "buffer_policy": (("private",), "fastnet's buffers are private per VC (vc_buf_size)"),
     "injection_process": (("bernoulli",), "fastnet's sources are Bernoulli"),
@@ -73,7 +74,7 @@ IGNORED = frozenset("""
     sent_packets_out sim_power power_output_file tech_file channel_width channel_sweep
     H_INVD2 W_INVD2 H_DFQD1 W_DFQD1 H_ND2D1 W_ND2D1 H_SRAM W_SRAM Vdd R IoffSRAM IoffP IoffN Cg_pwr Cd_pwr Cgdl
     Cg Cd LAMBDA MetalPitch Rw Cw_gnd Cw_cpl wire_length
-    hold_switch_for_packet vct perm_seed fail_seed in_ports out_ports
+    vct perm_seed fail_seed in_ports out_ports
     spec_check_elig spec_check_cred spec_mask_by_reqs spec_sw_allocator private_bufs private_buf_size
     private_buf_start_vc private_buf_end_vc max_held_slots feedback_aging_scale feedback_offset class_priority
     burst_alpha burst_beta burst_r1 batch_size batch_count max_outstanding_requests write_fraction
@@ -455,13 +456,28 @@ def _routing(b: dict[str, Value], topo: str) -> dict[str, Any]:
     return dict(mapped[name])
 
 
+def _crossbar(b: dict[str, Value], speedup: float) -> str:
+    """BookSim2 moves flits: without hold_switch_for_packet its packets share the crossbar flit by flit into
+    unbounded output queues (fastnet's "flit" crossbar); with it a packet holds its input and output to the tail,
+    which fastnet's "packet" crossbar does into a one-packet output queue: the same only at speedup 1."""
+    hold = _int(b, "hold_switch_for_packet", 0)
+    if hold > 1:
+        raise ConfigError("hold_switch_for_packet", f"must be 0 or 1 (got {hold})")
+    if hold and speedup > 1:
+        raise ConfigError("hold_switch_for_packet", "1 with internal_speedup > 1 is not mapped: fastnet's held "
+                                                    "crossbar feeds a one-packet output queue, BookSim2's an "
+                                                    "unbounded one (use 0, or internal_speedup = 1)")
+    return "packet" if hold else "flit"
+
+
 def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str, Any]:
     delay = sum(_int(b, key, 0) for key in ("routing_delay", "vc_alloc_delay", "sw_alloc_delay",
                                             "st_prepare_delay", "st_final_delay"))
     speedup = _number(b, "internal_speedup")
     router: dict[str, Any] = {"buffer_phits": _int(b, "vc_buf_size", 1), "delay": delay, "speedup": float(speedup),
                               "alloc_iters": _int(b, "alloc_iters", 1), "credit_delay": _int(b, "credit_delay", 0),
-                              "allocator": b["sw_allocator"]}  # fastnet's allocators have BookSim2's names
+                              "allocator": b["sw_allocator"],  # fastnet's allocators have BookSim2's names
+                              "crossbar": _crossbar(b, speedup)}
     vcs = _int(b, "num_vcs", 1)
     if topo != "dragonflynew":
         router["vcs"] = vcs  # fastnet splits a port's VCs among the routing's classes as BookSim2 does

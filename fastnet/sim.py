@@ -113,10 +113,15 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     head_delay = max(stages - 1, 0) if router["head_delay"] == "auto" else router["head_delay"]
     vc_realloc = max(stages - 2, 0) if router["vc_realloc"] == "auto" else router["vc_realloc"]
     # farthest event ahead of now: a head's ready time (link queue + latency + router delay) or a credit
-    horizon = 2 * max_send + max_lat + router["credit_delay"] + max(delay, head_delay) + 8
+    # the most an output queue holds: one packet, or with a flit crossbar every credit of the VCs downstream
+    flit_crossbar = router["crossbar"] == "flit"
+    queued = max(n * buffers[cls] for cls, n in layout.vcs.items()) if flit_crossbar else max_packet
+    max_queue = -(-queued * int(net.port_period.max()) // PERIOD_ONE)
+    horizon = max_send + max_queue + max_lat + router["credit_delay"] + max(delay, head_delay) + 8
     if horizon > MAX_HORIZON:  # the event wheel spans it: name the largest part
-        parts = {"links.latency": max_lat, "links.bandwidth": 2 * max_send, "router.credit_delay":
-                 router["credit_delay"], "router.delay": max(delay, head_delay)}
+        parts = {"links.latency": max_lat, "router.credit_delay": router["credit_delay"],
+                 "router.delay": max(delay, head_delay)}
+        parts["router.buffer_phits" if flit_crossbar else "links.bandwidth"] = max_send + max_queue
         raise ConfigError(max(parts, key=parts.get), f"makes a hop take {horizon:,} cycles, more than the "
                           f"{MAX_HORIZON:,} the event wheel allows (use a longer cycle: links.cycle)")
     adaptive_choice = algorithm == "ksp" and rcfg["path_choice"] == "adaptive"
@@ -132,7 +137,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         ugal_vcs=_config.UGAL_VCS.index(rcfg["ugal_vcs"]),
         ugal_queue=_config.UGAL_QUEUES.index(rcfg["ugal_queue"]),
         reroute=algorithm == "adaptive" or (algorithm == "updown" and rcfg["up_port"] == "adaptive"),
-        max_packet=max_packet, watchdog=watchdog, skip_idle=sim["skip_idle"], background=False, w0=w0, w1=w1,
+        max_packet=max_packet, flit_crossbar=flit_crossbar,
+        watchdog=watchdog, skip_idle=sim["skip_idle"], background=False, w0=w0, w1=w1,
         ts_interval=sim["timeseries"], occupancy=False, faults=plan is not None,
         wheel_mask=(1 << max(4, math.ceil(math.log2(horizon)))) - 1,
     )

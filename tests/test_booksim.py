@@ -86,7 +86,7 @@ def test_booksim_defaults():
     assert cfg == {
         "topology": {"kind": "torus", "dims": [8, 8], "p": 1},
         "router": {"buffer_phits": 8, "delay": 4, "speedup": 1.0, "alloc_iters": 1, "credit_delay": 0,
-                   "allocator": "islip", "vcs": 16},  # BookSim2's default switch allocator is iSLIP
+                   "allocator": "islip", "crossbar": "flit", "vcs": 16},  # BookSim2's default allocator: iSLIP
         "links": {"latency": 2, "latency_injection": 1},
         "routing": {"algorithm": "dor"},
         "traffic": {"pattern": "uniform", "load": 0.1, "packet_phits": 1},
@@ -181,7 +181,7 @@ def test_router_keys():
                   "credit_delay = 5; internal_speedup = 1.5; alloc_iters = 2; vc_allocator = separable_input_first; "
                   "sw_allocator = islip;")
     assert cfg["router"] == {"buffer_phits": 32, "delay": 9, "speedup": 1.5, "alloc_iters": 2, "credit_delay": 5,
-                             "allocator": "islip", "vcs": 6}
+                             "allocator": "islip", "crossbar": "flit", "vcs": 6}
     cfg = convert("routing_function = dim_order; sw_allocator = separable_input_first;")
     assert cfg["router"]["allocator"] == "separable_input_first"
     with pytest.raises(ConfigError, match="separable_input_first and islip") as e:
@@ -244,6 +244,13 @@ def test_anynet_export_refuses_node_latency(tmp_path):
     assert result.exit_code == 2 and "latency_injection" in result.output
 
 
+def test_crossbar_follows_hold_switch_for_packet():
+    """BookSim2 moves flits through its crossbar unless a packet holds the switch to its tail."""
+    assert convert("routing_function = dim_order;")["router"]["crossbar"] == "flit"
+    held = convert("routing_function = dim_order; hold_switch_for_packet = 1;")
+    assert held["router"]["crossbar"] == "packet"
+
+
 def test_measurement():
     cfg = convert("routing_function = dim_order; warmup_periods = 2; sample_period = 20000; seed = 7;")
     assert cfg["sim"] == {"warmup": 40000, "measure": 20000, "seed": 7}
@@ -254,7 +261,7 @@ def test_measurement():
 def test_keys_without_effect_are_accepted():
     cfg = convert("routing_function = dim_order; watch_out = -; sim_count = 1; priority = none; "
                   "input_speedup = 1; output_speedup = 1; max_samples = 10; latency_thres = 500.0; "
-                  "print_csv_results = 1; stats_out = stats.m; hold_switch_for_packet = 1; vct = 1; "
+                  "print_csv_results = 1; stats_out = stats.m; hold_switch_for_packet = 0; vct = 1; "
                   "wait_for_tail_credit = 0; sim_type = latency; router = iq;")
     assert cfg == convert("routing_function = dim_order;")
 
@@ -285,6 +292,8 @@ FLATFLY = "topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2
     ("routing_function = dim_order; sim_count = 2;", "sim_count"),
     ("routing_function = dim_order; input_speedup = 2;", "input_speedup"),
     ("routing_function = dim_order; wait_for_tail_credit = 1;", "wait_for_tail_credit"),
+    ("routing_function = dim_order; hold_switch_for_packet = 1; internal_speedup = 2.0;", "hold_switch_for_packet"),
+    ("routing_function = dim_order; hold_switch_for_packet = 2;", "hold_switch_for_packet"),
     ("routing_function = dim_order; sim_type = batch;", "sim_type"),
     ("routing_function = dim_order; colour = red;", "colour"),
     ("routing_function = dim_order; injection_rate = 0.5; packet_size = 4;", "injection_rate"),

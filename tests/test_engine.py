@@ -16,7 +16,7 @@ from fastnet.workloads.kernel import GEN_OPEN_LOOP
 from fastnet.kernels.pool import new_packet
 from fastnet.kernels.routing import distance
 from fastnet.kernels.state import (
-    C_DELIVERED, ND_NEXT_ARRIVAL, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_LAT_SUM, S_NET_SUM,
+    C_DELIVERED, ND_NEXT_ARRIVAL, PT_IN_BUSY, PT_IN_PKT, PT_IN_TAIL, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_LAT_SUM, S_NET_SUM,
 )
 from fastnet.sim import prepare, simulate
 
@@ -60,12 +60,12 @@ def single_packets(cfg: dict, pairs: list[tuple[int, int]], size: int):
 
 
 @pytest.mark.parametrize("name", sorted(TOPOLOGIES))
-@pytest.mark.parametrize("speedup", [1.0, 2.0])
-def test_zero_load_latency_is_analytic(name, speedup):
+@pytest.mark.parametrize("speedup,crossbar", [(1.0, "packet"), (2.0, "packet"), (2.0, "flit")])
+def test_zero_load_latency_is_analytic(name, speedup, crossbar):
     """latency = 2 * injection latency + sum of link latencies + (hops + 1) * router delay + (L - 1)."""
     L, D = 4, 2
-    cfg = {"topology": TOPOLOGIES[name], "links": LAT, "router": {"delay": D, "speedup": speedup, "buffer_phits": 8},
-           "traffic": {"packet_phits": L}}
+    cfg = {"topology": TOPOLOGIES[name], "links": LAT, "traffic": {"packet_phits": L},
+           "router": {"delay": D, "speedup": speedup, "buffer_phits": 8, "crossbar": crossbar}}
     rng = np.random.default_rng(0)
     s0 = prepare(cfg)
     N = s0.net.n_nodes
@@ -139,6 +139,50 @@ def test_fat_tree_carries_what_booksim2_carries(allocator):
     for the same outputs and lost to each other."""
     ds = fastnet.run(fastnet.config.merge(FAT_TREE_BOOKSIM, {"router": {"allocator": allocator}}))
     assert ds.accepted_phits_per_node_cycle > 0.74 and ds.packet_latency_mean < 200
+
+
+def test_flit_crossbar_charges_a_streaming_packet_its_crossbar_time_only():
+    """8-phit packets at speedup 2, cut through at zero load (granted D = 2 cycles after the head arrived, 6 before
+    the tail does): the "packet" crossbar holds each input until the tail has arrived, the "flit" crossbar only
+    for ceil(8 / 2) = 4 cycles, leaving the input to another VC 2 cycles before the tail. Latency is the same."""
+    busy = {}
+    for crossbar in ("packet", "flit"):
+        cfg = {"topology": {"kind": "mesh", "dims": [3, 3]}, "links": LAT, "traffic": {"packet_phits": 8},
+               "router": {"delay": 2, "speedup": 2.0, "buffer_phits": 8, "crossbar": crossbar}}
+        s, res = single_packets(cfg, [(0, 8)], 8)
+        used = s.state.pt[:, PT_IN_PKT] >= 0
+        assert used.sum() == 5  # the injection port and four hops
+        busy[crossbar] = s.state.pt[used, PT_IN_BUSY] - s.state.pt[used, PT_IN_TAIL]
+        busy[crossbar, "latency"] = res[0, 0]
+    assert (busy["packet"] == 0).all() and (busy["flit"] == -2).all()
+    assert busy["packet", "latency"] == busy["flit", "latency"]
+
+
+def test_crossbars_agree_at_speedup_one():
+    """With links of one rate and speedup 1 a packet's crossbar time ends when its tail arrives: the two crossbars
+    give the same run, past saturation too."""
+    cfg = {"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "traffic": {"load": 0.9, "packet_phits": 4},
+           "router": {"speedup": 1.0, "buffer_phits": 16}, "sim": {"warmup": 300, "measure": 1500, "drain": 500}}
+    a = fastnet.run(cfg)
+    b = fastnet.run(fastnet.config.merge(cfg, {"router": {"crossbar": "flit"}}))
+    assert a.unstable == 1
+    xr.testing.assert_identical(_without_wall_time(a).drop_attrs(), _without_wall_time(b).drop_attrs())
+
+
+def test_flit_crossbar_carries_what_booksim2_carries_at_speedup_two():
+    """Issue 19: BookSim2 carries 0.94 flits/node/cycle uniform on the 72-node dragonfly of the validation matrix
+    (speedup 2, 10-flit packets; docs/validation/matrix/dragonfly_k2.cfg). fastnet's packet crossbar saturates
+    at 0.81: a packet cut through holds its input for the 10 cycles its tail takes to arrive, at half the
+    crossbar's rate, and its downstream VC until the tail has left on the link. The flit crossbar carries 0.93."""
+    cfg = {"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2},
+           "router": {"buffer_phits": 256, "delay": 3, "speedup": 2.0, "credit_delay": 2,
+                      "allocator": "separable_input_first"},
+           "links": {"latency": 1, "latency_local": 10, "latency_global": 100},
+           "traffic": {"load": 0.93, "packet_phits": 10}, "sim": {"warmup": 15000, "measure": 10000}}
+    packet = fastnet.run(cfg)
+    flit = fastnet.run(fastnet.config.merge(cfg, {"router": {"crossbar": "flit"}}))
+    assert packet.accepted_phits_per_node_cycle < 0.85 and packet.packet_latency_mean > 500
+    assert flit.accepted_phits_per_node_cycle > 0.95 * 0.93 and flit.packet_latency_mean < 500
 
 
 def test_accepted_equals_offered_below_saturation():

@@ -31,9 +31,9 @@ def main() -> None:
             "channels the same router gives about 34 cycles, which is why BookSim2's 143.5 cycles can only come "
             "from its DRAGON_LATENCY channels. The remaining difference comes from the router model: fastnet "
             "moves whole packets (virtual cut-through) through a 3-cycle pipeline (BookSim2: routing 0 + VC "
-            "allocation 1 + switch allocation 1 + switch traversal 1), with speedup 2 modelled as a crossbar "
-            "twice as fast as the link feeding a one-packet output queue, while BookSim2 allocates VCs and the "
-            "switch flit by flit.")
+            "allocation 1 + switch allocation 1 + switch traversal 1) and allocates per packet, while BookSim2 "
+            "allocates VCs and the switch flit by flit; both share the speedup-2 crossbar among packets by "
+            "bandwidth, into output queues bounded by credits (router.crossbar = \"flit\").")
     write_section("booksim_dragonfly", body)
 
 

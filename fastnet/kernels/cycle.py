@@ -14,11 +14,15 @@ One cycle, in pipeline order (the body of `run_chunk`):
                   schedule the credit return and, at the last router, the delivery
 
 Timing of one hop (virtual cut-through): a link sends a packet of L phits in `serialise` cycles, L at the
-reference rate of one phit per cycle, more on a slower link (units.py). A packet granted at cycle t holds the
-crossbar for ceil(L/S) cycles (S = speedup) but never finishes before its own tail has arrived; its head starts on
-the link when the link is free (an output queue of one packet absorbs a crossbar faster than the link), and the
-link is held until the tail has gone: the link's own time, or longer when the tail still streams in from a
-slower link. The tail reaches the next router `latency` cycles after it left, the head as if the packet had
+reference rate of one phit per cycle, more on a slower link (units.py). A packet granted at cycle t crosses the
+crossbar in ceil(L/S) cycles (S = speedup) but never before its own tail has arrived; its head starts on the link
+when the link is free, and the link is held until the tail has gone: the link's own time, or longer when the tail
+still streams in from a slower link. How the crossbar is shared (`router.crossbar`): "packet" holds the input and
+the output until the tail has crossed, into an output queue of one packet, and frees the downstream VC for
+another packet once the tail has left on the link; "flit" (BookSim2's router, which moves flits) charges the input
+and the output ceil(L/S) cycles of crossbar time whatever the tail does, so a packet still streaming in leaves
+the rest of the input's bandwidth to another VC; the output queue is bounded only by the credits of the VCs
+downstream, and the downstream VC is free once the tail has crossed. The tail reaches the next router `latency` cycles after it left, the head as if the packet had
 crossed at this link's rate, and the packet may be granted `delay` cycles after its head arrived. A downstream
 VC is reserved only if all L phits fit (VCT). The L credits return to the upstream when the tail has left the
 buffer, plus `credit_delay`, plus the link latency. Allocation reads the state the previous cycle left
@@ -70,6 +74,12 @@ def serialise(port, p, size):
     """Cycles the link of port p takes to send `size` phits: `size` at one phit per cycle (the reference rate),
     more on a slower link (P_PERIOD: cycles per phit in 1/65536ths, units.PERIOD_ONE)."""
     return (np.int64(size) * port[p, P_PERIOD] + 65535) >> 16
+
+
+@jit_inline
+def crossing(prm, size):
+    """Cycles of crossbar time a packet of `size` phits takes at speedup S."""
+    return np.int64(np.ceil(size / prm.speedup))
 
 
 @jit_inline
@@ -193,11 +203,13 @@ def blocked_until(pt, port, prm, p, o, own_link):
     """First cycle at which input p and output o could both be free for a head (the busy times only grow while
     it waits, since neither port can be granted before then); <= t if they are free now. `own_link`: output o
     is a link the head must wait for (every output but a node's, with multiple ejection); its output queue holds
-    one packet of the largest size. A head that holds its downstream VC keeps its route, so it is not examined
+    one packet of the largest size (with a flit crossbar, what credits allow: nothing to wait for). A head that holds its downstream VC keeps its route, so it is not examined
     again before then (VC_WAKE: the allocator parks it)."""
     wake = pt[p, PT_IN_BUSY]
     if own_link:
-        wake = max(wake, pt[o, PT_OUT_BUSY], pt[o, PT_LINK_BUSY] - serialise(port, o, prm.max_packet))
+        wake = max(wake, pt[o, PT_OUT_BUSY])
+        if not prm.flit_crossbar:
+            wake = max(wake, pt[o, PT_LINK_BUSY] - serialise(port, o, prm.max_packet))
     return wake
 
 
@@ -205,11 +217,16 @@ def blocked_until(pt, port, prm, p, o, own_link):
 def vc_free_at(vc, pk, prm, first, count, t):
     """Earliest cycle (> t) at which one of VCs first..first+count-1, none of which allocate_vc can give now, could
     be allocated: a VC in its reallocation delay at VC_ALLOC; a VC held by another head once that head is
-    granted (at t at the soonest) and its tail has left, plus the reallocation delay."""
+    granted (at t at the soonest) and its tail has left (crossed, with a flit crossbar), plus the reallocation
+    delay."""
     soon = t + (1 << 28)  # the VC records count from C_EPOCH: t and the result too
     for w in range(first, first + count):
         owner = vc[w, VC_OWNER]
-        at = vc[w, VC_ALLOC] if owner < 0 else t + pk[owner, PK_SIZE] - 1 + prm.vc_realloc
+        if owner < 0:
+            at = vc[w, VC_ALLOC]
+        else:
+            size = pk[owner, PK_SIZE]
+            at = t + (crossing(prm, size) if prm.flit_crossbar else size) - 1 + prm.vc_realloc
         soon = min(soon, max(at, t + 1))
     return soon
 
@@ -500,15 +517,16 @@ def traverse(topo, prm, st, t, n_grants):
         size = pk[h, PK_SIZE]
         send = serialise(port, o, size)
         tail = pk[h, PK_ARRIVE] + serialise(port, p, size)  # its tail's arrival here
-        done = max(t + np.int64(np.ceil(size / prm.speedup)), tail)
-        pt[p, PT_IN_BUSY] = done
+        crossed = t + crossing(prm, size)  # its crossbar time, all it takes of a flit crossbar
+        done = max(crossed, tail)  # its tail has crossed
+        pt[p, PT_IN_BUSY] = crossed if prm.flit_crossbar else done
         pt[p, PT_IN_PKT] = h
         pt[p, PT_IN_TAIL] = tail
         own_link = not (prm.multi_eject and port[o, P_CLASS] == NODE)
         start = max(t, pt[o, PT_LINK_BUSY]) if own_link else t
         end = max(start + send, done)  # the tail has left (not before it arrived from a slower link)
         if own_link:
-            pt[o, PT_OUT_BUSY] = done
+            pt[o, PT_OUT_BUSY] = crossed if prm.flit_crossbar else done
             pt[o, PT_LINK_BUSY] = end
         schedule(ev, wheel, ctr, prm.wheel_mask, E_CREDIT, v, size,
                  done - 1 + prm.credit_delay + port[p, P_LATENCY])
@@ -518,7 +536,8 @@ def traverse(topo, prm, st, t, n_grants):
             dvc = pt[p, PT_IN_DVC]
             vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, dvc, size, t)
             vc[dvc, VC_OWNER] = -1
-            vc[dvc, VC_ALLOC] = t - ctr[C_EPOCH] + send - 1 + prm.vc_realloc
+            freed = done if prm.flit_crossbar else t + send  # its tail has crossed, or left on the link
+            vc[dvc, VC_ALLOC] = freed - ctr[C_EPOCH] - 1 + prm.vc_realloc
             pk[h, PK_DVC] = -1
             pk[h, PK_ARRIVE] = end - send + port[o, P_LATENCY]
             pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay

@@ -112,6 +112,8 @@ class Params(NamedTuple):
     ugal_queue: int  # UGAL-L: which occupancy of a first port is read (kernels/routing.py UQ_*)
     reroute: bool  # route a waiting head again every cycle (adaptive choices follow the credits)
     max_packet: int  # largest packet in phits (output-queue allowance)
+    flit_crossbar: bool  # router.crossbar = "flit": packets share the crossbar by bandwidth into an output queue
+    # bounded by credits (BookSim2's flit-by-flit router); else a packet holds it until its tail has crossed
     watchdog: int
     skip_idle: bool  # sim.skip_idle (kernels/cycle.py network_idle)
     background: bool  # an MPI run beside open-loop background traffic (a job of kind open_loop): the open-loop
