@@ -43,7 +43,8 @@ FIXED: dict[str, tuple[tuple[Value, ...], str]] = {
     "arb_type": (("round_robin",), "fastnet's arbiters are round-robin"),
     "wait_for_tail_credit": ((0,), "fastnet reallocates a VC once the tail leaves, as BookSim2 with 0"),
     "vc_busy_when_full": ((0,), "fastnet's VC allocator does not model it"),
-    "vc_prioritize_empty": ((0,), "fastnet's VC allocator picks the free VC with the most room"),
+    "vc_prioritize_empty": ((0,), "fastnet's VC allocation takes turns over free VCs, as BookSim2's at 0 "
+                                  "(router.vc_choice = \"round_robin\"; fastnet's own \"roomiest\" is closer to 1)"),
     "vc_priority_donation": ((0,), "fastnet has no packet priorities"),
     "vc_shuffle_requests": ((0,), "fastnet's VC allocator does not model it"),
     "speculative": ((0,), "fastnet does not allocate the switch speculatively"),
@@ -449,7 +450,7 @@ def _routing(b: dict[str, Value], topo: str) -> dict[str, Any]:
     if name not in mapped:
         raise ConfigError("routing_function", f"{name} on {topo} has no fastnet equivalent; mapped here: "
                                               + ", ".join(mapped))
-    for key in ("vc_allocator", "sw_allocator"):  # VC allocation is fastnet's own: either name maps to it
+    for key in ("vc_allocator", "sw_allocator"):  # either VC allocator maps to router.vc_choice = "round_robin"
         if b[key] not in ALLOCATORS:
             raise ConfigError(key, f"{b[key]!r} does not map: fastnet's allocators are "
                                    + " and ".join(ALLOCATORS))
@@ -477,7 +478,9 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
     router: dict[str, Any] = {"buffer_phits": _int(b, "vc_buf_size", 1), "delay": delay, "speedup": float(speedup),
                               "alloc_iters": _int(b, "alloc_iters", 1), "credit_delay": _int(b, "credit_delay", 0),
                               "allocator": b["sw_allocator"],  # fastnet's allocators have BookSim2's names
-                              "crossbar": _crossbar(b, speedup)}
+                              "crossbar": _crossbar(b, speedup),
+                              # both of BookSim2's VC allocators mapped here (ALLOCATORS) take turns over output VCs
+                              "vc_choice": "round_robin"}
     vcs = _int(b, "num_vcs", 1)
     if topo != "dragonflynew":
         router["vcs"] = vcs  # fastnet splits a port's VCs among the routing's classes as BookSim2 does

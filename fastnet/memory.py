@@ -80,7 +80,7 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
     """The peak memory of running `cfg` on the built `net` and `routes` with `vcs` VC slots per port; `extra`:
     other built arrays or NamedTuples of arrays the run keeps (traffic, workload)."""
     from .build.routing import diameter
-    from .kernels.state import N_EV, N_PK, N_PT, N_TS, N_VC
+    from .kernels.state import N_EV, N_ND, N_PK, N_PT, N_TS, N_VC
     from .occupancy import BUFFER_BYTES
 
     R, P, N = net.n_routers, net.n_ports, net.n_nodes
@@ -92,9 +92,10 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
         closed = "workload" in cfg and cfg["workload"].get("kind", "open_loop") != "open_loop"
         end = sim["max_cycles"] if closed else sim["warmup"] + sim["measure"] + sim["drain"]
         rows = math.ceil(end / sim["timeseries"])
-    state = (PV * (N_VC * 4 + 4)  # vc records, act list
+    round_robin = cfg["router"]["vc_choice"] == "round_robin"
+    state = (PV * (N_VC * 4 + 4 + (4 if round_robin else 0))  # vc records, act list, round-robin pointers
              + P * (N_PT * 8 + 3 * 4)  # port records, allocation scratch
-             + N * (5 * 8 + 4 + 8)  # node records, active list, RNG streams
+             + N * (N_ND * 8 + 4 + 8)  # node records, active list, RNG streams
              + R * 8 + rows * N_TS * 8)
 
     D = diameter(routes)

@@ -137,7 +137,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         ugal_vcs=_config.UGAL_VCS.index(rcfg["ugal_vcs"]),
         ugal_queue=_config.UGAL_QUEUES.index(rcfg["ugal_queue"]),
         reroute=algorithm == "adaptive" or (algorithm == "updown" and rcfg["up_port"] == "adaptive"),
-        max_packet=max_packet, flit_crossbar=flit_crossbar,
+        max_packet=max_packet, flit_crossbar=flit_crossbar, vc_round_robin=router["vc_choice"] == "round_robin",
         watchdog=watchdog, skip_idle=sim["skip_idle"], background=False, w0=w0, w1=w1,
         ts_interval=sim["timeseries"], occupancy=False, faults=plan is not None,
         wheel_mask=(1 << max(4, math.ceil(math.log2(horizon)))) - 1,

@@ -86,7 +86,7 @@ def test_booksim_defaults():
     assert cfg == {
         "topology": {"kind": "torus", "dims": [8, 8], "p": 1},
         "router": {"buffer_phits": 8, "delay": 4, "speedup": 1.0, "alloc_iters": 1, "credit_delay": 0,
-                   "allocator": "islip", "crossbar": "flit", "vcs": 16},  # BookSim2's default allocator: iSLIP
+                   "allocator": "islip", "crossbar": "flit", "vc_choice": "round_robin", "vcs": 16},  # iSLIP
         "links": {"latency": 2, "latency_injection": 1},
         "routing": {"algorithm": "dor"},
         "traffic": {"pattern": "uniform", "load": 0.1, "packet_phits": 1},
@@ -181,7 +181,7 @@ def test_router_keys():
                   "credit_delay = 5; internal_speedup = 1.5; alloc_iters = 2; vc_allocator = separable_input_first; "
                   "sw_allocator = islip;")
     assert cfg["router"] == {"buffer_phits": 32, "delay": 9, "speedup": 1.5, "alloc_iters": 2, "credit_delay": 5,
-                             "allocator": "islip", "crossbar": "flit", "vcs": 6}
+                             "allocator": "islip", "crossbar": "flit", "vc_choice": "round_robin", "vcs": 6}
     cfg = convert("routing_function = dim_order; sw_allocator = separable_input_first;")
     assert cfg["router"]["allocator"] == "separable_input_first"
     with pytest.raises(ConfigError, match="separable_input_first and islip") as e:

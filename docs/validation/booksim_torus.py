@@ -14,7 +14,7 @@ import csv
 from common import REFERENCE, markdown_table, run_points, write_csv, write_section
 
 ROUTER = {"buffer_phits": 8, "delay": 4, "speedup": 1.0, "credit_delay": 0, "alloc_iters": 1, "allocator": "islip",
-          "crossbar": "flit"}  # as BookSim2 moves flits (the same as "packet" at speedup 1)
+          "crossbar": "flit", "vc_choice": "round_robin"}  # as BookSim2 (flit: the same as "packet" at speedup 1)
 LINKS = {"latency": 2, "latency_injection": 1}
 SIM = {"warmup": 3000, "measure": 10000, "drain": 3000}
 

@@ -55,7 +55,7 @@ from .state import (
     C_CREATED, C_DELIVERED, C_DROP_LINK, C_DROP_UNROUTABLE, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
     C_EPOCH, C_MEAS_DELIVERED, C_MEAS_DROPPED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
     EV_AMOUNT, EV_KIND,
-    EV_NEXT, EV_TARGET, ND_BUSY, ND_HEAD, ND_TAIL, PK_ARRIVE, PK_LOST, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
+    EV_NEXT, EV_TARGET, ND_BUSY, ND_HEAD, ND_LAST_VC, ND_TAIL, PK_ARRIVE, PK_LOST, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
     PK_DVC, PK_INJECT, PK_MSG, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_PKT, PT_IN_TAIL, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
@@ -140,8 +140,18 @@ def fire_events(prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
 
 
 @jit_inline
-def roomiest_vc(vc, first, count, size):
-    """The VC among first..first+count-1 with the most free phits, if the whole packet fits (VCT); else -1."""
+def injection_vc(vc, nd, prm, n, first, count, size):
+    """The injection VC among first..first+count-1 that node n sends a packet of `size` phits into, if the whole
+    packet fits (VCT); else -1: the one with the most free phits, or (round robin) the first after the node's
+    last one, as BookSim2's sources take turns."""
+    if prm.vc_round_robin:
+        last = nd[n, ND_LAST_VC] - first
+        for i in range(1, count + 1):
+            v = first + (last + i) % count if 0 <= last < count else first + i - 1
+            if vc[v, VC_FREE] >= size:
+                nd[n, ND_LAST_VC] = v
+                return v
+        return -1
     best = -1
     room = size - 1
     for v in range(first, first + count):
@@ -152,15 +162,30 @@ def roomiest_vc(vc, first, count, size):
 
 
 @jit_inline
-def allocate_vc(vc, first, count, h, t):
-    """VC allocation: give head h the free VC (no owner, reallocation delay over) with the most room; -1 if none.
-    The head holds it until its switch grant, as a VC held from VC allocation to tail in BookSim2."""
+def allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t):
+    """VC allocation: give head h, in input VC v, a free VC among first..first+count-1 (no owner, reallocation
+    delay over); -1 if none. The one with the most room; or (round robin) the first from v's pointer, which then
+    moves past it, whatever the VCs hold: BookSim2's VC allocators take turns so (an input VC's iSLIP accept
+    pointer or separable input arbiter over output VCs: a head moving to another output starts from its first
+    VC). `local` numbers VC `first` in the pointer's space (output port at its router x V + VC). The head holds
+    the VC until its switch grant, as a VC held from VC allocation to tail in BookSim2."""
     best = -1
-    room = -1
-    for v in range(first, first + count):
-        if vc[v, VC_OWNER] < 0 and vc[v, VC_ALLOC] <= t and vc[v, VC_FREE] > room:
-            best = v
-            room = vc[v, VC_FREE]
+    if prm.vc_round_robin:
+        k0 = vc_ptr[v] - local
+        if k0 < 0 or k0 >= count:
+            k0 = 0
+        for i in range(count):
+            k = k0 + i if k0 + i < count else k0 + i - count
+            if vc[first + k, VC_OWNER] < 0 and vc[first + k, VC_ALLOC] <= t:
+                best = first + k
+                vc_ptr[v] = local + k + 1
+                break
+    else:
+        room = -1
+        for w in range(first, first + count):
+            if vc[w, VC_OWNER] < 0 and vc[w, VC_ALLOC] <= t and vc[w, VC_FREE] > room:
+                best = w
+                room = vc[w, VC_FREE]
     if best >= 0:
         vc[best, VC_OWNER] = h
     return best
@@ -179,7 +204,7 @@ def inject(topo, rt, prm, st, t):
         h = nd[n, ND_HEAD]
         size = pk[h, PK_SIZE]
         port = topo.node[n, N_PORT]
-        v = roomiest_vc(vc, port * prm.vcs, rt.vcr[NODE, 0, 1], size)
+        v = injection_vc(vc, nd, prm, n, port * prm.vcs, rt.vcr[NODE, 0, 1], size)
         if v < 0:
             continue
         if nd[n, ND_HEAD] == nd[n, ND_TAIL]:
@@ -290,8 +315,8 @@ def prefetch_heads(act, n, vc, pk, pt, V, i):
 
 
 @jit_inline
-def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, t, epoch, v, routing,
-                 scan):
+def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, pt, prm, pk, rng, buf, buf2, t, epoch, v,
+                 routing, scan):
     """The output that VC v's head asks for, if it may ask this cycle: route it (again, if adaptive) and allocate
     its downstream VC, then check that its crossbar input and output are free and unmatched and that the
     whole packet fits downstream. Returns (output, downstream VC (-1: to the node), own_link), output -1 if
@@ -317,7 +342,8 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, 
         if port[o, P_CLASS] != NODE:
             oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
             first, count = port[o, P_PEER_PORT] * V + vcr[oc, cls, 0], vcr[oc, cls, 1]
-            dvc = allocate_vc(vc, first, count, h, t - epoch)
+            local = (o - ps[port[p, P_ROUTER]]) * V + vcr[oc, cls, 0]
+            dvc = allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t - epoch)
             if dvc < 0:
                 if not prm.reroute:  # its route is kept: nothing to do before a VC can be free
                     vc[v, VC_WAKE] = vc_free_at(vc, pk, prm, first, count, t - epoch)
@@ -385,8 +411,8 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     while i < st.ctr[C_N_ACTIVE]:  # VCs whose head is ready
         v = act[i]
         prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
-        o, dvc, own_link = head_request(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, pt, prm, pk,
-                                        st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan)
+        o, dvc, own_link = head_request(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, st.vc_ptr, pt, prm,
+                                        pk, st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan)
         if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
         if o == DROP and drop_head(topo.port, prm, st, v, t):
@@ -443,8 +469,8 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
     while i < st.ctr[C_N_ACTIVE]:  # requests, and the grant phase: each output keeps the first input
         v = act[i]
         prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
-        o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, t,
-                                        epoch, v, routing, scan)
+        o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, st.vc_ptr, pt, prm, pk, rng, buf,
+                                        buf2, t, epoch, v, routing, scan)
         if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
         if o == DROP and drop_head(topo.port, prm, st, v, t):

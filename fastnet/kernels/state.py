@@ -64,7 +64,8 @@ N_PT = 20
 # nd[node, ...]: node records (int64)
 ND_HEAD, ND_TAIL, ND_BUSY, ND_POS, ND_NEXT_ARRIVAL = 0, 1, 2, 3, 4
 ND_ARRIVAL_LINK = 5  # the next node on the same slot of the open-loop arrival wheel (traffic/openloop.py)
-N_ND = 6
+ND_LAST_VC = 6  # router.vc_choice = "round_robin": the injection VC the node last sent a packet into
+N_ND = 7
 
 # ev[e, ...]: events on the timing wheel (int64)
 EV_KIND, EV_TARGET, EV_AMOUNT, EV_NEXT = 0, 1, 2, 3
@@ -112,6 +113,8 @@ class Params(NamedTuple):
     ugal_queue: int  # UGAL-L: which occupancy of a first port is read (kernels/routing.py UQ_*)
     reroute: bool  # route a waiting head again every cycle (adaptive choices follow the credits)
     max_packet: int  # largest packet in phits (output-queue allowance)
+    vc_round_robin: bool  # router.vc_choice = "round_robin": a head takes the first free VC from its VC's
+    # round-robin pointer (vc_ptr), a node the next injection VC with room (BookSim2); else the one with the most room
     flit_crossbar: bool  # router.crossbar = "flit": packets share the crossbar by bandwidth into an output queue
     # bounded by credits (BookSim2's flit-by-flit router); else a packet holds it until its tail has crossed
     watchdog: int
@@ -149,6 +152,8 @@ class State(NamedTuple):
     ts: np.ndarray  # int64[T, N_TS]
     vc_area: np.ndarray  # int64[P*V] phit-cycles reserved in the window (only with Params.occupancy)
     vc_since: np.ndarray  # int64[P*V]
+    vc_ptr: np.ndarray  # int32[P*V] (only with Params.vc_round_robin, else [1]): the output VC after the one the
+    # VC's last head was allocated, numbered output port at its router x V + VC (kernels/cycle.py allocate_vc)
     arrivals: np.ndarray  # int64[A] open-loop arrival wheel: first node whose next arrival is due at slot's cycles
 
 
@@ -205,6 +210,7 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
         lat_hist=np.zeros(HIST_BINS, np.int64), net_hist=np.zeros(HIST_BINS, np.int64),
         ts=np.zeros((max(n_timeseries, 1), N_TS), np.int64),
         vc_area=np.zeros(occ, np.int64), vc_since=np.zeros(occ, np.int64),
+        vc_ptr=np.zeros(PV if prm.vc_round_robin else 1, np.int32),
         arrivals=np.full(arrival_slots, -1, np.int64),
     )
 
