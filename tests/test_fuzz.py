@@ -17,8 +17,9 @@ A failure prints the smallest example found and a @reproduce_failure blob that r
 Compile time: each combination of (routing, switch allocator, workload generator, minimal-port scan) is a cycle
 loop of its own (sim.compile_kernels: 10-20 s the first time). The valid configs therefore take those from
 KERNELS, combinations the rest of the suite compiles anyway, and vary everything else freely: sizes, VCs, buffers,
-delays, link latencies and bandwidths, speedup, patterns, loads, seeds, timeseries and failures. Networks are tiny
-and runs a few thousand cycles, so each example, run twice, takes milliseconds once its kernel is compiled.
+delays, link latencies and bandwidths, speedup, crossbar, VC choice, patterns, loads, seeds, timeseries and
+failures. Networks are tiny and runs a few thousand cycles, so each example, run twice, takes milliseconds once
+its kernel is compiled.
 """
 
 from __future__ import annotations
@@ -281,6 +282,8 @@ def valid_configs(draw, kernel):
         "delay": draw(st.integers(0, 5)), "speedup": draw(st.sampled_from([1.0, 1.25, 1.5, 2.0, 3.0])),
         "alloc_iters": draw(st.integers(1, 3)), "allocator": allocator, "credit_delay": draw(st.integers(0, 3)),
         "ejection": draw(st.sampled_from(["single", "multiple"])),
+        "crossbar": draw(st.sampled_from(["packet", "flit"])),
+        "vc_choice": draw(st.sampled_from(["roomiest", "round_robin"])),
     }
     if draw(st.booleans()):
         router.update(head_delay=draw(st.integers(0, 3)), vc_realloc=draw(st.integers(0, 3)))

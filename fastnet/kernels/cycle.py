@@ -22,11 +22,11 @@ the output until the tail has crossed, into an output queue of one packet, and f
 another packet once the tail has left on the link; "flit" (BookSim2's router, which moves flits) charges the input
 and the output ceil(L/S) cycles of crossbar time whatever the tail does, so a packet still streaming in leaves
 the rest of the input's bandwidth to another VC; the output queue is bounded only by the credits of the VCs
-downstream, and the downstream VC is free once the tail has crossed. The tail reaches the next router `latency` cycles after it left, the head as if the packet had
-crossed at this link's rate, and the packet may be granted `delay` cycles after its head arrived. A downstream
-VC is reserved only if all L phits fit (VCT). The L credits return to the upstream when the tail has left the
-buffer, plus `credit_delay`, plus the link latency. Allocation reads the state the previous cycle left
-and `traverse` commits afterwards, so the order in which routers are visited does not matter. A node has one
+downstream, and the downstream VC is free once the tail has crossed. The tail reaches the next router `latency`
+cycles after it left, the head as if the packet had crossed at this link's rate, and the packet may be granted
+`delay` cycles after its head arrived. A downstream VC is reserved only if all L phits fit (VCT). The L credits
+return to the upstream when the tail has left the buffer, plus `credit_delay`, plus the link latency. Allocation
+reads the state the previous cycle left and `traverse` commits afterwards, so the order in which routers are visited does not matter. A node has one
 ejection channel shared by its router's input ports (`router.ejection = "single"`), or takes a packet from each
 of them at once ("multiple", FSIN's multiple consumption).
 
@@ -228,8 +228,9 @@ def blocked_until(pt, port, prm, p, o, own_link):
     """First cycle at which input p and output o could both be free for a head (the busy times only grow while
     it waits, since neither port can be granted before then); <= t if they are free now. `own_link`: output o
     is a link the head must wait for (every output but a node's, with multiple ejection); its output queue holds
-    one packet of the largest size (with a flit crossbar, what credits allow: nothing to wait for). A head that holds its downstream VC keeps its route, so it is not examined
-    again before then (VC_WAKE: the allocator parks it)."""
+    one packet of the largest size (with a flit crossbar, what credits allow: nothing to wait for). A head that
+    holds its downstream VC keeps its route, so it is not examined again before then (VC_WAKE: the allocator
+    parks it)."""
     wake = pt[p, PT_IN_BUSY]
     if own_link:
         wake = max(wake, pt[o, PT_OUT_BUSY])
