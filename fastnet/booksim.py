@@ -10,6 +10,7 @@ the key and why.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -472,9 +473,12 @@ def _crossbar(b: dict[str, Value], speedup: float) -> str:
 
 
 def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str, Any]:
-    delay = sum(_int(b, key, 0) for key in ("routing_delay", "vc_alloc_delay", "sw_alloc_delay",
-                                            "st_prepare_delay", "st_final_delay"))
+    stages = sum(_int(b, key, 0) for key in ("routing_delay", "vc_alloc_delay", "sw_alloc_delay",
+                                             "st_prepare_delay", "st_final_delay"))
     speedup = _number(b, "internal_speedup")
+    # BookSim2 steps its whole router pipeline internal_speedup times a cycle (Router::Evaluate), so a stage of one
+    # cycle takes 1/speedup of one: its router delay is the stages over the speedup
+    delay = math.ceil(stages / speedup)
     router: dict[str, Any] = {"buffer_phits": _int(b, "vc_buf_size", 1), "delay": delay, "speedup": float(speedup),
                               "alloc_iters": _int(b, "alloc_iters", 1), "credit_delay": _int(b, "credit_delay", 0),
                               "allocator": b["sw_allocator"],  # fastnet's allocators have BookSim2's names

@@ -45,6 +45,7 @@ OURS_CSV = HERE / "booksim_matrix.csv"
 ROWS = [
     ("torus 8x8, dim_order", "torus_8x8.cfg", "bitcomp"),
     ("torus 4x4x4, dim_order", "torus_4x4x4.cfg", "bitcomp"),
+    ("torus 8x8, speedup 2, 4-flit packets", "torus_8x8_speedup2.cfg", "bitcomp"),
     ("mesh 8x8, dim_order", "mesh_8x8.cfg", "transpose"),
     ("fat tree 4-ary 3-tree, nca", "fattree_k4n3.cfg", "bitcomp"),
     ("fat tree, separable input-first allocators", "fattree_k4n3_input_first.cfg", "bitcomp"),
