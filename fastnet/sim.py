@@ -122,8 +122,11 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         parts = {"links.latency": max_lat, "router.credit_delay": router["credit_delay"],
                  "router.delay": max(delay, head_delay)}
         parts["router.buffer_phits" if flit_crossbar else "links.bandwidth"] = max_send + max_queue
-        raise ConfigError(max(parts, key=parts.get), f"makes a hop take {horizon:,} cycles, more than the "
-                          f"{MAX_HORIZON:,} the event wheel allows (use a longer cycle: links.cycle)")
+        field = max(parts, key=parts.get)
+        fix = ("smaller buffers, or router.crossbar = \"packet\": a flit crossbar's output queue holds all their "
+               "credits" if field == "router.buffer_phits" else "use a longer cycle: links.cycle")
+        raise ConfigError(field, f"makes a hop take {horizon:,} cycles, more than the {MAX_HORIZON:,} the event "
+                                 f"wheel allows ({fix})")
     adaptive_choice = algorithm == "ksp" and rcfg["path_choice"] == "adaptive"
     prm = Params(
         vcs=V, delay=delay, head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]),

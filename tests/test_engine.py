@@ -13,7 +13,7 @@ from fastnet import booksim
 from fastnet.build.network import LOCAL
 from fastnet.build.routing import is_table, minimal_scan
 from fastnet.build.vcs import VCP_NONE
-from fastnet.errors import DeadlockError
+from fastnet.errors import ConfigError, DeadlockError
 from fastnet.kernels.cycle import allocate_vc, cycle_loop
 from fastnet.workloads.kernel import GEN_OPEN_LOOP
 from fastnet.kernels.pool import new_packet
@@ -160,6 +160,16 @@ def test_flit_crossbar_charges_a_streaming_packet_its_crossbar_time_only():
         busy[crossbar, "latency"] = res[0, 0]
     assert (busy["packet"] == 0).all() and (busy["flit"] == -2).all()
     assert busy["packet", "latency"] == busy["flit", "latency"]
+
+
+def test_flit_crossbar_queue_must_fit_the_event_wheel():
+    """A flit crossbar's output queue may hold every credit of the VCs downstream: a head's ready time can lie
+    that far ahead, and the event wheel must span it."""
+    cfg = {"topology": {"kind": "torus", "dims": [4, 4]}, "router": {"crossbar": "flit", "buffer_phits": 2 * 10**7}}
+    with pytest.raises(ConfigError, match="smaller buffers") as e:
+        prepare(cfg)
+    assert e.value.field == "router.buffer_phits"
+    prepare(fastnet.config.merge(cfg, {"router": {"crossbar": "packet"}}))
 
 
 def test_crossbars_agree_at_speedup_one():
