@@ -167,8 +167,8 @@ def allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t):
     delay over); -1 if none. The one with the most room; or (round robin) the first from v's pointer, which then
     moves past it, whatever the VCs hold: BookSim2's VC allocators take turns so (an input VC's iSLIP accept
     pointer or separable input arbiter over output VCs: a head moving to another output starts from its first
-    VC). `local` numbers VC `first` in the pointer's space (output port at its router x V + VC). The head holds
-    the VC until its switch grant, as a VC held from VC allocation to tail in BookSim2."""
+    VC). `local` numbers VC `first` in the pointer's space (output port at its router x V + VC; round robin
+    only). The head holds the VC until its switch grant, as a VC held from VC allocation to tail in BookSim2."""
     best = -1
     if prm.vc_round_robin:
         k0 = vc_ptr[v] - local
@@ -343,7 +343,7 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, pt, prm, pk, rn
         if port[o, P_CLASS] != NODE:
             oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
             first, count = port[o, P_PEER_PORT] * V + vcr[oc, cls, 0], vcr[oc, cls, 1]
-            local = (o - ps[port[p, P_ROUTER]]) * V + vcr[oc, cls, 0]
+            local = (o - ps[port[p, P_ROUTER]]) * V + vcr[oc, cls, 0] if prm.vc_round_robin else 0
             dvc = allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t - epoch)
             if dvc < 0:
                 if not prm.reroute:  # its route is kept: nothing to do before a VC can be free
@@ -546,14 +546,15 @@ def traverse(topo, prm, st, t, n_grants):
         tail = pk[h, PK_ARRIVE] + serialise(port, p, size)  # its tail's arrival here
         crossed = t + crossing(prm, size)  # its crossbar time, all it takes of a flit crossbar
         done = max(crossed, tail)  # its tail has crossed
-        pt[p, PT_IN_BUSY] = crossed if prm.flit_crossbar else done
+        busy = crossed if prm.flit_crossbar else done  # until the crossbar input and output may take another
+        pt[p, PT_IN_BUSY] = busy
         pt[p, PT_IN_PKT] = h
         pt[p, PT_IN_TAIL] = tail
         own_link = not (prm.multi_eject and port[o, P_CLASS] == NODE)
         start = max(t, pt[o, PT_LINK_BUSY]) if own_link else t
         end = max(start + send, done)  # the tail has left (not before it arrived from a slower link)
         if own_link:
-            pt[o, PT_OUT_BUSY] = crossed if prm.flit_crossbar else done
+            pt[o, PT_OUT_BUSY] = busy
             pt[o, PT_LINK_BUSY] = end
         schedule(ev, wheel, ctr, prm.wheel_mask, E_CREDIT, v, size,
                  done - 1 + prm.credit_delay + port[p, P_LATENCY])
