@@ -182,9 +182,10 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         # one VC, then each output one input; or islip (BookSim2's default): each input asks for every output
         # one of its VCs wants, each output grants one input, each input accepts one grant
         "credit_delay": (2, _int(0)),  # cycles added to the credit's trip back over the link
-        "vc_choice": ("roomiest", _choice("roomiest", "round_robin")),  # which free downstream VC a head gets
-        # (and a node's packet, among its injection VCs with room): the one with the most room; or round_robin
-        # (BookSim2's VC allocators): the first from a pointer that moves past each one taken, whatever it holds
+        # which free downstream VC a head gets (and a node's packet, among its injection VCs with room): the one
+        # with the most room; or (round_robin) the first from a pointer that moves past each one taken, whatever
+        # it holds; or BookSim2's VC allocators, iSLIP and separable input-first, with those pointers
+        "vc_choice": ("roomiest", _choice("roomiest", "round_robin", "islip", "separable_input_first")),
         "crossbar": ("packet", _choice("packet", "flit")),  # packet: a packet holds its crossbar input and output
         # until its tail has crossed, into a one-packet output queue; flit (BookSim2's router): packets share
         # the crossbar by bandwidth (ceil(L / speedup) cycles each), into an output queue bounded by credits

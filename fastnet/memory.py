@@ -80,7 +80,7 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
     """The peak memory of running `cfg` on the built `net` and `routes` with `vcs` VC slots per port; `extra`:
     other built arrays or NamedTuples of arrays the run keeps (traffic, workload)."""
     from .build.routing import diameter
-    from .kernels.state import N_EV, N_ND, N_PK, N_PT, N_TS, N_VC
+    from .kernels.state import N_EV, N_ND, N_PK, N_PT, N_TS, N_VC, N_VG
     from .occupancy import BUFFER_BYTES
 
     R, P, N = net.n_routers, net.n_ports, net.n_nodes
@@ -92,8 +92,9 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
         closed = "workload" in cfg and cfg["workload"].get("kind", "open_loop") != "open_loop"
         end = sim["max_cycles"] if closed else sim["warmup"] + sim["measure"] + sim["drain"]
         rows = math.ceil(end / sim["timeseries"])
-    round_robin = cfg["router"]["vc_choice"] == "round_robin"
-    state = (PV * (N_VC * 4 + 4 + (4 if round_robin else 0))  # vc records, act list, round-robin pointers
+    choice = cfg["router"]["vc_choice"]
+    per_vc = 4 if choice == "roomiest" else 4 + 4 if choice == "round_robin" else 4 + 4 + N_VG * 8 + 4
+    state = (PV * (N_VC * 4 + per_vc)  # vc records, act list, round-robin pointers, VC allocators' arbiters
              + P * (N_PT * 8 + 3 * 4)  # port records, allocation scratch
              + N * (N_ND * 8 + 4 + 8)  # node records, active list, RNG streams
              + R * 8 + rows * N_TS * 8)

@@ -58,7 +58,7 @@ class Simulation:
 
 def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int | None = None) -> Simulation:
     """Resolve and check a config, compile network, routing, traffic and the initial state."""
-    from .kernels.state import Params, new_state
+    from .kernels.state import VA_GREEDY, VA_ISLIP, VA_SEPARABLE, Params, new_state
     from .traffic.openloop import start_open_loop
     from .workloads.build import compile_workload, workload_section
 
@@ -140,7 +140,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         ugal_vcs=_config.UGAL_VCS.index(rcfg["ugal_vcs"]),
         ugal_queue=_config.UGAL_QUEUES.index(rcfg["ugal_queue"]),
         reroute=algorithm == "adaptive" or (algorithm == "updown" and rcfg["up_port"] == "adaptive"),
-        max_packet=max_packet, flit_crossbar=flit_crossbar, vc_round_robin=router["vc_choice"] == "round_robin",
+        max_packet=max_packet, flit_crossbar=flit_crossbar, vc_round_robin=router["vc_choice"] != "roomiest",
+        vc_alloc={"islip": VA_ISLIP, "separable_input_first": VA_SEPARABLE}.get(router["vc_choice"], VA_GREEDY),
         watchdog=watchdog, skip_idle=sim["skip_idle"], background=False, w0=w0, w1=w1,
         ts_interval=sim["timeseries"], occupancy=False, faults=plan is not None,
         wheel_mask=(1 << max(4, math.ceil(math.log2(horizon)))) - 1,

@@ -283,7 +283,7 @@ def valid_configs(draw, kernel):
         "alloc_iters": draw(st.integers(1, 3)), "allocator": allocator, "credit_delay": draw(st.integers(0, 3)),
         "ejection": draw(st.sampled_from(["single", "multiple"])),
         "crossbar": draw(st.sampled_from(["packet", "flit"])),
-        "vc_choice": draw(st.sampled_from(["roomiest", "round_robin"])),
+        "vc_choice": draw(st.sampled_from(["roomiest", "round_robin", "islip", "separable_input_first"])),
     }
     if draw(st.booleans()):
         router.update(head_delay=draw(st.integers(0, 3)), vc_realloc=draw(st.integers(0, 3)))

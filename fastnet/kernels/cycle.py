@@ -60,7 +60,7 @@ from .state import (
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
     S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER, VC_POS,
-    VC_WAKE,
+    VC_WAKE, VA_GREEDY, VA_SEPARABLE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP,
 )
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
@@ -162,6 +162,25 @@ def injection_vc(vc, nd, prm, n, first, count, size):
 
 
 @jit_inline
+def rr_start(vc_ptr, v, local, count):
+    """Where input VC v's round-robin scan over the `count` VCs numbered local.. in vc_ptr's space starts: after
+    the VC it last took, or at the first when that was at another output."""
+    k0 = vc_ptr[v] - local
+    return k0 if 0 <= k0 < count else 0
+
+
+@jit_inline
+def downstream_vcs(ps, port, vcr, prm, p, o, cls):
+    """The VCs a head of input port p, class cls, may take at output o: (first, count, the first's number in
+    vc_ptr's space: output port at its router x V + VC; round robin only)."""
+    V = prm.vcs
+    oc = port[o, P_CLASS]
+    first, count = port[o, P_PEER_PORT] * V + vcr[oc, cls, 0], vcr[oc, cls, 1]
+    local = (o - ps[port[p, P_ROUTER]]) * V + vcr[oc, cls, 0] if prm.vc_round_robin else 0
+    return first, count, local
+
+
+@jit_inline
 def allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t):
     """VC allocation: give head h, in input VC v, a free VC among first..first+count-1 (no owner, reallocation
     delay over); -1 if none. The one with the most room; or (round robin) the first from v's pointer, which then
@@ -171,9 +190,7 @@ def allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t):
     only). The head holds the VC until its switch grant, as a VC held from VC allocation to tail in BookSim2."""
     best = -1
     if prm.vc_round_robin:
-        k0 = vc_ptr[v] - local
-        if k0 < 0 or k0 >= count:
-            k0 = 0
+        k0 = rr_start(vc_ptr, v, local, count)
         for i in range(count):
             k = k0 + i if k0 + i < count else k0 + i - count
             if vc[first + k, VC_OWNER] < 0 and vc[first + k, VC_ALLOC] <= t:
@@ -316,6 +333,109 @@ def prefetch_heads(act, n, vc, pk, pt, V, i):
 
 
 @jit_inline
+def route_head(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, p, h, routing, scan):
+    """Route head packet h of input port p (again, if adaptive), keeping its output's PT_WAIT; False if failures
+    left it no route."""
+    before = pk[h, PK_OUT]
+    route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, port[p, P_ROUTER], h)
+    if before >= 0:
+        pt[before, PT_WAIT] -= pk[h, PK_SIZE]
+    if pk[h, PK_OUT] < 0:  # only with failures (kernels/routing.py route)
+        return False
+    pt[pk[h, PK_OUT], PT_WAIT] += pk[h, PK_SIZE]
+    return True
+
+
+@jit_inline
+def allocate_vcs(topo, rt, prm, st, t, routing, scan):
+    """VC allocation by BookSim2's allocators over all of a router's input and output VCs at once (router.vc_choice
+    "islip", src/allocators/islip.cpp, with router.alloc_iters iterations as BookSim2's alloc_iters; or
+    "separable_input_first", separable_input_first.cpp), before switch allocation: fastnet's router delay counts
+    both stages, so a head may ask for the switch in the cycle its VC is granted. A grant not accepted, and a
+    request not granted, are lost for the cycle, as in BookSim2."""
+    separable = prm.vc_alloc == VA_SEPARABLE
+    for it in range(1 if separable else prm.iters):  # BookSim2's separable allocator has no iterations
+        st.ctr[C_STAMP] += 1
+        n = ask_vcs(topo, rt, prm, st, t, routing, scan, st.ctr[C_STAMP], separable, it == 0)
+        accept_vcs(topo, rt, prm, st, st.ctr[C_STAMP], n, separable, it == 0)
+
+
+@jit_inline
+def ask_vcs(topo, rt, prm, st, t, routing, scan, stamp, separable, first_iteration):
+    """Requests and grants: every ready head without a downstream VC asks for each free VC of its output's class
+    (iSLIP), or for the first free one from its round-robin pointer (separable input-first: its input arbiter);
+    each asked VC grants the asking input VC first from its own pointer, over the router's input VCs (port x V
+    + VC). A head with no free VC to ask for waits off the ready list until one can be (vc_free_at). Lists the
+    asking heads' VCs in st.vc_asking and returns how many."""
+    pk, vc, act, vcg = st.pk, st.vc, st.act, st.vc_grant
+    ps, port = topo.router_port_start, topo.port
+    V = prm.vcs
+    now = t - st.ctr[C_EPOCH]  # the VC records' times count from C_EPOCH
+    n_asking = 0
+    for i in range(st.ctr[C_N_ACTIVE]):
+        v = act[i]
+        h = vc[v, VC_HEAD]
+        if vc[v, VC_WAKE] > now or pk[h, PK_DVC] >= 0:
+            continue
+        p = v // V
+        if (pk[h, PK_OUT] < 0 or (prm.reroute and first_iteration)) and not route_head(
+                ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, st.pt, prm, pk, st.rng_router, st.buf,
+                st.buf2, p, h, routing, scan):
+            continue  # head_request drops it
+        o = pk[h, PK_OUT]
+        if port[o, P_CLASS] == NODE:
+            continue
+        first, count, local = downstream_vcs(ps, port, rt.vcr, prm, p, o, pk[h, PK_CLS])
+        r = port[p, P_ROUTER]
+        x, n = v - ps[r] * V, (ps[r + 1] - ps[r]) * V  # v among the router's input VCs
+        asked = False
+        k0 = rr_start(st.vc_ptr, v, local, count)
+        for j in range(count):
+            w = first + (k0 + j if k0 + j < count else k0 + j - count)
+            if vc[w, VC_OWNER] < 0 and vc[w, VC_ALLOC] <= now:
+                asked = True
+                key = rr_key(x, 0, vcg[w, VG_PTR], n)
+                if vcg[w, VG_STAMP] != stamp or key < vcg[w, VG_KEY]:
+                    vcg[w, VG_STAMP], vcg[w, VG_KEY], vcg[w, VG_PICK] = stamp, key, v
+                if separable:
+                    vcg[v, VG_ASKED] = w
+                    break
+        if asked:
+            st.vc_asking[n_asking] = v
+            n_asking += 1
+        elif not prm.reroute:  # nothing to ask for before a VC can be free: head_request parks it
+            vc[v, VC_WAKE] = vc_free_at(vc, pk, prm, first, count, now)
+    return n_asking
+
+
+@jit_inline
+def accept_vcs(topo, rt, prm, st, stamp, n_asking, separable, first_iteration):
+    """Accepts: each asking head takes the VC it asked for if that granted it (separable input-first), or the
+    first granting VC from its round-robin pointer (iSLIP). Both pointers move past a match, in iSLIP's first
+    iteration only."""
+    pk, vc, vcg = st.pk, st.vc, st.vc_grant
+    ps, port = topo.router_port_start, topo.port
+    V = prm.vcs
+    for j in range(n_asking):
+        v = st.vc_asking[j]
+        h = vc[v, VC_HEAD]
+        p = v // V
+        first, count, local = downstream_vcs(ps, port, rt.vcr, prm, p, pk[h, PK_OUT], pk[h, PK_CLS])
+        k0 = vcg[v, VG_ASKED] - first if separable else rr_start(st.vc_ptr, v, local, count)
+        for i in range(1 if separable else count):
+            k = k0 + i if k0 + i < count else k0 + i - count
+            w = first + k
+            if vcg[w, VG_STAMP] == stamp and vcg[w, VG_PICK] == v:
+                vc[w, VC_OWNER] = h
+                pk[h, PK_DVC] = w
+                if first_iteration:
+                    r = port[p, P_ROUTER]
+                    st.vc_ptr[v] = local + k + 1
+                    vcg[w, VG_PTR] = (v - ps[r] * V + 1) % ((ps[r + 1] - ps[r]) * V)
+                break
+
+
+@jit_inline
 def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, pt, prm, pk, rng, buf, buf2, t, epoch, v,
                  routing, scan):
     """The output that VC v's head asks for, if it may ask this cycle: route it (again, if adaptive) and allocate
@@ -330,20 +450,17 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, pt, prm, pk, rn
     h = vc[v, VC_HEAD]
     dvc = pk[h, PK_DVC]
     if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
-        if pk[h, PK_OUT] < 0 or prm.reroute:
-            before = pk[h, PK_OUT]
-            route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2,
-                  port[p, P_ROUTER], h)
-            if before >= 0:
-                pt[before, PT_WAIT] -= pk[h, PK_SIZE]
-            if pk[h, PK_OUT] < 0:  # only with failures (kernels/routing.py route)
+        if prm.vc_alloc != VA_GREEDY:  # routed, and asked for a VC, by allocate_vcs this cycle
+            if pk[h, PK_OUT] < 0:
                 return DROP, -1, False
-            pt[pk[h, PK_OUT], PT_WAIT] += pk[h, PK_SIZE]
+        elif (pk[h, PK_OUT] < 0 or prm.reroute) and not route_head(ps, port, node, dist, ip, alg, vcr, vc, pt,
+                                                                      prm, pk, rng, buf, buf2, p, h, routing, scan):
+            return DROP, -1, False
         o = pk[h, PK_OUT]
         if port[o, P_CLASS] != NODE:
-            oc, cls = port[o, P_CLASS], pk[h, PK_CLS]
-            first, count = port[o, P_PEER_PORT] * V + vcr[oc, cls, 0], vcr[oc, cls, 1]
-            local = (o - ps[port[p, P_ROUTER]]) * V + vcr[oc, cls, 0] if prm.vc_round_robin else 0
+            if prm.vc_alloc != VA_GREEDY:  # no VC granted this cycle (it was parked if none was free)
+                return -1, -1, False
+            first, count, local = downstream_vcs(ps, port, vcr, prm, p, o, pk[h, PK_CLS])
             dvc = allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t - epoch)
             if dvc < 0:
                 if not prm.reroute:  # its route is kept: nothing to do before a VC can be free
@@ -513,6 +630,8 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
 def allocate(topo, rt, prm, st, t, routing, scan, allocator):
     """Switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, a constant of
     the cycle loop); fills st.grants, returns their count."""
+    if prm.vc_alloc != VA_GREEDY:
+        allocate_vcs(topo, rt, prm, st, t, routing, scan)
     n = 0
     for _ in range(prm.iters):
         st.ctr[C_STAMP] += 1

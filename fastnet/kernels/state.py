@@ -48,6 +48,15 @@ VC_WAKE = 7  # its head waits for a busy input, output or link, or for a downstr
 # list (parked, with an E_READY) until this cycle, - C_EPOCH
 N_VC = 8
 
+# vc_grant[P*V, ...]: VC allocation by BookSim2's allocators (router.vc_choice "islip", "separable_input_first")
+VG_PTR = 0  # as an output VC of the upstream router: round-robin pointer over that router's input VCs (port at
+# the router x V + VC)
+VG_STAMP, VG_KEY, VG_PICK = 1, 2, 3  # this allocation's grant: the asking input VC nearest the pointer
+VG_ASKED = 4  # as an input VC (separable input-first): the output VC its head asked for
+N_VG = 5
+VA_GREEDY, VA_ISLIP, VA_SEPARABLE = 0, 1, 2  # Params.vc_alloc: heads take VCs one at a time (vc_choice roomiest or
+# round_robin, kernels/cycle.py allocate_vc), or all at once by iSLIP or separable input-first (allocate_vcs)
+
 # pt[port, ...]: port records (int64)
 PT_IN_BUSY, PT_OUT_BUSY, PT_LINK_BUSY = 0, 1, 2  # crossbar input / crossbar output / link busy until
 PT_RR_VC, PT_RR_IN = 3, 4  # round-robin pointers of the input arbiter (VC) and output arbiter (input port)
@@ -64,7 +73,7 @@ N_PT = 20
 # nd[node, ...]: node records (int64)
 ND_HEAD, ND_TAIL, ND_BUSY, ND_POS, ND_NEXT_ARRIVAL = 0, 1, 2, 3, 4
 ND_ARRIVAL_LINK = 5  # the next node on the same slot of the open-loop arrival wheel (traffic/openloop.py)
-ND_LAST_VC = 6  # router.vc_choice = "round_robin": the injection VC the node last sent a packet into
+ND_LAST_VC = 6  # router.vc_choice other than "roomiest": the injection VC the node last sent a packet into
 N_ND = 7
 
 # ev[e, ...]: events on the timing wheel (int64)
@@ -113,8 +122,10 @@ class Params(NamedTuple):
     ugal_queue: int  # UGAL-L: which occupancy of a first port is read (kernels/routing.py UQ_*)
     reroute: bool  # route a waiting head again every cycle (adaptive choices follow the credits)
     max_packet: int  # largest packet in phits (output-queue allowance)
-    vc_round_robin: bool  # router.vc_choice = "round_robin": a head takes the first free VC from its VC's
+    vc_round_robin: bool  # router.vc_choice other than "roomiest": a head takes the first free VC from its VC's
     # round-robin pointer (vc_ptr), a node the next injection VC with room (BookSim2); else the one with the most room
+    vc_alloc: int  # VA_*: router.vc_choice "islip" and "separable_input_first" allocate VCs as BookSim2's
+    # allocators (kernels/cycle.py allocate_vcs), with vc_round_robin's pointers on the input side
     flit_crossbar: bool  # router.crossbar = "flit": packets share the crossbar by bandwidth into an output queue
     # bounded by credits (BookSim2's flit-by-flit router); else a packet holds it until its tail has crossed
     watchdog: int
@@ -154,6 +165,8 @@ class State(NamedTuple):
     vc_since: np.ndarray  # int64[P*V]
     vc_ptr: np.ndarray  # int32[P*V] (only with Params.vc_round_robin, else [1]): the output VC after the one the
     # VC's last head was allocated, numbered output port at its router x V + VC (kernels/cycle.py allocate_vc)
+    vc_grant: np.ndarray  # int64[P*V, N_VG] (only with Params.vc_alloc, else [1, N_VG]): VC allocation's arbiters
+    vc_asking: np.ndarray  # int32[P*V] (only with Params.vc_alloc, else [1]): scratch: heads that asked for a VC
     arrivals: np.ndarray  # int64[A] open-loop arrival wheel: first node whose next arrival is due at slot's cycles
 
 
@@ -211,6 +224,8 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
         ts=np.zeros((max(n_timeseries, 1), N_TS), np.int64),
         vc_area=np.zeros(occ, np.int64), vc_since=np.zeros(occ, np.int64),
         vc_ptr=np.zeros(PV if prm.vc_round_robin else 1, np.int32),
+        vc_grant=np.zeros((PV if prm.vc_alloc != VA_GREEDY else 1, N_VG), np.int64),
+        vc_asking=np.zeros(PV if prm.vc_alloc != VA_GREEDY else 1, np.int32),
         arrivals=np.full(arrival_slots, -1, np.int64),
     )
 
