@@ -45,7 +45,7 @@ FIXED: dict[str, tuple[tuple[Value, ...], str]] = {
     "wait_for_tail_credit": ((0,), "fastnet reallocates a VC once the tail leaves, as BookSim2 with 0"),
     "vc_busy_when_full": ((0,), "fastnet's VC allocator does not model it"),
     "vc_prioritize_empty": ((0,), "fastnet's VC allocation takes turns over free VCs, as BookSim2's at 0 "
-                                  "(router.vc_choice = \"round_robin\"; fastnet's own \"roomiest\" is closer to 1)"),
+                                  "(fastnet's own router.vc_choice = \"roomiest\" is closer to 1)"),
     "vc_priority_donation": ((0,), "fastnet has no packet priorities"),
     "vc_shuffle_requests": ((0,), "fastnet's VC allocator does not model it"),
     "speculative": ((0,), "fastnet does not allocate the switch speculatively"),
@@ -451,7 +451,7 @@ def _routing(b: dict[str, Value], topo: str) -> dict[str, Any]:
     if name not in mapped:
         raise ConfigError("routing_function", f"{name} on {topo} has no fastnet equivalent; mapped here: "
                                               + ", ".join(mapped))
-    for key in ("vc_allocator", "sw_allocator"):  # either VC allocator maps to router.vc_choice = "round_robin"
+    for key in ("vc_allocator", "sw_allocator"):  # router.vc_choice and router.allocator have the same names
         if b[key] not in ALLOCATORS:
             raise ConfigError(key, f"{b[key]!r} does not map: fastnet's allocators are "
                                    + " and ".join(ALLOCATORS))
@@ -483,8 +483,7 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
                               "alloc_iters": _int(b, "alloc_iters", 1), "credit_delay": _int(b, "credit_delay", 0),
                               "allocator": b["sw_allocator"],  # fastnet's allocators have BookSim2's names
                               "crossbar": _crossbar(b, speedup),
-                              # both of BookSim2's VC allocators mapped here (ALLOCATORS) take turns over output VCs
-                              "vc_choice": "round_robin"}
+                              "vc_choice": b["vc_allocator"]}  # fastnet has BookSim2's VC allocators (ALLOCATORS)
     vcs = _int(b, "num_vcs", 1)
     if topo != "dragonflynew":
         router["vcs"] = vcs  # fastnet splits a port's VCs among the routing's classes as BookSim2 does

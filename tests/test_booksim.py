@@ -86,7 +86,7 @@ def test_booksim_defaults():
     assert cfg == {
         "topology": {"kind": "torus", "dims": [8, 8], "p": 1},
         "router": {"buffer_phits": 8, "delay": 4, "speedup": 1.0, "alloc_iters": 1, "credit_delay": 0,
-                   "allocator": "islip", "crossbar": "flit", "vc_choice": "round_robin", "vcs": 16},  # iSLIP
+                   "allocator": "islip", "crossbar": "flit", "vc_choice": "islip", "vcs": 16},  # iSLIP
         "links": {"latency": 2, "latency_injection": 1},
         "routing": {"algorithm": "dor"},
         "traffic": {"pattern": "uniform", "load": 0.1, "packet_phits": 1},
@@ -182,7 +182,7 @@ def test_router_keys():
                   "sw_allocator = islip;")
     # 9 stage cycles at 1.5 pipeline steps a cycle: 6 cycles
     assert cfg["router"] == {"buffer_phits": 32, "delay": 6, "speedup": 1.5, "alloc_iters": 2, "credit_delay": 5,
-                             "allocator": "islip", "crossbar": "flit", "vc_choice": "round_robin", "vcs": 6}
+                             "allocator": "islip", "crossbar": "flit", "vc_choice": "separable_input_first", "vcs": 6}
     cfg = convert("routing_function = dim_order; sw_allocator = separable_input_first;")
     assert cfg["router"]["allocator"] == "separable_input_first"
     with pytest.raises(ConfigError, match="separable_input_first and islip") as e:
@@ -373,7 +373,7 @@ def test_dragonfly_reference_is_the_embedded_default():
     theirs = config.resolve(booksim.read_file(REFERENCE / "dragonfly_k4_uniform_min_0.3.cfg"))
     ours = config.resolve(config.read_toml(config.DEFAULT_CONFIG))
     mechanics = ("delay", "crossbar", "vc_choice")
-    assert [theirs["router"].pop(k) for k in mechanics] == [2, "flit", "round_robin"]  # 4 stages at speedup 2
+    assert [theirs["router"].pop(k) for k in mechanics] == [2, "flit", "separable_input_first"]  # 4 stages at speedup 2
     assert [ours["router"].pop(k) for k in mechanics] == [3, "packet", "roomiest"]
     assert theirs == ours
 

@@ -14,13 +14,13 @@ from fastnet.build.network import LOCAL
 from fastnet.build.routing import is_table, minimal_scan
 from fastnet.build.vcs import VCP_NONE
 from fastnet.errors import ConfigError, DeadlockError
-from fastnet.kernels.cycle import allocate_vc, cycle_loop
+from fastnet.kernels.cycle import allocate_vc, allocate_vcs, cycle_loop
 from fastnet.workloads.kernel import GEN_OPEN_LOOP
 from fastnet.kernels.pool import new_packet
 from fastnet.kernels.routing import distance
 from fastnet.kernels.state import (
-    C_DELIVERED, N_VC, ND_NEXT_ARRIVAL, PT_IN_BUSY, PT_IN_PKT, PT_IN_TAIL, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM,
-    S_LAT_SUM, S_NET_SUM, VC_FREE, VC_OWNER,
+    C_DELIVERED, C_N_ACTIVE, N_VC, ND_NEXT_ARRIVAL, PK_CLS, PK_DVC, PK_OUT, PT_IN_BUSY, PT_IN_PKT, PT_IN_TAIL,
+    S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_LAT_SUM, S_NET_SUM, VA_SEPARABLE, VC_FREE, VC_HEAD, VC_OWNER, VG_PTR,
 )
 from fastnet.sim import prepare, simulate
 
@@ -223,18 +223,59 @@ def test_vc_choice_roomiest_or_round_robin():
     assert allocate_vc(vc, ptr, rr, 2, 4, 8, 7, 0, 0) == 2 and ptr[0] == 9
 
 
-def test_round_robin_vc_choice_queues_like_booksim2():
-    """Issue 19: on the 128-node Slim Fly of the validation matrix (anynet, 16 VCs of any class, 1-flit packets)
-    at uniform 0.51 BookSim2's packets take 35.2 cycles, fastnet's 23.5 with its roomiest VC choice: BookSim2's
-    VC allocators take turns over output VCs whatever they hold, so packets for different outputs queue behind
-    each other (BookSim2 with vc_prioritize_empty = 1 takes 24.5). The importer maps them to round_robin."""
+def test_islip_and_separable_vc_allocation_lose_as_booksim2():
+    """Router 0 of a star: the heads of input VCs a (from router 1) and b (from router 2) both want the two VCs
+    toward router 3. iSLIP: both VCs grant a (nearest their pointers), a accepts the one its pointer reaches first,
+    the other's grant is lost and b gets nothing this cycle, even with b's pointer at that VC; b gets it the next
+    cycle. Separable input-first: a and b ask for the VC their pointers reach, and both are served."""
+    s = prepare({"topology": {"kind": "graph", "edges": [[0, 1], [0, 2], [0, 3]], "p": 1},
+                 "router": {"vcs": 2, "vc_choice": "islip"}, "routing": {"vc_classes": "any"}})
+    st, prm, topo, V = s.state, s.params, s.net.topo, s.params.vcs
+    ps, peer = topo.router_port_start, s.net.port_peer_router
+    to = {int(peer[p]): p for p in range(ps[0], ps[1]) if peer[p] >= 0}
+    a, b, o = to[1] * V, to[2] * V, to[3]  # input VC 0 of the ports from routers 1 and 2; the output to 3
+    heads = [1, 2]  # packet rows of the empty pool, routed to o
+    for v, h in zip((a, b), heads):
+        st.pk[h, PK_OUT], st.pk[h, PK_DVC], st.pk[h, PK_CLS] = o, -1, 0
+        st.vc[v, VC_HEAD] = h
+
+    def run(vc_alloc, b_pointer, t):
+        st.act[:2] = (a, b)
+        st.ctr[C_N_ACTIVE] = 2
+        local = (o - ps[0]) * V
+        st.vc_ptr[a], st.vc_ptr[b] = local, local + b_pointer
+        allocate_vcs(topo, s.routes, prm._replace(vc_alloc=vc_alloc), st, t, prm.routing, minimal_scan(s.routes))
+        return [int(st.pk[h, PK_DVC]) for h in heads]
+
+    got = run(prm.vc_alloc, 1, 0)
+    w0 = got[0]
+    assert got == [w0, -1] and st.vc[w0, VC_OWNER] == heads[0]
+    assert st.vc_grant[w0, VG_PTR] == a - ps[0] * V + 1 and st.vc_grant[w0 + 1, VG_PTR] == 0  # only w0 matched
+    assert run(prm.vc_alloc, 1, 1) == [w0, w0 + 1]  # b alone asks for w0 + 1 now
+    for h, w in zip(heads, (w0, w0 + 1)):  # start again: separable input-first
+        st.pk[h, PK_DVC], st.vc[w, VC_OWNER] = -1, -1
+    st.vc_grant[:] = 0
+    assert run(VA_SEPARABLE, 1, 2) == [w0, w0 + 1]
+
+
+def test_booksim2_vc_allocator_queues_and_collapses_like_booksim2():
+    """Issue 19, the 128-node Slim Fly of the validation matrix (anynet, 16 VCs of any class, 1-flit packets).
+    Below saturation (uniform 0.51) BookSim2's packets take 35.2 cycles, fastnet's 23.5 with its roomiest VC:
+    BookSim2's VC allocators take turns over output VCs whatever they hold, so packets for different outputs
+    queue behind each other (BookSim2 with vc_prioritize_empty = 1 takes 24.5). Past saturation (0.6) BookSim2's
+    run collapses to 0.50-0.51 accepted as its iSLIP VC allocator loses grants; taking turns without losing any
+    (round_robin) holds 0.57. The importer maps vc_allocator to islip."""
     cfg = booksim.read_file(Path(__file__).resolve().parents[1] / "docs" / "validation" / "matrix" / "slimfly_q4.cfg",
                             ["traffic=uniform", "injection_rate=0.51"])
-    assert cfg["router"]["vc_choice"] == "round_robin"
-    rr = fastnet.run(cfg)
+    assert cfg["router"]["vc_choice"] == "islip"
+    islip = fastnet.run(cfg)
     roomiest = fastnet.run(fastnet.config.merge(cfg, {"router": {"vc_choice": "roomiest"}}))
-    assert 33 < rr.packet_latency_mean < 37.5 and roomiest.packet_latency_mean < 26
-    assert abs(rr.accepted_phits_per_node_cycle - roomiest.accepted_phits_per_node_cycle) < 0.005
+    assert 33 < islip.packet_latency_mean < 37.5 and roomiest.packet_latency_mean < 26
+    assert abs(islip.accepted_phits_per_node_cycle - roomiest.accepted_phits_per_node_cycle) < 0.005
+    past = fastnet.config.merge(cfg, {"traffic": {"load": 0.6}, "sim": {"warmup": 10000, "measure": 5000}})
+    collapsed = fastnet.run(past).accepted_phits_per_node_cycle
+    held = fastnet.run(fastnet.config.merge(past, {"router": {"vc_choice": "round_robin"}}))
+    assert collapsed < 0.52 and held.accepted_phits_per_node_cycle > 0.55
 
 
 def test_accepted_equals_offered_below_saturation():

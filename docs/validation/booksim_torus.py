@@ -2,7 +2,7 @@
 
 Router parameters as BookSim2's run: 8x8 torus, dimension-order routing with two dateline VCs, 8-flit buffers,
 1-flit packets, channel latency 2 (injection 1), credit delay 0, speedup 1, BookSim2's default iSLIP switch
-allocator with one iteration, and BookSim2's 4-stage pipeline (routing, VC allocation, switch allocation, switch
+switch and VC allocators with one iteration, and BookSim2's 4-stage pipeline (routing, VC allocation, switch allocation, switch
 traversal: delay 4; a packet is routed and allocated only at the head of its VC, head_delay 3; a VC is
 reallocated 2 cycles after a tail).
 Then `adaptive` (minimal adaptive on a third VC with the dateline DOR escape channels) against `dor` on
@@ -14,7 +14,7 @@ import csv
 from common import REFERENCE, markdown_table, run_points, write_csv, write_section
 
 ROUTER = {"buffer_phits": 8, "delay": 4, "speedup": 1.0, "credit_delay": 0, "alloc_iters": 1, "allocator": "islip",
-          "crossbar": "flit", "vc_choice": "round_robin"}  # as BookSim2 (flit: the same as "packet" at speedup 1)
+          "crossbar": "flit", "vc_choice": "islip"}  # as BookSim2 (flit: the same as "packet" at speedup 1)
 LINKS = {"latency": 2, "latency_injection": 1}
 SIM = {"warmup": 3000, "measure": 10000, "drain": 3000}
 
