@@ -207,7 +207,10 @@ def cases() -> list[tuple[str, str, str]]:
     return [(row, cfg, pattern) for row, cfg, adversarial in ROWS for pattern in ("uniform", adversarial)]
 
 
-def booksim_commit(binary: str) -> str:
+def booksim_commit(binary: str, given: str | None) -> str:
+    """The commit BookSim2 was built from: --commit, else its source tree's git HEAD."""
+    if given:
+        return given
     src = Path(binary).resolve().parent
     out = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True)
     return out.stdout.strip() or "unknown"
@@ -237,6 +240,8 @@ def main() -> None:
     ap.add_argument("--booksim", help="BookSim2 binary: measure BookSim2 again (booksim_matrix_ref.csv)")
     ap.add_argument("--rows", nargs="+", metavar="CFG", help="with --booksim: measure only these configs "
                     "(e.g. fattree_k4n3.cfg); the other rows of the CSV are kept")
+    ap.add_argument("--commit", help="with --booksim: the commit it was built from, when its source tree is not a "
+                                     "git checkout (a snapshot)")
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
     if args.booksim:
@@ -248,7 +253,7 @@ def main() -> None:
             with REF_CSV.open() as f:
                 rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))
                         if (r["cfg"], r["pattern"]) not in todo] + rows
-        write_points(REF_CSV, rows, f"BookSim2 booksim/booksim2 commit {booksim_commit(args.booksim)}")
+        write_points(REF_CSV, rows, f"BookSim2 booksim/booksim2 commit {booksim_commit(args.booksim, args.commit)}")
     ref, ref_half = read_points(REF_CSV)
     with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as ex:
         runs = ex.map(measure_fastnet, *zip(*[(cfg, p, ref_half[(cfg, p)].load) for _, cfg, p in cases()]))
