@@ -51,7 +51,7 @@ def single_packets(cfg: dict, pairs: list[tuple[int, int]], size: int):
     st, prm = s.state, s.params
     st.nd[:, ND_NEXT_ARRIVAL] = -1  # no open-loop traffic
     t, out = 0, []
-    loop = cycle_loop(GEN_OPEN_LOOP, prm.routing, minimal_scan(s.routes), prm.allocator)
+    loop = cycle_loop(GEN_OPEN_LOOP, prm.routing, minimal_scan(s.routes), prm.allocator, prm.vc_alloc)
     for src, dst in pairs:
         before = st.sc.copy()
         new_packet(st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm, src, dst, size, t, True)

@@ -627,10 +627,11 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
 
 
 @jit_inline
-def allocate(topo, rt, prm, st, t, routing, scan, allocator):
-    """Switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, a constant of
-    the cycle loop); fills st.grants, returns their count."""
-    if prm.vc_alloc != VA_GREEDY:
+def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc):
+    """VC allocation by BookSim2's allocators, if `vc_alloc` (Params.vc_alloc, a constant of the cycle loop) asks
+    for it, then switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, also a
+    constant); fills st.grants, returns their count."""
+    if vc_alloc != VA_GREEDY:
         allocate_vcs(topo, rt, prm, st, t, routing, scan)
     n = 0
     for _ in range(prm.iters):
@@ -735,21 +736,22 @@ def network_idle(ctr, n_events):
 LOOPS: dict[tuple[int, int, int, int], object] = {}  # (generator, routing, scan, allocator) -> the kernels made
 
 
-def cycle_loop(generator: int, routing: int, scan: int, allocator: int):
+def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int):
     """The cycle loop kernel for one generate stage (`generator`: open-loop traffic or one closed-loop workload,
     workloads/kernel.py GEN_*), one routing algorithm (Params.routing), one way of finding minimal ports (`scan`:
-    build/routing.py minimal_scan) and one switch allocator (Params.allocator), made on first use. All four are
-    constants of the kernel: numba prunes the branches they rule out before inlining what those branches call
-    (_jit._PruneThenInline), so a run compiles only its own traffic or workload, routing, topology and allocator
-    (most of the compile time of a loop serving every case). The kernels are cached on disk like any other, one
-    per combination."""
-    key = (int(generator), int(routing), int(scan), int(allocator))
+    build/routing.py minimal_scan), one switch allocator (Params.allocator) and one way of allocating VCs
+    (Params.vc_alloc), made on first use. All five are constants of the kernel: numba prunes the branches they
+    rule out before inlining what those branches call (_jit._PruneThenInline), so a run compiles only its own
+    traffic or workload, routing, topology and allocators (most of the compile time of a loop serving every
+    case; BookSim2's VC allocators alone add a third to a loop's). The kernels are cached on disk like any
+    other, one per combination."""
+    key = (int(generator), int(routing), int(scan), int(allocator), int(vc_alloc))
     if key not in LOOPS:
         LOOPS[key] = _make_cycle_loop(*key)
     return LOOPS[key]
 
 
-def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int):
+def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int):
     closed = generator != GEN_OPEN_LOOP
 
     @jit
@@ -787,7 +789,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int):
             if ctr[C_N_ACTIVE_NODES] > 0:
                 inject(topo, rt, prm, st, t)
             if ctr[C_N_ACTIVE] > 0:
-                n = allocate(topo, rt, prm, st, t, routing, scan, allocator)
+                n = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc)
                 if n > 0:
                     traverse(topo, prm, st, t, n)
             if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
