@@ -42,8 +42,9 @@ def main() -> None:
             "(docs/booksim.md): its 4 stages (routing 0 + VC allocation 1 + switch allocation 1 + switch traversal "
             "1) stepped twice a cycle at internal speedup 2 (router.delay = 2), packets sharing the crossbar by "
             "bandwidth into output queues bounded by credits (router.crossbar = \"flit\") and its separable "
-            "input-first VC allocator (router.vc_choice = \"separable_input_first\"). fastnet's own router takes the 3 cycles, holds the crossbar "
-            "to the tail into a one-packet output queue and gives the VC with the most room; both move whole "
+            "input-first VC allocator (router.vc_choice = \"separable_input_first\"). fastnet's own router takes "
+            "the 3 cycles, holds the crossbar to the tail into a one-packet output queue and gives the VC with the "
+            "most room; both move whole "
             "packets (virtual cut-through) and allocate per packet, where BookSim2 allocates flit by flit.")
     write_section("booksim_dragonfly", body)
 

@@ -1,8 +1,8 @@
 """fastnet's torus routings against BookSim2 (shared/reference/booksim/torus8x8_dor.csv).
 
 Router parameters as BookSim2's run: 8x8 torus, dimension-order routing with two dateline VCs, 8-flit buffers,
-1-flit packets, channel latency 2 (injection 1), credit delay 0, speedup 1, BookSim2's default iSLIP switch
-switch and VC allocators with one iteration, and BookSim2's 4-stage pipeline (routing, VC allocation, switch allocation, switch
+1-flit packets, channel latency 2 (injection 1), credit delay 0, speedup 1, BookSim2's default iSLIP switch and
+VC allocators with one iteration, and BookSim2's 4-stage pipeline (routing, VC allocation, switch allocation, switch
 traversal: delay 4; a packet is routed and allocated only at the head of its VC, head_delay 3; a VC is
 reallocated 2 cycles after a tail).
 Then `adaptive` (minimal adaptive on a third VC with the dateline DOR escape channels) against `dor` on
