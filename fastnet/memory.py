@@ -93,8 +93,9 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
         end = sim["max_cycles"] if closed else sim["warmup"] + sim["measure"] + sim["drain"]
         rows = math.ceil(end / sim["timeseries"])
     choice = cfg["router"]["vc_choice"]
-    per_vc = 4 if choice == "roomiest" else 4 + 4 if choice == "round_robin" else 4 + 4 + N_VG * 8 + 4
-    state = (PV * (N_VC * 4 + per_vc)  # vc records, act list, round-robin pointers, VC allocators' arbiters
+    pointer = 4 if choice != "roomiest" else 0  # State.vc_ptr
+    arbiters = N_VG * 8 + 4 if choice in ("islip", "separable_input_first") else 0  # vc_grant, vc_asking
+    state = (PV * (N_VC * 4 + 4 + pointer + arbiters)  # vc records, act list, VC allocation
              + P * (N_PT * 8 + 3 * 4)  # port records, allocation scratch
              + N * (N_ND * 8 + 4 + 8)  # node records, active list, RNG streams
              + R * 8 + rows * N_TS * 8)

@@ -44,8 +44,8 @@ def main() -> None:
             "bandwidth into output queues bounded by credits (router.crossbar = \"flit\") and its separable "
             "input-first VC allocator (router.vc_choice = \"separable_input_first\"). fastnet's own router takes "
             "the 3 cycles, holds the crossbar to the tail into a one-packet output queue and gives the VC with the "
-            "most room; both move whole "
-            "packets (virtual cut-through) and allocate per packet, where BookSim2 allocates flit by flit.")
+            "most room; both move whole packets (virtual cut-through) and allocate per packet, where BookSim2 "
+            "allocates flit by flit.")
     write_section("booksim_dragonfly", body)
 
 
