@@ -212,18 +212,6 @@ def read_file(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> 
     return to_fastnet(book, p.parent)
 
 
-def caveats(cfg: dict[str, dict[str, Any]]) -> list[str]:
-    """What a run of a converted config (after any --set) does differently from BookSim2 by design, one line
-    each (docs/booksim.md, "Where the models differ"), for a user to read before comparing numbers."""
-    notes = []
-    if cfg.get("router", {}).get("crossbar") == "flit" and cfg.get("traffic", {}).get("packet_phits", 1) > 1:
-        notes.append("BookSim2 (hold_switch_for_packet = 0) asks the switch allocator again for every flit; fastnet "
-                     "gives a packet its crossbar time at once, as BookSim2 does with hold_switch_for_packet = 1: "
-                     "with multi-flit packets, latency near saturation and the saturation load can differ "
-                     "(docs/booksim.md)")
-    return notes
-
-
 # ---------------------------------------------------------------- mapping
 
 def _int(b: dict[str, Value], key: str, lo: int) -> int:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
@@ -39,13 +38,8 @@ def fail(message: str) -> None:
 
 
 def config_from_args(config: Optional[Path], overrides: list[str], machine: Optional[str] = None) -> dict[str, Any]:
-    """A resolved config: `unresolved_config` checked and filled in with the documented defaults. A converted
-    BookSim2 config's caveats (booksim.caveats) go to stderr, one line each."""
-    cfg = _config.resolve(unresolved_config(config, overrides, machine))
-    if config is not None and _booksim.is_booksim_file(config):
-        for note in _booksim.caveats(cfg):
-            err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
-    return cfg
+    """A resolved config: `unresolved_config` checked and filled in with the documented defaults."""
+    return _config.resolve(unresolved_config(config, overrides, machine))
 
 
 def unresolved_config(config: Optional[Path], overrides: list[str], machine: Optional[str] = None) -> dict[str, Any]:
@@ -292,9 +286,8 @@ def convert(
     except FastnetError as e:
         fail(str(e))
         return
-    notes = "".join("\n" + "\n".join(textwrap.wrap(f"note: {note}", 110)) for note in _booksim.caveats(cfg))
     text = _config.to_toml(cfg, f"fastnet run config converted from the BookSim2 config {config}\n"
-                                "(BookSim2's defaults written out; docs/booksim.md has the mapping)" + notes)
+                                "(BookSim2's defaults written out; docs/booksim.md has the mapping)")
     if output is None:
         print(text, end="")
         return

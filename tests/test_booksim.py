@@ -252,21 +252,6 @@ def test_crossbar_follows_hold_switch_for_packet():
     assert held["router"]["crossbar"] == "packet"
 
 
-def test_multi_flit_packets_note_that_booksim2_arbitrates_each_flit(tmp_path):
-    """BookSim2's default re-arbitrates the switch for every flit, which fastnet does not model (docs/booksim.md):
-    a run or conversion of such a config with multi-flit packets says so on one line, and only then."""
-    multi = "topology = torus; k = 4; n = 2; routing_function = dim_order; traffic = uniform; packet_size = 4;"
-    assert len(booksim.caveats(convert(multi))) == 1
-    assert booksim.caveats(convert(multi.replace("packet_size = 4", "packet_size = 1"))) == []
-    assert booksim.caveats(convert(multi + " hold_switch_for_packet = 1;")) == []
-    path = write(tmp_path, multi)
-    shown = invoke("run", path, "--show-config")
-    assert shown.exit_code == 0 and shown.output.count("note: BookSim2 (hold_switch_for_packet = 0)") == 1
-    assert "note:" not in invoke("run", path, "--show-config", "--set", "router.crossbar=packet").output
-    converted = invoke("convert", path)
-    assert converted.exit_code == 0 and "# note: BookSim2 (hold_switch_for_packet = 0)" in converted.output
-
-
 def test_measurement():
     cfg = convert("routing_function = dim_order; warmup_periods = 2; sample_period = 20000; seed = 7;")
     assert cfg["sim"] == {"warmup": 40000, "measure": 20000, "seed": 7}
