@@ -80,7 +80,7 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
     """The peak memory of running `cfg` on the built `net` and `routes` with `vcs` VC slots per port; `extra`:
     other built arrays or NamedTuples of arrays the run keeps (traffic, workload)."""
     from .build.routing import diameter
-    from .kernels.state import N_EV, N_ND, N_PK, N_PT, N_TS, N_VC, N_VG
+    from .kernels.state import N_EV, N_ND, N_PK, N_PT, N_TS, N_VC, N_VG, N_VS
     from .occupancy import BUFFER_BYTES
 
     R, P, N = net.n_routers, net.n_ports, net.n_nodes
@@ -95,7 +95,8 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
     choice = cfg["router"]["vc_choice"]
     pointer = 4 if choice != "roomiest" else 0  # State.vc_ptr
     arbiters = N_VG * 8 + 4 if choice in ("islip", "separable_input_first") else 0  # vc_grant, vc_asking
-    state = (PV * (N_VC * 4 + 4 + pointer + arbiters)  # vc records, act list, VC allocation
+    streams = N_VS * 8 if cfg["router"]["crossbar"] == "flit" else 0  # State.vs
+    state = (PV * (N_VC * 4 + 4 + pointer + arbiters + streams)  # vc records, act list, VC allocation, streams
              + P * (N_PT * 8 + 3 * 4)  # port records, allocation scratch
              + N * (N_ND * 8 + 4 + 8)  # node records, active list, RNG streams
              + R * 8 + rows * N_TS * 8)

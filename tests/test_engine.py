@@ -19,8 +19,8 @@ from fastnet.workloads.kernel import GEN_OPEN_LOOP
 from fastnet.kernels.pool import new_packet
 from fastnet.kernels.routing import distance
 from fastnet.kernels.state import (
-    C_DELIVERED, C_N_ACTIVE, N_VC, ND_NEXT_ARRIVAL, PK_CLS, PK_DVC, PK_OUT, PT_IN_BUSY, PT_IN_PKT, PT_IN_TAIL,
-    S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_LAT_SUM, S_NET_SUM, VA_SEPARABLE, VC_FREE, VC_HEAD, VC_OWNER, VG_PTR,
+    C_DELIVERED, C_N_ACTIVE, N_VC, ND_NEXT_ARRIVAL, PK_CLS, PK_DVC, PK_OUT, S_HOPS_GLOBAL, S_HOPS_LOCAL,
+    S_HOPS_SUM, S_LAT_SUM, S_NET_SUM, VA_SEPARABLE, VC_FREE, VC_HEAD, VC_OWNER, VG_PTR, VS_PKT,
 )
 from fastnet.sim import prepare, simulate
 
@@ -145,21 +145,42 @@ def test_fat_tree_carries_what_booksim2_carries(allocator):
     assert ds.accepted_phits_per_node_cycle > 0.74 and ds.packet_latency_mean < 200
 
 
-def test_flit_crossbar_charges_a_streaming_packet_its_crossbar_time_only():
-    """8-phit packets at speedup 2, cut through at zero load (granted D = 2 cycles after the head arrived, 6 before
-    the tail does): the "packet" crossbar holds each input until the tail has arrived, the "flit" crossbar only
-    for ceil(8 / 2) = 4 cycles, leaving the input to another VC 2 cycles before the tail. Latency is the same."""
-    busy = {}
+def test_flit_crossbar_streams_a_packet_through_several_routers():
+    """With the flit crossbar (BookSim2's router, which moves flits) a packet's head moves on to the next router
+    after its first cycle of crossbar time while the rest streams behind it: a 16-phit packet at zero load is
+    in three routers at once, and arrives when it does through the packet crossbar (a cut-through packet)."""
+    latency = {}
     for crossbar in ("packet", "flit"):
-        cfg = {"topology": {"kind": "mesh", "dims": [3, 3]}, "links": LAT, "traffic": {"packet_phits": 8},
-               "router": {"delay": 2, "speedup": 2.0, "buffer_phits": 8, "crossbar": crossbar}}
-        s, res = single_packets(cfg, [(0, 8)], 8)
-        used = s.state.pt[:, PT_IN_PKT] >= 0
-        assert used.sum() == 5  # the injection port and four hops
-        busy[crossbar] = s.state.pt[used, PT_IN_BUSY] - s.state.pt[used, PT_IN_TAIL]
-        busy[crossbar, "latency"] = res[0, 0]
-    assert (busy["packet"] == 0).all() and (busy["flit"] == -2).all()
-    assert busy["packet", "latency"] == busy["flit", "latency"]
+        cfg = {"topology": {"kind": "mesh", "dims": [4, 2]}, "links": {"latency": 1}, "traffic": {"packet_phits": 16},
+               "router": {"delay": 1, "buffer_phits": 16, "crossbar": crossbar},
+               "sim": {"warmup": 0, "measure": 10**6, "drain": 0}}
+        s = prepare(cfg)
+        st, prm = s.state, s.params
+        st.nd[:, ND_NEXT_ARRIVAL] = -1  # no open-loop traffic
+        loop = cycle_loop(GEN_OPEN_LOOP, prm.routing, minimal_scan(s.routes), prm.allocator, prm.vc_alloc)
+        h = new_packet(st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm, 0, 3, 16, 0, True)
+        t, most = 0, 0
+        while st.ctr[C_DELIVERED] == 0:
+            _, t, _ = loop(s.net.topo, s.routes, prm, s.traffic, s.workload, st, t, t + 1, False, 1)
+            if crossbar == "flit":
+                most = max(most, int((st.vs[:, VS_PKT] == h).sum()))
+        latency[crossbar] = st.sc[S_LAT_SUM]
+        if crossbar == "flit":
+            assert most >= 3
+    assert latency["packet"] == latency["flit"]
+
+
+def test_flit_crossbar_allocates_the_switch_flit_by_flit_as_booksim2():
+    """Issue 19: with 4-flit packets on the 4-ary 3-tree, BookSim2 (which asks its switch allocator again for
+    every flit) is unstable at 0.8 flits/node/cycle, and carries 0.8 (103.3 cycles) with
+    hold_switch_for_packet = 1, which fastnet's packet crossbar models (103.6). Per-flit grants match worse:
+    fastnet's flit crossbar saturates below 0.8 too (a longer run is unstable: docs/validation.md); in this
+    short one its latency is already more than twice the packet crossbar's (207 against 79.5 cycles)."""
+    cfg = fastnet.config.merge(FAT_TREE_BOOKSIM, {"traffic": {"load": 0.8, "packet_phits": 4}})
+    held = fastnet.run(cfg)
+    flit = fastnet.run(fastnet.config.merge(cfg, {"router": {"crossbar": "flit"}}))
+    assert held.accepted_phits_per_node_cycle > 0.78 and held.packet_latency_mean < 150
+    assert flit.packet_latency_mean > 2 * held.packet_latency_mean
 
 
 def test_flit_crossbar_queue_must_fit_the_event_wheel():
@@ -170,17 +191,6 @@ def test_flit_crossbar_queue_must_fit_the_event_wheel():
         prepare(cfg)
     assert e.value.field == "router.buffer_phits"
     prepare(fastnet.config.merge(cfg, {"router": {"crossbar": "packet"}}))
-
-
-def test_crossbars_agree_at_speedup_one():
-    """With links of one rate and speedup 1 a packet's crossbar time ends when its tail arrives: the two crossbars
-    give the same run, past saturation too."""
-    cfg = {"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "traffic": {"load": 0.9, "packet_phits": 4},
-           "router": {"speedup": 1.0, "buffer_phits": 16}, "sim": {"warmup": 300, "measure": 1500, "drain": 500}}
-    a = fastnet.run(cfg)
-    b = fastnet.run(fastnet.config.merge(cfg, {"router": {"crossbar": "flit"}}))
-    assert a.unstable == 1
-    xr.testing.assert_identical(_without_wall_time(a).drop_attrs(), _without_wall_time(b).drop_attrs())
 
 
 def test_flit_crossbar_carries_what_booksim2_carries_at_speedup_two():

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit_alloc, jit_inline
-from .state import C_FREE_HEAD, C_N_ACTIVE, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_POS
+from .cycle import phits_crossed
+from .state import C_FREE_HEAD, C_N_ACTIVE, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_POS, VS_DVC, VS_PKT, VS_SENT
 
 # result indices
 A_FREE, A_QUEUED, A_IN_VCS, A_DELIVERING, A_DUPLICATES, A_CREDIT_ERRORS, A_READY_ERRORS = 0, 1, 2, 3, 4, 5, 6
@@ -46,6 +47,12 @@ def audit(prm, st):
             out[A_IN_VCS] += 1
             held[v] += pk[h, PK_SIZE]
             h = pk[h, PK_NEXT]
+        if prm.flit_crossbar and st.vs[v, VS_PKT] >= 0:  # streaming a packet out: what has not crossed is here;
+            h = st.vs[v, VS_PKT]  # the packet itself is in the next VC's queue, or only here when bound for its node
+            held[v] += pk[h, PK_SIZE] - phits_crossed(prm, pk[h, PK_SIZE], st.vs[v, VS_SENT])
+            if st.vs[v, VS_DVC] < 0:
+                _mark(seen, h, out)
+                out[A_IN_VCS] += 1
     for slot in range(len(st.wheel)):
         e = st.wheel[slot]
         while e >= 0:
@@ -61,7 +68,7 @@ def audit(prm, st):
     for v in range(len(vc)):
         if held[v] + vc[v, VC_FREE] != vc[v, VC_CAP]:
             out[A_CREDIT_ERRORS] += 1
-        if waits[v] != (vc[v, VC_HEAD] >= 0):
+        if waits[v] != (vc[v, VC_HEAD] >= 0 or (prm.flit_crossbar and st.vs[v, VS_PKT] >= 0)):
             out[A_READY_ERRORS] += 1
     for ip in range(len(vc) // V):  # the port totals UGAL and adaptive routing read
         total = 0

@@ -19,11 +19,12 @@ crossbar in ceil(L/S) cycles (S = speedup) but never before its own tail has arr
 when the link is free, and the link is held until the tail has gone: the link's own time, or longer when the tail
 still streams in from a slower link. How the crossbar is shared (`router.crossbar`): "packet" holds the input and
 the output until the tail has crossed, into an output queue of one packet, and frees the downstream VC for
-another packet once the tail has left on the link; "flit" (BookSim2's router, which moves flits) charges the input
-and the output ceil(L/S) cycles of crossbar time whatever the tail does, so a packet still streaming in leaves
-the rest of the input's bandwidth to another VC; the output queue is bounded only by the credits of the VCs
+another packet once the tail has left on the link; "flit" (BookSim2's router, which moves flits) makes each cycle
+of crossbar time a grant of its own, and the head goes on to the next router after the first while its VC
+streams the rest behind it (`cross_flits`); the output queue is bounded only by the credits of the VCs
 downstream, and the downstream VC is free once the tail has crossed. The tail reaches the next router `latency`
-cycles after it left, the head as if the packet had crossed at this link's rate, and the packet may be granted
+cycles after it left, the head as if the packet had crossed at this link's rate (with a flit crossbar, `latency`
+after its own first phits left), and the packet may be granted
 `delay` cycles after its head arrived. A downstream VC is reserved only if all L phits fit (VCT). The L credits
 return to the upstream when the tail has left the buffer, plus `credit_delay`, plus the link latency. Allocation
 reads the state the previous cycle left and `traverse` commits afterwards, so the order in which routers are visited does not matter. A node has one
@@ -52,7 +53,7 @@ from .pool import (
 )
 from .routing import route, took_hop
 from .state import (
-    C_CREATED, C_DELIVERED, C_DROP_LINK, C_DROP_UNROUTABLE, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
+    C_CREATED, C_DELIVERED, C_DROP_UNROUTABLE, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
     C_EPOCH, C_MEAS_DELIVERED, C_MEAS_DROPPED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
     EV_AMOUNT, EV_KIND,
     EV_NEXT, EV_TARGET, ND_BUSY, ND_HEAD, ND_LAST_VC, ND_TAIL, PK_ARRIVE, PK_LOST, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
@@ -60,7 +61,8 @@ from .state import (
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
     S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER, VC_POS,
-    VC_WAKE, VA_GREEDY, VA_SEPARABLE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP,
+    VC_WAKE, VA_GREEDY, VA_SEPARABLE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP, VS_DVC, VS_END, VS_FEED, VS_OUT,
+    VS_PKT, VS_SENT, VS_TAIL,
 )
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
@@ -80,6 +82,48 @@ def serialise(port, p, size):
 def crossing(prm, size):
     """Cycles of crossbar time a packet of `size` phits takes at speedup S."""
     return np.int64(np.ceil(size / prm.speedup))
+
+
+@jit_inline
+def phits_crossed(prm, size, k):
+    """Phits of a packet of `size` phits that k cycles of flit crossbar time have moved."""
+    return min(np.int64(size), np.int64(np.ceil(k * prm.speedup)))
+
+
+@jit_inline
+def streaming(prm, vs, v):
+    """VC v is streaming a packet out through a flit crossbar (its first cycle of crossbar time is past)."""
+    return prm.flit_crossbar and vs[v, VS_PKT] >= 0
+
+
+@jit_inline
+def chunk_ready(port, pk, vs, prm, v, h, k):
+    """With a flit crossbar: the first cycle at which packet h in VC v may have its cycle k of crossbar time (the
+    head's: its router delay over), once the last phit it moves is here; -1 if that phit has not left the
+    router upstream yet. While the upstream VC still streams h in, a phit is taken to arrive as late as the
+    phits it has sent since allow; after that, as late as the tail does."""
+    size = pk[h, PK_SIZE]
+    last = phits_crossed(prm, size, k + 1)
+    f = vs[v, VS_FEED]
+    if f >= 0 and vs[f, VS_PKT] == h:
+        o = vs[f, VS_OUT]
+        sent = phits_crossed(prm, size, vs[f, VS_SENT])
+        if sent < last:
+            return -1
+        at = vs[f, VS_END] + port[o, P_LATENCY] - 1 - (serialise(port, o, sent) - serialise(port, o, last))
+    else:
+        tail = vs[v, VS_TAIL] if vs[v, VS_PKT] == h else pk[h, PK_ARRIVE] + serialise(port, v // prm.vcs, size)
+        at = tail - 1 - (serialise(port, v // prm.vcs, size) - serialise(port, v // prm.vcs, last))
+    return max(at, pk[h, PK_READY]) if k == 0 else at
+
+
+@jit_inline
+def head_route(pk, vc, vs, prm, v):
+    """(output, downstream VC) of the packet VC v asks the switch for: its head's, or the one it is streaming."""
+    if streaming(prm, vs, v):
+        return vs[v, VS_OUT], vs[v, VS_DVC]
+    h = vc[v, VC_HEAD]
+    return pk[h, PK_OUT], pk[h, PK_DVC]
 
 
 @jit_inline
@@ -127,8 +171,8 @@ def fire_events(prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
             list_add(st.act, vc, VC_POS, ctr, C_N_ACTIVE, ev[e, EV_TARGET])
         else:
             h = ev[e, EV_TARGET]
-            if pk[h, PK_LOST]:  # a failing link cut its tail off on the way (fastnet/faults/kernel.py)
-                drop_packet(pk, ctr, prm, h, C_DROP_LINK)
+            if pk[h, PK_LOST]:  # a failing link or router cut its tail off on the way (fastnet/faults/kernel.py)
+                drop_packet(pk, ctr, prm, h, pk[h, PK_LOST])
             else:
                 record_delivery(pk, st.sc, st.lat_hist, st.net_hist, st.ts, ctr, prm, h, t)
                 if wl_kind != W_OPEN_LOOP and pk[h, PK_MSG] >= 0:  # (< 0: background traffic's)
@@ -232,7 +276,7 @@ def inject(topo, rt, prm, st, t):
         pk[h, PK_INJECT] = t
         pk[h, PK_ARRIVE] = t + topo.port[port, P_LATENCY]
         pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay
-        if push_vc(pk, vc, v, h):
+        if push_vc(pk, vc, v, h) and not streaming(prm, st.vs, v):
             schedule(st.ev, st.wheel, ctr, prm.wheel_mask, E_READY, v, 0, pk[h, PK_READY])
         ctr[C_INJECTED] += 1
         ctr[C_LAST_PROGRESS] = t
@@ -257,11 +301,11 @@ def blocked_until(pt, port, prm, p, o, own_link):
 
 
 @jit_inline
-def vc_free_at(vc, pk, prm, first, count, t):
+def vc_free_at(vc, vs, pk, prm, first, count, t):
     """Earliest cycle (> t) at which one of VCs first..first+count-1, none of which allocate_vc can give now, could
     be allocated: a VC in its reallocation delay at VC_ALLOC; a VC held by another head once that head is
-    granted (at t at the soonest) and its tail has left (crossed, with a flit crossbar), plus the reallocation
-    delay."""
+    granted (at t at the soonest) and its tail has left (crossed, with a flit crossbar: one cycle of crossbar time
+    after another, from the first it has not had), plus the reallocation delay."""
     soon = t + (1 << 28)  # the VC records count from C_EPOCH: t and the result too
     for w in range(first, first + count):
         owner = vc[w, VC_OWNER]
@@ -269,7 +313,11 @@ def vc_free_at(vc, pk, prm, first, count, t):
             at = vc[w, VC_ALLOC]
         else:
             size = pk[owner, PK_SIZE]
-            at = t + (crossing(prm, size) if prm.flit_crossbar else size) - 1 + prm.vc_realloc
+            left = size
+            if prm.flit_crossbar:
+                f = vs[w, VS_FEED]
+                left = crossing(prm, size) - (vs[f, VS_SENT] if f >= 0 and vs[f, VS_PKT] == owner else 0)
+            at = t + left - 1 + prm.vc_realloc
         soon = min(soon, max(at, t + 1))
     return soon
 
@@ -307,15 +355,22 @@ def pop_head(pk, vc, act, ev, wheel, ctr, prm, v, t):
     is the head: v stays in the ready list if it may ask at once, else leaves it (with an E_READY when the next
     head will be ready). Returns (the packet, whether v left the ready list)."""
     h = pop_vc(pk, vc, v)
+    return h, next_head(pk, vc, act, ev, wheel, ctr, prm, v, t)
+
+
+@jit_inline
+def next_head(pk, vc, act, ev, wheel, ctr, prm, v, t):
+    """VC v's head packet has gone (its tail, with a flit crossbar): the next one may ask from head_delay on. True
+    if v left the ready list (with an E_READY when the next head will be ready)."""
     nxt = vc[v, VC_HEAD]
     if nxt >= 0:
         pk[nxt, PK_READY] = max(pk[nxt, PK_READY], t + prm.head_delay)
         if pk[nxt, PK_READY] <= t:
-            return h, False
+            return False
     list_remove(act, vc, VC_POS, ctr, C_N_ACTIVE, v)
     if nxt >= 0:
         schedule(ev, wheel, ctr, prm.wheel_mask, E_READY, v, 0, pk[nxt, PK_READY])
-    return h, True
+    return True
 
 
 PREFETCH = 8  # iterations ahead: the records a loop reads for one item are cache misses on a large network; the
@@ -374,6 +429,8 @@ def ask_vcs(topo, rt, prm, st, t, routing, scan, stamp, separable, first_iterati
     n_asking = 0
     for i in range(st.ctr[C_N_ACTIVE]):
         v = act[i]
+        if streaming(prm, st.vs, v):
+            continue  # its head waits for the packet before it to have crossed
         h = vc[v, VC_HEAD]
         if vc[v, VC_WAKE] > now or pk[h, PK_DVC] >= 0:
             continue
@@ -404,7 +461,7 @@ def ask_vcs(topo, rt, prm, st, t, routing, scan, stamp, separable, first_iterati
             st.vc_asking[n_asking] = v
             n_asking += 1
         elif not prm.reroute:  # nothing to ask for before a VC can be free: head_request parks it
-            vc[v, VC_WAKE] = vc_free_at(vc, pk, prm, first, count, now)
+            vc[v, VC_WAKE] = vc_free_at(vc, st.vs, pk, prm, first, count, now)
     return n_asking
 
 
@@ -436,17 +493,21 @@ def accept_vcs(topo, rt, prm, st, stamp, n_asking, separable, first_iteration):
 
 
 @jit_inline
-def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, pt, prm, pk, rng, buf, buf2, t, epoch, v,
+def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk, rng, buf, buf2, t, epoch, v,
                  routing, scan):
     """The output that VC v's head asks for, if it may ask this cycle: route it (again, if adaptive) and allocate
     its downstream VC, then check that its crossbar input and output are free and unmatched and that the
-    whole packet fits downstream. Returns (output, downstream VC (-1: to the node), own_link), output -1 if
-    it may not ask this cycle, WAIT if not before VC_WAKE, DROP if failures left it no route. Both allocators ask through it. The VC records' times
-    count from `epoch` (C_EPOCH), as allocate_vc's and vc_free_at's t does."""
+    whole packet fits downstream (with a flit crossbar: that the phits of its next cycle of crossbar time are
+    here; a VC streaming a packet out asks for that packet's output). Returns (output, downstream VC (-1: to
+    the node), own_link), output -1 if it may not ask this cycle, WAIT if not before VC_WAKE, DROP if failures
+    left it no route. Both allocators ask through it. The VC records' times count from `epoch` (C_EPOCH), as
+    allocate_vc's and vc_free_at's t does."""
     V = prm.vcs
     if vc[v, VC_WAKE] > t - epoch:  # its ports are busy, or no downstream VC can be free, until then (below)
         return WAIT, -1, False
     p = v // V
+    if streaming(prm, vs, v):  # the rest of a packet whose head has gone on: its route and VC are kept
+        return stream_request(port, pk, vs, pt, prm, t, epoch, vc, v)
     h = vc[v, VC_HEAD]
     dvc = pk[h, PK_DVC]
     if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
@@ -464,13 +525,18 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, pt, prm, pk, rn
             dvc = allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t - epoch)
             if dvc < 0:
                 if not prm.reroute:  # its route is kept: nothing to do before a VC can be free
-                    vc[v, VC_WAKE] = vc_free_at(vc, pk, prm, first, count, t - epoch)
+                    vc[v, VC_WAKE] = vc_free_at(vc, vs, pk, prm, first, count, t - epoch)
                     return WAIT, -1, False
                 return -1, -1, False
             pk[h, PK_DVC] = dvc
     o = pk[h, PK_OUT]
     own_link = dvc >= 0 or not prm.multi_eject  # dvc < 0: o is the node's ejection port
     wake = blocked_until(pt, port, prm, p, o, own_link)
+    if prm.flit_crossbar:
+        ready = chunk_ready(port, pk, vs, prm, v, h, 0)
+        if ready < 0:  # (its head is here, but a wider crossbar cycle waits for more phits from upstream)
+            return -1, -1, False
+        wake = max(wake, ready)
     if wake > t:
         if dvc >= 0 or not prm.reroute:  # routed for good: not worth looking at again before then
             vc[v, VC_WAKE] = wake - epoch
@@ -479,6 +545,26 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, pt, prm, pk, rn
     if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
         return -1, -1, False
     if dvc >= 0 and vc[dvc, VC_FREE] < pk[h, PK_SIZE]:  # virtual cut-through: the whole packet must fit
+        return -1, -1, False
+    return o, dvc, own_link
+
+
+@jit_inline
+def stream_request(port, pk, vs, pt, prm, t, epoch, vc, v):
+    """head_request for VC v streaming a packet out (flit crossbar): its next cycle of crossbar time, once its
+    input and output are free and unmatched and the phits it moves are here; -1 while they are still upstream
+    (asked again next cycle)."""
+    p = v // prm.vcs
+    o, dvc = vs[v, VS_OUT], vs[v, VS_DVC]
+    own_link = dvc >= 0 or not prm.multi_eject
+    ready = chunk_ready(port, pk, vs, prm, v, vs[v, VS_PKT], vs[v, VS_SENT])
+    if ready < 0:
+        return -1, -1, False
+    wake = max(blocked_until(pt, port, prm, p, o, own_link), ready)
+    if wake > t:
+        vc[v, VC_WAKE] = wake - epoch
+        return WAIT, -1, False
+    if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
         return -1, -1, False
     return o, dvc, own_link
 
@@ -529,8 +615,8 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     while i < st.ctr[C_N_ACTIVE]:  # VCs whose head is ready
         v = act[i]
         prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
-        o, dvc, own_link = head_request(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, st.vc_ptr, pt, prm,
-                                        pk, st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan)
+        o, dvc, own_link = head_request(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, st.vc_ptr, st.vs, pt,
+                                        prm, pk, st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan)
         if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
         if o == DROP and drop_head(topo.port, prm, st, v, t):
@@ -552,7 +638,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
             st.grants[n] = p
             n += 1
             continue
-        o = pk[vc[pt[p, PT_IN_PICK], VC_HEAD], PK_OUT]
+        o = head_route(pk, vc, st.vs, prm, pt[p, PT_IN_PICK])[0]
         r = port[p, P_ROUTER]
         key = rr_key(p, ps[r], pt[o, PT_RR_IN], ps[r + 1] - ps[r])
         n_out, _ = arbitrate(pt, o, stamp, key, p, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
@@ -587,8 +673,8 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
     while i < st.ctr[C_N_ACTIVE]:  # requests, and the grant phase: each output keeps the first input
         v = act[i]
         prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
-        o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, st.vc_ptr, pt, prm, pk, rng, buf,
-                                        buf2, t, epoch, v, routing, scan)
+        o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, st.vc_ptr, st.vs, pt, prm, pk, rng,
+                                        buf, buf2, t, epoch, v, routing, scan)
         if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
         if o == DROP and drop_head(topo.port, prm, st, v, t):
@@ -614,13 +700,13 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
         key = rr_key(o, ps[r], pt[p, PT_RR_OUT], ps[r + 1] - ps[r]) * V
         n_in, took = arbitrate(pt, p, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
         if took:
-            pt[p, PT_IN_DVC] = pk[vc[v, VC_HEAD], PK_DVC]
+            pt[p, PT_IN_DVC] = head_route(pk, vc, st.vs, prm, v)[1]
     n = n0
     for j in range(n_in):
         p = st.touched_in[j]
         pt[p, PT_IN_MATCH] = t
         if pt[p, PT_IN_DVC] >= 0 or not prm.multi_eject:
-            pt[pk[vc[pt[p, PT_IN_PICK], VC_HEAD], PK_OUT], PT_OUT_MATCH] = t
+            pt[head_route(pk, vc, st.vs, prm, pt[p, PT_IN_PICK])[0], PT_OUT_MATCH] = t
         st.grants[n] = p
         n += 1
     return n - n0
@@ -648,8 +734,8 @@ def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc):
 
 @jit_inline
 def traverse(topo, prm, st, t, n_grants):
-    """Commit this cycle's grants."""
-    pk, vc, pt, ev, wheel, ctr = st.pk, st.vc, st.pt, st.ev, st.wheel, st.ctr
+    """Commit this cycle's grants: a whole packet's crossing, or (flit crossbar) one cycle of it."""
+    pk, vc, pt, ctr = st.pk, st.vc, st.pt, st.ctr
     ps, port = topo.router_port_start, topo.port
     V = prm.vcs
     for j in range(n_grants):
@@ -659,51 +745,122 @@ def traverse(topo, prm, st, t, n_grants):
         prefetch(pk, vc[ahead, VC_HEAD])
         p = st.grants[j]
         v = pt[p, PT_IN_PICK]
-        h = pop_head(pk, vc, st.act, ev, wheel, ctr, prm, v, t)[0]
-        o = pk[h, PK_OUT]
-        size = pk[h, PK_SIZE]
-        send = serialise(port, o, size)
-        tail = pk[h, PK_ARRIVE] + serialise(port, p, size)  # its tail's arrival here
-        crossed = t + crossing(prm, size)  # its crossbar time, all it takes of a flit crossbar
-        done = max(crossed, tail)  # its tail has crossed
-        busy = crossed if prm.flit_crossbar else done  # until the crossbar input and output may take another
-        pt[p, PT_IN_BUSY] = busy
-        pt[p, PT_IN_PKT] = h
-        pt[p, PT_IN_TAIL] = tail
-        own_link = not (prm.multi_eject and port[o, P_CLASS] == NODE)
-        start = max(t, pt[o, PT_LINK_BUSY]) if own_link else t
-        end = max(start + send, done)  # the tail has left (not before it arrived from a slower link)
-        if own_link:
-            pt[o, PT_OUT_BUSY] = busy
-            pt[o, PT_LINK_BUSY] = end
-        schedule(ev, wheel, ctr, prm.wheel_mask, E_CREDIT, v, size,
-                 done - 1 + prm.credit_delay + port[p, P_LATENCY])
-        if port[o, P_CLASS] == NODE:
-            schedule(ev, wheel, ctr, prm.wheel_mask, E_DELIVER, h, 0, end + port[o, P_LATENCY] - 1)
+        o = head_route(pk, vc, st.vs, prm, v)[0]
+        if prm.flit_crossbar:
+            phits = cross_flits(port, prm, st, t, p, v)
         else:
-            dvc = pt[p, PT_IN_DVC]
-            vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, dvc, size, t)
-            vc[dvc, VC_OWNER] = -1
-            freed = done if prm.flit_crossbar else t + send  # its tail has crossed, or left on the link
-            vc[dvc, VC_ALLOC] = freed - ctr[C_EPOCH] - 1 + prm.vc_realloc
-            pk[h, PK_DVC] = -1
-            pk[h, PK_ARRIVE] = end - send + port[o, P_LATENCY]
-            pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay
-            took_hop(port, prm, pk, h, o, pk[h, PK_CLS])
-            pk[h, PK_HOPS] += 1
-            if push_vc(pk, vc, dvc, h):
-                schedule(ev, wheel, ctr, prm.wheel_mask, E_READY, dvc, 0, pk[h, PK_READY])
-        pt[o, PT_WAIT] -= size
-        pk[h, PK_OUT] = -1
+            phits = cross_packet(port, prm, st, t, p, v, o)
         r = port[p, P_ROUTER]
         pt[p, PT_RR_VC] = (v - p * V + 1) % V
         pt[o, PT_RR_IN] = (p - ps[r] + 1) % (ps[r + 1] - ps[r])
         pt[p, PT_RR_OUT] = (o - ps[r] + 1) % (ps[r + 1] - ps[r])  # the input's output pointer
-        ctr[C_PHIT_HOPS] += size
+        ctr[C_PHIT_HOPS] += phits
         if prm.w0 <= t < prm.w1:
-            pt[o, PT_PHITS] += size
+            pt[o, PT_PHITS] += phits
     if n_grants > 0:
         ctr[C_LAST_PROGRESS] = t
+
+
+@jit_inline
+def cross_packet(port, prm, st, t, p, v, o):
+    """Packet crossbar: VC v's head crosses to output o whole, holding the input and the output until its tail
+    has crossed and the link until the tail has left. Returns the phits moved."""
+    pk, pt = st.pk, st.pt
+    h = pop_head(pk, st.vc, st.act, st.ev, st.wheel, st.ctr, prm, v, t)[0]
+    size = pk[h, PK_SIZE]
+    send = serialise(port, o, size)
+    tail = pk[h, PK_ARRIVE] + serialise(port, p, size)  # its tail's arrival here
+    done = max(t + crossing(prm, size), tail)  # its tail has crossed
+    own_link = not (prm.multi_eject and port[o, P_CLASS] == NODE)
+    start = max(t, pt[o, PT_LINK_BUSY]) if own_link else t
+    end = max(start + send, done)  # the tail has left (not before it arrived from a slower link)
+    pt[p, PT_IN_BUSY] = done
+    pt[p, PT_IN_PKT] = h
+    pt[p, PT_IN_TAIL] = tail
+    if own_link:
+        pt[o, PT_OUT_BUSY] = done
+        pt[o, PT_LINK_BUSY] = end
+    schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_CREDIT, v, size, done - 1 + prm.credit_delay + port[p, P_LATENCY])
+    dvc = pk[h, PK_DVC]
+    pk[h, PK_DVC] = -1
+    if dvc < 0:
+        schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_DELIVER, h, 0, end + port[o, P_LATENCY] - 1)
+    else:
+        free_vc(st.vc, st.ctr, prm, dvc, t + send)
+        move_on(port, prm, st, t, h, o, dvc, end - send + port[o, P_LATENCY])
+    pt[o, PT_WAIT] -= size
+    pk[h, PK_OUT] = -1
+    return size
+
+
+@jit_inline
+def cross_flits(port, prm, st, t, p, v):
+    """Flit crossbar: VC v has one cycle of crossbar time, as each flit wins BookSim2's switch allocator on its
+    own; the phits it moves leave on the output link behind what is queued there. In its head's cycle the packet
+    leaves v's queue and moves on to the next router (its head is on the way), while v streams the rest behind
+    it; v's next packet waits for the tail. Returns the phits moved."""
+    pk, vc, pt, vs = st.pk, st.vc, st.pt, st.vs
+    if vs[v, VS_PKT] < 0:  # the head's cycle
+        h = pop_vc(pk, vc, v)
+        vs[v, VS_TAIL] = pk[h, PK_ARRIVE] + serialise(port, p, pk[h, PK_SIZE])  # (if fed, set once it is not)
+        vs[v, VS_PKT], vs[v, VS_OUT], vs[v, VS_DVC], vs[v, VS_SENT] = h, pk[h, PK_OUT], pk[h, PK_DVC], 0
+        pt[vs[v, VS_OUT], PT_WAIT] -= pk[h, PK_SIZE]
+        pk[h, PK_OUT] = -1
+        pk[h, PK_DVC] = -1
+    h, o, dvc, k = vs[v, VS_PKT], vs[v, VS_OUT], vs[v, VS_DVC], vs[v, VS_SENT]
+    size = pk[h, PK_SIZE]
+    before, after = phits_crossed(prm, size, k), phits_crossed(prm, size, k + 1)
+    own_link = not (prm.multi_eject and port[o, P_CLASS] == NODE)
+    start = max(t, pt[o, PT_LINK_BUSY]) if own_link else t
+    end = start + serialise(port, o, after) - serialise(port, o, before)
+    pt[p, PT_IN_BUSY] = t + 1
+    if own_link:
+        pt[o, PT_OUT_BUSY] = t + 1
+        pt[o, PT_LINK_BUSY] = end
+    vs[v, VS_SENT], vs[v, VS_END] = k + 1, end
+    schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_CREDIT, v, after - before,
+             t + prm.credit_delay + port[p, P_LATENCY])
+    if k == 0 and dvc >= 0:
+        vs[dvc, VS_FEED] = v
+        move_on(port, prm, st, t, h, o, dvc, start + port[o, P_LATENCY])
+    if after < size:
+        return after - before
+    vs[v, VS_PKT] = -1  # the tail has crossed
+    if dvc < 0:
+        schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_DELIVER, h, 0, end + port[o, P_LATENCY] - 1)
+    else:
+        free_vc(vc, st.ctr, prm, dvc, t + 1)
+        vs[dvc, VS_FEED] = -1
+        tail = end + port[o, P_LATENCY]  # at the next router
+        if vs[dvc, VS_PKT] == h:
+            vs[dvc, VS_TAIL] = tail
+        else:  # still queued there: its phits are taken to arrive as late as the tail allows
+            pk[h, PK_ARRIVE] = tail - serialise(port, o, size)
+    pt[p, PT_IN_PKT] = h
+    pt[p, PT_IN_TAIL] = vs[v, VS_TAIL]
+    next_head(pk, vc, st.act, st.ev, st.wheel, st.ctr, prm, v, t)
+    return after - before
+
+
+@jit_inline
+def free_vc(vc, ctr, prm, w, freed):
+    """Downstream VC w may be allocated to another packet from `freed` plus the reallocation delay."""
+    vc[w, VC_OWNER] = -1
+    vc[w, VC_ALLOC] = freed - ctr[C_EPOCH] - 1 + prm.vc_realloc
+
+
+@jit_inline
+def move_on(port, prm, st, t, h, o, dvc, head):
+    """Packet h has gone through output o: it joins downstream VC dvc, whose router has its head at `head`."""
+    pk, vc = st.pk, st.vc
+    size = pk[h, PK_SIZE]
+    vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, dvc, size, t)
+    pk[h, PK_ARRIVE] = head
+    pk[h, PK_READY] = max(head + prm.delay, t + 1)
+    took_hop(port, prm, pk, h, o, pk[h, PK_CLS])
+    pk[h, PK_HOPS] += 1
+    if push_vc(pk, vc, dvc, h) and not streaming(prm, st.vs, dvc):
+        schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_READY, dvc, 0, pk[h, PK_READY])
 
 
 @jit

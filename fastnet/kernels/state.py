@@ -36,7 +36,8 @@ PK_HOPS, PK_GHOPS, PK_PHASE, PK_INTER, PK_OUT, PK_CLS, PK_NEXT = 7, 8, 9, 10, 11
 PK_MSG, PK_TAG = 14, 15  # free for workloads (message id, application tag)
 PK_VCC = 16  # routing's VC state: torus dimension*4 + direction*2 + dateline partition, -1 if none
 PK_DVC = 17  # the downstream VC this head holds since its VC allocation, -1 if none
-PK_LOST = 18  # 1: a failing link cut off its tail (fastnet/faults); its destination discards it
+PK_LOST = 18  # a failing link or router cut off its tail (fastnet/faults): C_DROP_LINK or C_DROP_ROUTER, the
+# cause its destination discards it for; 0 if not
 N_PK = 19
 
 # vc[port*V + v, ...]: input VC records (int32)
@@ -56,6 +57,15 @@ VG_ASKED = 4  # as an input VC (separable input-first): the output VC its head a
 N_VG = 5
 VA_GREEDY, VA_ISLIP, VA_SEPARABLE = 0, 1, 2  # Params.vc_alloc: heads take VCs one at a time (vc_choice roomiest or
 # round_robin, kernels/cycle.py allocate_vc), or all at once by iSLIP or separable input-first (allocate_vcs)
+
+# vs[P*V, ...]: router.crossbar "flit" (BookSim2's flit-by-flit switch): each cycle of a packet's crossbar time is
+# its own switch grant, and its head moves on to the next router after the first while the rest streams behind
+VS_PKT, VS_OUT, VS_DVC = 0, 1, 2  # the packet this VC is streaming out (-1: none), its output port and downstream
+# VC (-1: its node)
+VS_SENT, VS_END = 3, 4  # cycles of crossbar time it has had, and when the phits they moved have left on the link
+VS_TAIL = 5  # the cycle its tail has arrived here, once it is not fed (below)
+VS_FEED = 6  # the upstream VC still streaming this VC's newest packet in (-1: its tail has arrived)
+N_VS = 7
 
 # pt[port, ...]: port records (int64)
 PT_IN_BUSY, PT_OUT_BUSY, PT_LINK_BUSY = 0, 1, 2  # crossbar input / crossbar output / link busy until
@@ -126,8 +136,9 @@ class Params(NamedTuple):
     # round-robin pointer (vc_ptr), a node the next injection VC with room (BookSim2); else the one with the most room
     vc_alloc: int  # VA_*: router.vc_choice "islip" and "separable_input_first" allocate VCs as BookSim2's
     # allocators (kernels/cycle.py allocate_vcs), with vc_round_robin's pointers on the input side
-    flit_crossbar: bool  # router.crossbar = "flit": packets share the crossbar by bandwidth into an output queue
-    # bounded by credits (BookSim2's flit-by-flit router); else a packet holds it until its tail has crossed
+    flit_crossbar: bool  # router.crossbar = "flit": each cycle of a packet's crossbar time is its own switch grant,
+    # into an output queue bounded by credits (BookSim2's flit-by-flit router; State.vs); else a packet holds its
+    # input and output until its tail has crossed
     watchdog: int
     skip_idle: bool  # sim.skip_idle (kernels/cycle.py network_idle)
     background: bool  # an MPI run beside open-loop background traffic (a job of kind open_loop): the open-loop
@@ -167,6 +178,8 @@ class State(NamedTuple):
     # VC's last head was allocated, numbered output port at its router x V + VC (kernels/cycle.py allocate_vc)
     vc_grant: np.ndarray  # int64[P*V, N_VG] (only with Params.vc_alloc, else [1, N_VG]): VC allocation's arbiters
     vc_asking: np.ndarray  # int32[P*V] (only with Params.vc_alloc, else [1]): scratch: heads that asked for a VC
+    vs: np.ndarray  # int64[P*V, N_VS] (only with Params.flit_crossbar, else [1, N_VS]): the VCs' packets streaming
+    # through the crossbar (VS_*)
     arrivals: np.ndarray  # int64[A] open-loop arrival wheel: first node whose next arrival is due at slot's cycles
 
 
@@ -226,6 +239,7 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
         vc_ptr=np.zeros(PV if prm.vc_round_robin else 1, np.int32),
         vc_grant=np.zeros((PV if prm.vc_alloc != VA_GREEDY else 1, N_VG), np.int64),
         vc_asking=np.zeros(PV if prm.vc_alloc != VA_GREEDY else 1, np.int32),
+        vs=np.full((PV if prm.flit_crossbar else 1, N_VS), -1, np.int64),
         arrivals=np.full(arrival_slots, -1, np.int64),
     )
 
