@@ -27,13 +27,16 @@ def with_faults(base, **faults):
     return {**base, "faults": faults}
 
 
-def test_link_failing_mid_run_drops_what_was_on_it_and_the_run_goes_on(monkeypatch):
+@pytest.mark.parametrize("router", [{}, {"crossbar": "flit"}], ids=["packet", "flit"])
+def test_link_failing_mid_run_drops_what_was_on_it_and_the_run_goes_on(monkeypatch, router):
     """The judged case: on an 8x8 torus under adaptive routing, link 0-1 fails at cycle 5,000. Every cycle,
     injected = delivered + dropped + in flight (the audit's count of packets in VCs and being delivered); the
-    drop count equals what was on the link; the run goes on and delivers the rest."""
+    drop count equals what was on the link; the run goes on and delivers the rest. With the flit crossbar and
+    4-phit packets, packets stream through several routers at once, and the streams over the link are cut."""
     monkeypatch.setattr(S, "CHUNK", 1)  # a kernel call per cycle: the audit runs after every cycle
     monkeypatch.setattr(S, "FIRST_CHUNK", 1)
-    s = S.prepare(with_faults(TORUS, events=[[5000, "fail", 0, 1]]))
+    base = {**TORUS, "router": router, "traffic": {"load": 0.7, "packet_phits": 4}} if router else TORUS
+    s = S.prepare(with_faults(base, events=[[5000, "fail", 0, 1]]))
     ports = s.faults.ports_of(0, 1)
     assert len(ports) == 2
     seen = {}
@@ -125,11 +128,14 @@ def test_fat_tree_updown_goes_around_failed_links_and_switches(up_port):
         S.prepare(with_faults(base, links=[[0, 16], [0, 17], [0, 18], [0, 19]]))  # leaf 0's four up links
 
 
-def test_router_failing_mid_run_with_disconnection_allowed():
+@pytest.mark.parametrize("router", [{}, {"crossbar": "flit"}], ids=["packet", "flit"])
+def test_router_failing_mid_run_with_disconnection_allowed(router):
     """A table routing: router 5 fails at cycle 2,000. Its buffered packets are dropped (cause router), traffic to
-    and from its node afterwards has no route (cause unroutable), and the audit still balances."""
-    cfg = {"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "min"},
-           "traffic": {"load": 0.5}, "sim": {"warmup": 1000, "measure": 2000, "drain": 2000},
+    and from its node afterwards has no route (cause unroutable), and the audit still balances. With the flit
+    crossbar and 4-phit packets the streams out of the router and into it are cut as well."""
+    cfg = {"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "min"}, "router": router,
+           "traffic": {"load": 0.5, "packet_phits": 4 if router else 1},
+           "sim": {"warmup": 1000, "measure": 2000, "drain": 2000},
            "faults": {"events": [[2000, "fail", 5]], "allow_disconnected": True}}
     s = S.prepare(cfg)
     S.simulate(s)  # check_conservation: created = delivered + dropped + queued + in flight

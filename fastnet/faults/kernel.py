@@ -12,6 +12,10 @@ P_PEER_ROUTER = -1), which is all routing reads.
   (the credits already on their way back arrive as scheduled): failures cannot leak buffer space.
 - Heads at the routers next to a failed link that were routed to it, or had allocated a VC behind it, lose
   their route and VC and route again (kernels/routing.py routes around failed ports).
+- With a flit crossbar a packet streams through several routers at once (kernels/cycle.py cross_flits). A
+  stream over a failed link, or out of a failed router, is cut: the packet has lost its tail, and goes on
+  marked where its head is, or is dropped if it was bound for its node. The streams upstream of the cut that
+  still carry it stop, their unsent phits given back to their VCs, as a dropped packet's are.
 """
 
 from __future__ import annotations
@@ -20,11 +24,12 @@ import numpy as np
 
 from ..build.network import P_ROUTER
 from ..kernels._jit import jit, jit_alloc
-from ..kernels.cycle import serialise
+from ..kernels.cycle import free_vc, phits_crossed, serialise, streaming
 from ..kernels.pool import drop_packet, list_remove, release_event, vc_reserve
 from ..kernels.state import (
     C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, C_N_ACTIVE, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,
-    PK_LOST, PK_NEXT, PK_OUT, PK_SIZE, PT_IN_PKT, PT_IN_TAIL, PT_WAIT, VC_HEAD, VC_OWNER, VC_POS, VC_TAIL, VC_WAKE,
+    PK_LOST, PK_NEXT, PK_OUT, PK_READY, PK_SIZE, PT_IN_PKT, PT_IN_TAIL, PT_WAIT, VC_HEAD, VC_OWNER, VC_POS, VC_TAIL,
+    VC_WAKE, VS_DVC, VS_FEED, VS_OUT, VS_PKT, VS_SENT, VS_TAIL,
 )
 
 
@@ -38,7 +43,9 @@ def _drop_tail(port, prm, st, v, t, on_link_only, cause, cancel):
         prev, h = h, pk[h, PK_NEXT]
     if h < 0:
         return
-    if prev < 0:  # the head goes: v no longer waits for allocation, in the ready list or by an E_READY
+    if prev < 0 and streaming(prm, st.vs, v):  # the head goes; v still streams the packet before it out
+        vc[v, VC_HEAD] = -1
+    elif prev < 0:  # the head goes: v no longer waits for allocation, in the ready list or by an E_READY
         vc[v, VC_HEAD] = -1
         if vc[v, VC_POS] >= 0:
             list_remove(st.act, vc, VC_POS, st.ctr, C_N_ACTIVE, v)
@@ -62,6 +69,54 @@ def _drop_tail(port, prm, st, v, t, on_link_only, cause, cancel):
         h = nxt
 
 
+@jit
+def _stop_stream(port, prm, st, f, t, cancel):
+    """VC f stops streaming its packet, and so does every VC upstream still streaming it in: the phits each has
+    not sent are given back to it at once, and the VC it streamed into may be allocated again."""
+    vs, vc, pk = st.vs, st.vc, st.pk
+    h = vs[f, VS_PKT]
+    while f >= 0 and vs[f, VS_PKT] == h:
+        size = pk[h, PK_SIZE]
+        vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, f, -(size - phits_crossed(prm, size, vs[f, VS_SENT])), t)
+        vs[f, VS_PKT] = -1
+        w = vs[f, VS_DVC]
+        if w >= 0 and vs[w, VS_FEED] == f:
+            vs[w, VS_FEED] = -1
+            free_vc(vc, st.ctr, prm, w, t)
+        nxt = vc[f, VC_HEAD]  # f's next packet waits for allocation as f did; none: f waits no more
+        if nxt >= 0:
+            pk[nxt, PK_READY] = max(pk[nxt, PK_READY], t + prm.head_delay)
+        elif vc[f, VC_POS] >= 0:
+            list_remove(st.act, vc, VC_POS, st.ctr, C_N_ACTIVE, f)
+        else:
+            cancel[f] = True
+        f = vs[f, VS_FEED]
+
+
+@jit
+def _cut_streams(port, prm, st, dead_port, dead_router, t, cancel):
+    """Cut every stream over a failed link or out of a failed router (flit crossbar): its packet is dropped if it
+    was bound for its node, else marked lost, its tail arriving now where its head is."""
+    vs, pk = st.vs, st.pk
+    for f in range(len(vs)):
+        if vs[f, VS_PKT] < 0:
+            continue
+        o = vs[f, VS_OUT]
+        in_router = dead_router[port[f // prm.vcs, P_ROUTER]]
+        if not (dead_port[o] or in_router):
+            continue
+        h, w = vs[f, VS_PKT], vs[f, VS_DVC]
+        _stop_stream(port, prm, st, f, t, cancel)
+        if w < 0:
+            drop_packet(pk, st.ctr, prm, h, C_DROP_ROUTER if in_router else C_DROP_LINK)
+            continue
+        pk[h, PK_LOST] = C_DROP_ROUTER if in_router else C_DROP_LINK
+        if vs[w, VS_PKT] == h:
+            vs[w, VS_TAIL] = t
+        else:
+            pk[h, PK_ARRIVE] = t - serialise(port, w // prm.vcs, pk[h, PK_SIZE])
+
+
 @jit_alloc
 def fail(topo, prm, st, down, routers, t):
     """Apply failures at cycle t: `routers` just failed (their packets dropped), and the ports in `down` (both
@@ -70,9 +125,15 @@ def fail(topo, prm, st, down, routers, t):
     V = prm.vcs
     pk, vc = st.pk, st.vc
     cancel = np.zeros(len(vc), dtype=np.bool_)
+    if prm.flit_crossbar:
+        dead_port = np.zeros(len(port), dtype=np.bool_)
+        dead_port[down] = True
+        dead_router = np.zeros(len(ps) - 1, dtype=np.bool_)
+        dead_router[routers] = True
+        _cut_streams(port, prm, st, dead_port, dead_router, t, cancel)
     for o in down:  # a packet forwarded from o while its tail still crosses the link: cut
         if st.pt[o, PT_IN_PKT] >= 0 and st.pt[o, PT_IN_TAIL] > t:  # (still in flight: see on_link)
-            pk[st.pt[o, PT_IN_PKT], PK_LOST] = 1
+            pk[st.pt[o, PT_IN_PKT], PK_LOST] = C_DROP_LINK
     for r in routers:
         for v in range(ps[r] * V, ps[r + 1] * V):
             _drop_tail(port, prm, st, v, t, False, C_DROP_ROUTER, cancel)
@@ -110,15 +171,23 @@ def fail(topo, prm, st, down, routers, t):
 def on_link(topo, prm, st, ports, t) -> int:
     """Packets on the links into `ports` at cycle t (what `fail` drops there or cuts, counted beforehand: tests).
     A packet forwarded from input o whose tail arrives after t is still in flight: it cannot have been delivered,
-    which happens once its tail has left o (PT_IN_BUSY) plus a link's latency."""
+    which happens once its tail has left o (PT_IN_BUSY) plus a link's latency. With a flit crossbar, so is a
+    packet whose tail the router upstream still streams in."""
     n = 0
-    pk, vc, V = st.pk, st.vc, prm.vcs
+    pk, vc, vs, V = st.pk, st.vc, st.vs, prm.vcs
+
+    def fed(v: int, h: int) -> bool:  # (flit crossbar) its tail still streams in from the router upstream
+        f = int(vs[v, VS_FEED]) if prm.flit_crossbar else -1
+        return f >= 0 and int(vs[f, VS_PKT]) == h
+
     for o in ports:
         n += int(st.pt[o, PT_IN_PKT] >= 0 and st.pt[o, PT_IN_TAIL] > t)
         for v in range(o * V, o * V + V):
+            if prm.flit_crossbar and vs[v, VS_PKT] >= 0:  # streaming out while its tail may still stream in
+                n += fed(v, int(vs[v, VS_PKT]))
             h = vc[v, VC_HEAD]
             while h >= 0:
                 size = int(pk[h, PK_SIZE])
-                n += int(pk[h, PK_ARRIVE]) + int(serialise(topo.port, int(o), size)) > t
+                n += fed(v, int(h)) or int(pk[h, PK_ARRIVE]) + int(serialise(topo.port, int(o), size)) > t
                 h = pk[h, PK_NEXT]
     return n
