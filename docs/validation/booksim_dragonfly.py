@@ -40,12 +40,12 @@ def main() -> None:
             "with 1-cycle channels the same router gives about 34 cycles, which is why BookSim2's 143.5 cycles can "
             "only come from its DRAGON_LATENCY channels. The config file runs BookSim2's router mechanics "
             "(docs/booksim.md): its 4 stages (routing 0 + VC allocation 1 + switch allocation 1 + switch traversal "
-            "1) stepped twice a cycle at internal speedup 2 (router.delay = 2), packets sharing the crossbar by "
-            "bandwidth into output queues bounded by credits (router.crossbar = \"flit\") and its separable "
-            "input-first VC allocator (router.vc_choice = \"separable_input_first\"). fastnet's own router takes "
-            "the 3 cycles, holds the crossbar to the tail into a one-packet output queue and gives the VC with the "
-            "most room; both move whole packets (virtual cut-through) and allocate per packet, where BookSim2 "
-            "allocates flit by flit.")
+            "1) stepped twice a cycle at internal speedup 2 (router.delay = 2), the switch allocated again for "
+            "each cycle of a packet's crossbar time while its head goes on ahead, into output queues bounded by "
+            "credits (router.crossbar = \"flit\"), and its separable input-first VC allocator "
+            "(router.vc_choice = \"separable_input_first\"). fastnet's own router takes the 3 cycles, holds the "
+            "crossbar to the tail into a one-packet output queue and gives the VC with the most room. Both take "
+            "a packet into a VC only when all of it fits (virtual cut-through).")
     write_section("booksim_dragonfly", body)
 
 
