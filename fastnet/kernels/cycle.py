@@ -96,7 +96,7 @@ def streaming(prm, vs, v):
     return prm.flit_crossbar and vs[v, VS_PKT] >= 0
 
 
-@jit_inline
+@jit
 def chunk_ready(port, pk, vs, prm, v, h, k):
     """With a flit crossbar: the first cycle at which packet h in VC v may have its cycle k of crossbar time (the
     head's: its router delay over), once the last phit it moves is here; -1 if that phit has not left the
@@ -549,7 +549,7 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
     return o, dvc, own_link
 
 
-@jit_inline
+@jit
 def stream_request(port, pk, vs, pt, prm, t, epoch, vc, v):
     """head_request for VC v streaming a packet out (flit crossbar): its next cycle of crossbar time, once its
     input and output are free and unmatched and the phits it moves are here; -1 while they are still upstream
@@ -793,7 +793,7 @@ def cross_packet(port, prm, st, t, p, v, o):
     return size
 
 
-@jit_inline
+@jit
 def cross_flits(port, prm, st, t, p, v):
     """Flit crossbar: VC v has one cycle of crossbar time, as each flit wins BookSim2's switch allocator on its
     own; the phits it moves leave on the output link behind what is queued there. In its head's cycle the packet
