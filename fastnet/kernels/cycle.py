@@ -780,7 +780,8 @@ def cross_packet(port, prm, st, t, p, v, o):
     if own_link:
         pt[o, PT_OUT_BUSY] = done
         pt[o, PT_LINK_BUSY] = end
-    schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_CREDIT, v, size, done - 1 + prm.credit_delay + port[p, P_LATENCY])
+    schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_CREDIT, v, size,
+             done - 1 + prm.credit_delay + port[p, P_LATENCY])
     dvc = pk[h, PK_DVC]
     pk[h, PK_DVC] = -1
     if dvc < 0:
