@@ -112,8 +112,9 @@ def chunk_ready(port, pk, vs, prm, v, h, k):
             return -1
         at = vs[f, VS_END] + port[o, P_LATENCY] - 1 - (serialise(port, o, sent) - serialise(port, o, last))
     else:
-        tail = vs[v, VS_TAIL] if vs[v, VS_PKT] == h else pk[h, PK_ARRIVE] + serialise(port, v // prm.vcs, size)
-        at = tail - 1 - (serialise(port, v // prm.vcs, size) - serialise(port, v // prm.vcs, last))
+        p = v // prm.vcs
+        tail = vs[v, VS_TAIL] if vs[v, VS_PKT] == h else pk[h, PK_ARRIVE] + serialise(port, p, size)
+        at = tail - 1 - (serialise(port, p, size) - serialise(port, p, last))
     return max(at, pk[h, PK_READY]) if k == 0 else at
 
 
@@ -507,65 +508,47 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
         return WAIT, -1, False
     p = v // V
     if streaming(prm, vs, v):  # the rest of a packet whose head has gone on: its route and VC are kept
-        return stream_request(port, pk, vs, pt, prm, t, epoch, vc, v)
-    h = vc[v, VC_HEAD]
-    dvc = pk[h, PK_DVC]
-    if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
-        if prm.vc_alloc != VA_GREEDY:  # routed, and asked for a VC, by allocate_vcs this cycle
-            if pk[h, PK_OUT] < 0:
+        h, o, dvc, k = vs[v, VS_PKT], vs[v, VS_OUT], vs[v, VS_DVC], vs[v, VS_SENT]
+    else:
+        h, k = vc[v, VC_HEAD], 0
+        dvc = pk[h, PK_DVC]
+        if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
+            if prm.vc_alloc != VA_GREEDY:  # routed, and asked for a VC, by allocate_vcs this cycle
+                if pk[h, PK_OUT] < 0:
+                    return DROP, -1, False
+            elif (pk[h, PK_OUT] < 0 or prm.reroute) and not route_head(ps, port, node, dist, ip, alg, vcr, vc, pt,
+                                                                          prm, pk, rng, buf, buf2, p, h, routing,
+                                                                          scan):
                 return DROP, -1, False
-        elif (pk[h, PK_OUT] < 0 or prm.reroute) and not route_head(ps, port, node, dist, ip, alg, vcr, vc, pt,
-                                                                      prm, pk, rng, buf, buf2, p, h, routing, scan):
-            return DROP, -1, False
+            o = pk[h, PK_OUT]
+            if port[o, P_CLASS] != NODE:
+                if prm.vc_alloc != VA_GREEDY:  # no VC granted this cycle (it was parked if none was free)
+                    return -1, -1, False
+                first, count, local = downstream_vcs(ps, port, vcr, prm, p, o, pk[h, PK_CLS])
+                dvc = allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t - epoch)
+                if dvc < 0:
+                    if not prm.reroute:  # its route is kept: nothing to do before a VC can be free
+                        vc[v, VC_WAKE] = vc_free_at(vc, vs, pk, prm, first, count, t - epoch)
+                        return WAIT, -1, False
+                    return -1, -1, False
+                pk[h, PK_DVC] = dvc
         o = pk[h, PK_OUT]
-        if port[o, P_CLASS] != NODE:
-            if prm.vc_alloc != VA_GREEDY:  # no VC granted this cycle (it was parked if none was free)
-                return -1, -1, False
-            first, count, local = downstream_vcs(ps, port, vcr, prm, p, o, pk[h, PK_CLS])
-            dvc = allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t - epoch)
-            if dvc < 0:
-                if not prm.reroute:  # its route is kept: nothing to do before a VC can be free
-                    vc[v, VC_WAKE] = vc_free_at(vc, vs, pk, prm, first, count, t - epoch)
-                    return WAIT, -1, False
-                return -1, -1, False
-            pk[h, PK_DVC] = dvc
-    o = pk[h, PK_OUT]
     own_link = dvc >= 0 or not prm.multi_eject  # dvc < 0: o is the node's ejection port
     wake = blocked_until(pt, port, prm, p, o, own_link)
     if prm.flit_crossbar:
-        ready = chunk_ready(port, pk, vs, prm, v, h, 0)
-        if ready < 0:  # (its head is here, but a wider crossbar cycle waits for more phits from upstream)
+        ready = chunk_ready(port, pk, vs, prm, v, h, k)
+        if ready < 0:  # its phits have not left the router upstream yet: it asks again next cycle
             return -1, -1, False
         wake = max(wake, ready)
     if wake > t:
-        if dvc >= 0 or not prm.reroute:  # routed for good: not worth looking at again before then
+        if dvc >= 0 or not prm.reroute or k > 0:  # routed for good: not worth looking at again before then
             vc[v, VC_WAKE] = wake - epoch
             return WAIT, -1, False
         return -1, -1, False
     if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
         return -1, -1, False
-    if dvc >= 0 and vc[dvc, VC_FREE] < pk[h, PK_SIZE]:  # virtual cut-through: the whole packet must fit
-        return -1, -1, False
-    return o, dvc, own_link
-
-
-@jit
-def stream_request(port, pk, vs, pt, prm, t, epoch, vc, v):
-    """head_request for VC v streaming a packet out (flit crossbar): its next cycle of crossbar time, once its
-    input and output are free and unmatched and the phits it moves are here; -1 while they are still upstream
-    (asked again next cycle)."""
-    p = v // prm.vcs
-    o, dvc = vs[v, VS_OUT], vs[v, VS_DVC]
-    own_link = dvc >= 0 or not prm.multi_eject
-    ready = chunk_ready(port, pk, vs, prm, v, vs[v, VS_PKT], vs[v, VS_SENT])
-    if ready < 0:
-        return -1, -1, False
-    wake = max(blocked_until(pt, port, prm, p, o, own_link), ready)
-    if wake > t:
-        vc[v, VC_WAKE] = wake - epoch
-        return WAIT, -1, False
-    if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
-        return -1, -1, False
+    if dvc >= 0 and k == 0 and vc[dvc, VC_FREE] < pk[h, PK_SIZE]:  # virtual cut-through: the whole packet must
+        return -1, -1, False  # fit (and does while it streams: nobody else may take the VC)
     return o, dvc, own_link
 
 
