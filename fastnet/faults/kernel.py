@@ -34,6 +34,15 @@ from ..kernels.state import (
 
 
 @jit
+def _stop_waiting(st, v, cancel):
+    """VC v no longer waits for allocation: it leaves the ready list, or its pending E_READY is cancelled."""
+    if st.vc[v, VC_POS] >= 0:
+        list_remove(st.act, st.vc, VC_POS, st.ctr, C_N_ACTIVE, v)
+    else:
+        cancel[v] = True
+
+
+@jit
 def _drop_tail(port, prm, st, v, t, on_link_only, cause, cancel):
     """Drop the packets of VC v from the first one still on the link (or from its head), to its tail."""
     pk, vc = st.pk, st.vc
@@ -45,12 +54,9 @@ def _drop_tail(port, prm, st, v, t, on_link_only, cause, cancel):
         return
     if prev < 0 and streaming(prm, st.vs, v):  # the head goes; v still streams the packet before it out
         vc[v, VC_HEAD] = -1
-    elif prev < 0:  # the head goes: v no longer waits for allocation, in the ready list or by an E_READY
+    elif prev < 0:  # the head goes: v no longer waits for allocation
         vc[v, VC_HEAD] = -1
-        if vc[v, VC_POS] >= 0:
-            list_remove(st.act, vc, VC_POS, st.ctr, C_N_ACTIVE, v)
-        else:
-            cancel[v] = True
+        _stop_waiting(st, v, cancel)
         vc[v, VC_WAKE] = t - st.ctr[C_EPOCH] - 1
     else:
         pk[prev, PK_NEXT] = -1
@@ -86,10 +92,8 @@ def _stop_stream(port, prm, st, f, t, cancel):
         nxt = vc[f, VC_HEAD]  # f's next packet waits for allocation as f did; none: f waits no more
         if nxt >= 0:
             pk[nxt, PK_READY] = max(pk[nxt, PK_READY], t + prm.head_delay)
-        elif vc[f, VC_POS] >= 0:
-            list_remove(st.act, vc, VC_POS, st.ctr, C_N_ACTIVE, f)
         else:
-            cancel[f] = True
+            _stop_waiting(st, f, cancel)
         f = vs[f, VS_FEED]
 
 
