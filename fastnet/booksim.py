@@ -257,6 +257,10 @@ def to_fastnet(given: dict[str, Value], base_dir: Path = Path(".")) -> dict[str,
     """Map parsed BookSim2 keys (BookSim2's defaults for the rest) to an unresolved fastnet config."""
     b = {**DEFAULTS, **given}
     topology, links = _topology(b, base_dir)  # first: an unmapped topology is the error to report
+    # BookSim2's sources write a flit after the network has read its inputs for the cycle: it reaches the router
+    # a cycle later than the injection channel's latency says (ejected flits take the channel's latency)
+    node = links.get("latency_injection", links["latency"])
+    links["latency_injection"], links["latency_ejection"] = node + 1, node
     check_keys(given)
     topo = str(b["topology"])
     routing = _routing(b, topo)
@@ -264,9 +268,9 @@ def to_fastnet(given: dict[str, Value], base_dir: Path = Path(".")) -> dict[str,
     traffic = _traffic(b, topo)
     sim = _sim(b, given)
     if router["buffer_phits"] < traffic["packet_phits"]:
-        raise ConfigError("vc_buf_size", f"fastnet moves whole packets (virtual cut-through): a VC must hold one "
-                                         f"packet, vc_buf_size >= packet_size (got {router['buffer_phits']} < "
-                                         f"{traffic['packet_phits']})")
+        raise ConfigError("vc_buf_size", f"a VC must hold one packet, vc_buf_size >= packet_size (got "
+                                         f"{router['buffer_phits']} < {traffic['packet_phits']}): smaller buffers "
+                                         f"are not modelled (docs/booksim.md)")
     return {"topology": topology, "router": router, "links": links, "routing": routing, "traffic": traffic,
             "sim": sim}
 
@@ -525,7 +529,8 @@ def _traffic(b: dict[str, Value], topo: str) -> dict[str, Any]:
         unit = "flits" if flits else f"packets x packet_size {size} ="
         raise ConfigError("injection_rate", f"{rate} {unit} {load:g} flits/node/cycle; fastnet's load must be in "
                                             "(0, 1]")
-    return {"pattern": PATTERNS[name], "load": load, "packet_phits": size}
+    # BookSim2's uniform draws the source itself too, and its randperm keeps fixed points
+    return {"pattern": PATTERNS[name], "load": load, "packet_phits": size, "to_self": name in ("uniform", "randperm")}
 
 
 def _sim(b: dict[str, Value], given: dict[str, Value]) -> dict[str, Any]:

@@ -197,7 +197,9 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "latency": (1, check_cycles_or_time(1)),
         "latency_local": ("auto", check_cycles_or_time(1, auto=True)),  # auto: links.latency
         "latency_global": ("auto", check_cycles_or_time(1, auto=True)),
-        "latency_injection": ("auto", check_cycles_or_time(1, auto=True)),
+        "latency_injection": ("auto", check_cycles_or_time(1, auto=True)),  # node -> router
+        "latency_ejection": ("auto", check_cycles_or_time(1, auto=True)),  # router -> node (and the credits back
+        # to the node); auto: latency_injection
         "cycle": ("auto", check_cycle),  # the cycle time; auto: traffic.phit_bytes / the reference bandwidth
         "bandwidth": ("auto", check_bandwidth),  # the reference: one phit per cycle; auto: the fastest class
         # given below, else every link moves one phit per cycle
@@ -234,6 +236,8 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "shift": (1, _int(1)),  # k of shift(k)
         "hotspot_nodes": ([0], _int_list(0)),
         "hotspot_fraction": (0.1, _real(0.0, 1.0)),
+        "to_self": (False, _bool),  # uniform and permutation may pick the source itself, as BookSim2's uniform
+        # and randperm do (the BookSim2 importer sets it): a node's packet to itself crosses its router only
     },
     "sim": {
         "warmup": (30000, _int(0)),
@@ -424,6 +428,8 @@ def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     for key in ("latency_local", "latency_global", "latency_injection"):
         if links[key] == "auto":
             links[key] = links["latency"]
+    if links["latency_ejection"] == "auto":
+        links["latency_ejection"] = links["latency_injection"]
     router = out["router"]
     for key in ("buffer_phits_global", "buffer_phits_injection"):
         if router[key] == "auto":

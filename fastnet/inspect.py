@@ -32,7 +32,7 @@ def describe(cfg: dict[str, Any]) -> dict[str, Any]:
     derived = {  # units.py: what the config's times and bandwidths became
         "cycle_ns": round(t.cycle_ns, 6),
         "cycle_from": t.basis,
-        **{f"latency_{c}_cycles": t.latency[c] for c in ("injection", "local", "global")},
+        **{f"latency_{c}_cycles": t.latency[c] for c in ("injection", "ejection", "local", "global")},
         "router_delay_cycles": t.delay,
         **{f"bandwidth_{c}_gbytes_per_s": round(b, 4) for c, b in gbytes.items()},
         **{f"phits_per_cycle_{c}": round(r, 6) for c, r in t.phit_rate.items()},

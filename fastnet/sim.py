@@ -71,7 +71,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     buffers = {NODE: router["buffer_phits_injection"], LOCAL: router["buffer_phits"],
                GLOBAL: router["buffer_phits_global"]}
     for cls, key in ((LOCAL, "buffer_phits"), (GLOBAL, "buffer_phits_global"), (NODE, "buffer_phits_injection")):
-        if buffers[cls] < traffic["packet_phits"]:
+        if buffers[cls] < traffic["packet_phits"]:  # (a flit crossbar's smaller buffers: docs/booksim.md)
             raise ConfigError(f"router.{key}", f"must hold a whole packet for virtual cut-through "
                               f"(>= traffic.packet_phits = {traffic['packet_phits']}, got {buffers[cls]})")
     net = build_network(cfg)
@@ -91,8 +91,9 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     cfg["router"].update(vcs=layout.vcs[LOCAL], vcs_global=layout.vcs[GLOBAL], vcs_injection=layout.vcs[NODE])
     V = max(layout.vcs.values())
     max_packet = traffic["packet_phits"]
-    max_lat = int(net.port_latency.max())
-    delay = timing(cfg).delay
+    tm = timing(cfg)
+    delay, inject_latency = tm.delay, tm.latency["injection"]
+    max_lat = max(int(net.port_latency.max()), inject_latency)
     max_send = -(-max_packet * int(net.port_period.max()) // PERIOD_ONE)  # the slowest link's time for a packet
     closed = workload_section(cfg)["kind"] != "open_loop"
     if closed:  # a closed-loop workload runs until it finishes (at most sim.max_cycles); all of it is measured
@@ -129,7 +130,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
                                  f"wheel allows ({fix})")
     adaptive_choice = algorithm == "ksp" and rcfg["path_choice"] == "adaptive"
     prm = Params(
-        vcs=V, delay=delay, head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]),
+        vcs=V, delay=delay, inject_latency=inject_latency, head_delay=head_delay, vc_realloc=vc_realloc,
+        speedup=float(router["speedup"]),
         iters=router["alloc_iters"], allocator=_config.ALLOCATORS.index(router["allocator"]),
         credit_delay=router["credit_delay"], multi_eject=router["ejection"] == "multiple",
         routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,

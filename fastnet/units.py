@@ -90,7 +90,7 @@ class Timing:
     cycle_ns: float  # one cycle: a reference link moves one phit
     physical: bool  # the config stated a cycle time or a bandwidth: its links may run at different rates
     basis: str  # what fixed cycle_ns ("links.cycle", "links.bandwidth", ..., "workload.cycle_ns", "default")
-    latency: dict[str, int]  # cycles per link class (injection, local, global)
+    latency: dict[str, int]  # cycles per link class (injection: node -> router, local, global) and ejection
     delay: int  # router delay, cycles
     period: dict[str, int]  # per link class and "black" (a 2-D dragonfly group's column links): cycles per phit
     # x PERIOD_ONE (PERIOD_ONE: the reference rate)
@@ -134,7 +134,7 @@ def timing(cfg: dict[str, Any]) -> Timing:
     bw_keys = {"injection": "bandwidth_injection", "local": "bandwidth_local", "global": "bandwidth_global",
                "black": "bandwidth_black"}
     stated_bw = {k: parse_gbytes(links[k]) for k in ("bandwidth", *bw_keys.values()) if links[k] != "auto"}
-    times = [k for k in ("latency", "latency_injection", "latency_local", "latency_global")
+    times = [k for k in ("latency", "latency_injection", "latency_ejection", "latency_local", "latency_global")
              if parse_time_ns(links[k]) is not None] + (["router.delay"] if parse_time_ns(router["delay"]) is not None
                                                          else [])
     physical = links["cycle"] != "auto" or bool(stated_bw)
@@ -183,7 +183,7 @@ def timing(cfg: dict[str, Any]) -> Timing:
         return n
 
     bounded("links.latency", links["latency"])  # the classes' "auto" took it: name it first if it is too long
-    latency = {c: cycles(f"links.latency_{c}", links[f"latency_{c}"], 1) for c in CLASSES}
+    latency = {c: cycles(f"links.latency_{c}", links[f"latency_{c}"], 1) for c in (*CLASSES, "ejection")}
     delay = cycles("router.delay", router["delay"], 0)
     period: dict[str, int] = {}
     for c, key in bw_keys.items():

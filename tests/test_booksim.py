@@ -87,9 +87,9 @@ def test_booksim_defaults():
         "topology": {"kind": "torus", "dims": [8, 8], "p": 1},
         "router": {"buffer_phits": 8, "delay": 4, "speedup": 1.0, "alloc_iters": 1, "credit_delay": 0,
                    "allocator": "islip", "crossbar": "flit", "vc_choice": "islip", "vcs": 16},  # iSLIP
-        "links": {"latency": 2, "latency_injection": 1},
+        "links": {"latency": 2, "latency_injection": 2, "latency_ejection": 1},  # BookSim2's source: a cycle more
         "routing": {"algorithm": "dor"},
-        "traffic": {"pattern": "uniform", "load": 0.1, "packet_phits": 1},
+        "traffic": {"pattern": "uniform", "load": 0.1, "packet_phits": 1, "to_self": True},
         "sim": {"warmup": 3000, "measure": 10000},  # 3 x 1000; the window never shorter than fastnet's default
     }
     config.resolve(cfg)
@@ -98,26 +98,34 @@ def test_booksim_defaults():
 @pytest.mark.parametrize("text,topology,links", [
     ("topology = dragonflynew; k = 3; n = 1; routing_function = min;",
      {"kind": "dragonfly", "p": 3, "a": 6, "h": 3, "arrangement": "consecutive"},
-     {"latency": 1, "latency_local": 10, "latency_global": 100}),
+     {"latency": 1, "latency_local": 10, "latency_global": 100, "latency_injection": 2, "latency_ejection": 1}),
     ("topology = torus; k = 4; n = 3; routing_function = dim_order;",
-     {"kind": "torus", "dims": [4, 4, 4], "p": 1}, {"latency": 2, "latency_injection": 1}),
+     {"kind": "torus", "dims": [4, 4, 4], "p": 1}, {"latency": 2, "latency_injection": 2, "latency_ejection": 1}),
     ("topology = torus; k = 4; n = 1; use_noc_latency = 0; routing_function = dim_order;",
-     {"kind": "torus", "dims": [4], "p": 1}, {"latency": 1, "latency_injection": 1}),
+     {"kind": "torus", "dims": [4], "p": 1}, {"latency": 1, "latency_injection": 2, "latency_ejection": 1}),
     ("topology = mesh; k = 5; n = 2; routing_function = dim_order;",
-     {"kind": "mesh", "dims": [5, 5], "p": 1}, {"latency": 1, "latency_injection": 1}),
+     {"kind": "mesh", "dims": [5, 5], "p": 1}, {"latency": 1, "latency_injection": 2, "latency_ejection": 1}),
     ("topology = fattree; k = 4; n = 3; routing_function = nca;",
-     {"kind": "fattree", "k": 4, "n": 3}, {"latency": 1}),
+     {"kind": "fattree", "k": 4, "n": 3}, {"latency": 1, "latency_injection": 2, "latency_ejection": 1}),
     # the reference flattened butterfly: routers 1, 2, 3 apart on the 4x4 grid have channels of 2, 4, 6 cycles
     ("topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2; routing_function = ran_min;",
      {"kind": "hyperx", "dims": [4, 4], "trunking": 1, "p": 4, "distance_latency": True},
-     {"latency": 2, "latency_injection": 1}),
+     {"latency": 2, "latency_injection": 2, "latency_ejection": 1}),
     ("topology = flatfly; k = 3; n = 3; use_noc_latency = 0; routing_function = ugal;",
-     {"kind": "hyperx", "dims": [3, 3, 3], "trunking": 1, "p": 1}, {"latency": 1}),
+     {"kind": "hyperx", "dims": [3, 3, 3], "trunking": 1, "p": 1}, {"latency": 1, "latency_injection": 2,
+                                                                   "latency_ejection": 1}),
 ])
 def test_topologies_and_channel_latencies(text, topology, links):
     cfg = convert(text)
     assert cfg["topology"] == topology and cfg["links"] == links
     config.resolve(cfg)
+
+
+@pytest.mark.parametrize("pattern,to_self", [("uniform", True), ("randperm", True), ("bitcomp", False)])
+def test_patterns_that_may_send_to_the_source_itself(pattern, to_self):
+    """BookSim2's uniform draws among all nodes, the source included, and its randperm keeps fixed points."""
+    cfg = convert(f"topology = torus; k = 4; n = 2; routing_function = dim_order; traffic = {pattern};")
+    assert cfg["traffic"]["to_self"] is to_self
 
 
 ANYNET = "router 0 node 0 node 1 node 2 router 1\nrouter 1 node 3 node 4 node 5\n\n" \
@@ -128,13 +136,14 @@ def test_anynet(tmp_path):
     (tmp_path / "net").write_text(ANYNET)
     cfg = convert("topology = anynet; network_file = net; routing_function = min; num_vcs = 4;", tmp_path)
     assert cfg["topology"] == {"kind": "graph", "edges": [[0, 1], [0, 2], [1, 2]], "p": 3}
-    assert cfg["links"] == {"latency": 1} and cfg["router"]["vcs"] == 4
+    assert cfg["links"] == {"latency": 1, "latency_injection": 2, "latency_ejection": 1} and cfg["router"]["vcs"] == 4
     # BookSim2's one path per router pair, every VC on every hop
     assert cfg["routing"] == {"algorithm": "min", "min_path": "fixed", "vc_classes": "any"}
     assert describe(config.resolve(cfg))["nodes"] == 9
     (tmp_path / "net").write_text("router 0 router 1 5 node 0 3 node 1 3\nrouter 1 router 0 5 node 2 3 node 3 3\n")
     cfg = convert("topology = anynet; network_file = net; routing_function = min;", tmp_path)
-    assert cfg["topology"]["edges"] == [[0, 1]] and cfg["links"] == {"latency": 5, "latency_injection": 3}
+    assert cfg["topology"]["edges"] == [[0, 1]] and cfg["links"] == {"latency": 5, "latency_injection": 4,
+                                                                               "latency_ejection": 3}
 
 
 @pytest.mark.parametrize("net,why", [
@@ -233,7 +242,7 @@ def test_anynet_export_round_trip(tmp_path):
     from fastnet.build import build_network
     ours = build_network(config.resolve(config.read_toml(toml)))
     back = build_network(config.resolve(cfg))
-    assert back.n_nodes == ours.n_nodes == 128 and cfg["links"] == {"latency": 1}
+    assert back.n_nodes == ours.n_nodes == 128 and cfg["links"]["latency"] == 1
     edges = {tuple(sorted(e)) for e in zip(ours.port_router.tolist(), ours.port_peer_router.tolist())
              if -1 not in e and e[0] != e[1]}
     assert {tuple(e) for e in cfg["topology"]["edges"]} == edges
@@ -375,6 +384,10 @@ def test_dragonfly_reference_is_the_embedded_default():
     mechanics = ("delay", "crossbar", "vc_choice")
     assert [theirs["router"].pop(k) for k in mechanics] == [2, "flit", "separable_input_first"]  # 4 stages at speedup 2
     assert [ours["router"].pop(k) for k in mechanics] == [3, "packet", "roomiest"]
+    # BookSim2's uniform may pick the source itself, and its sources send a cycle late; fastnet's own do neither
+    assert theirs["traffic"].pop("to_self") and not ours["traffic"].pop("to_self")
+    assert [theirs["links"].pop(k) for k in ("latency_injection", "latency_ejection")] == [2, 1]
+    assert [ours["links"].pop(k) for k in ("latency_injection", "latency_ejection")] == [1, 1]
     assert theirs == ours
 
 

@@ -175,12 +175,24 @@ def test_flit_crossbar_allocates_the_switch_flit_by_flit_as_booksim2():
     every flit) is unstable at 0.8 flits/node/cycle, and carries 0.8 (103.3 cycles) with
     hold_switch_for_packet = 1, which fastnet's packet crossbar models (103.6). Per-flit grants match worse:
     fastnet's flit crossbar saturates below 0.8 too (a longer run is unstable: docs/validation.md); in this
-    short one its latency is already more than twice the packet crossbar's (207 against 79.5 cycles)."""
+    short one its latency is already more than twice the packet crossbar's (210 against 79.5 cycles)."""
     cfg = fastnet.config.merge(FAT_TREE_BOOKSIM, {"traffic": {"load": 0.8, "packet_phits": 4}})
     held = fastnet.run(cfg)
     flit = fastnet.run(fastnet.config.merge(cfg, {"router": {"crossbar": "flit"}}))
     assert held.accepted_phits_per_node_cycle > 0.78 and held.packet_latency_mean < 150
     assert flit.packet_latency_mean > 2 * held.packet_latency_mean
+
+
+def test_flit_crossbar_takes_credits_flit_by_flit_from_the_node_on():
+    """BookSim2's wormhole flow control: one flow through one router (a 2-port fat tree, node 0 to node 1, all it
+    can take), one 4-phit VC, 4-phit packets. A node starts a packet into its VC once one phit has room and sends
+    the rest as credits come back, so the VC's next packet is there when the tail leaves: it waits only for
+    routing and VC allocation (3 cycles), and the VC moves 4 phits every 6 cycles, BookSim2's 0.6666. Credits
+    for whole packets (virtual cut-through) let the next packet start only once the last one has left: 4/9."""
+    cfg = fastnet.config.merge(FAT_TREE_BOOKSIM, {
+        "topology": {"k": 2, "n": 1}, "router": {"vcs": 1, "buffer_phits": 4, "crossbar": "flit"},
+        "traffic": {"pattern": "bitcomp", "load": 1.0, "packet_phits": 4}})
+    assert fastnet.run(cfg).accepted_phits_per_node_cycle == pytest.approx(2 / 3, abs=0.005)
 
 
 def test_flit_crossbar_queue_must_fit_the_event_wheel():

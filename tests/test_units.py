@@ -34,7 +34,7 @@ def test_cycle_from_phit_and_reference_bandwidth():
     """BG/Q: 4-byte phits on 2 GB/s links make a 2 ns cycle; 10 ns links are 5 cycles, the 8 ns router 4."""
     t = timing(resolve({"machine": {"name": "sequoia"}}))
     assert (t.cycle_ns, t.basis, t.physical) == (2.0, "links.bandwidth", True)
-    assert t.latency == {"injection": 170, "local": 5, "global": 5} and t.delay == 4
+    assert t.latency == {"injection": 170, "ejection": 170, "local": 5, "global": 5} and t.delay == 4
     assert set(t.period.values()) == {PERIOD_ONE}
     assert any(line.startswith("links.latency_local: 10 ns = 5 cycles -> 5") for line in t.rounding)
 

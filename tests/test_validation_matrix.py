@@ -19,10 +19,7 @@ REF, REF_HALF = matrix.read_points(matrix.REF_CSV)
 
 # Rows outside the tolerance today (docs/validation.md says why); strict, so a fix shows up as a failure to
 # remove the mark
-KNOWN_OFF = {
-    ("fattree_k4n3_4flit.cfg", "bitcomp"): "fastnet 0.792 against BookSim2's 0.753 [0.755, 0.770) (+5.3 %): "
-    "at 0.755 BookSim2 takes 283 cycles and fastnet 170",
-}
+KNOWN_OFF: dict[tuple[str, str], str] = {}
 
 
 def _case(row: str, cfg: str, pattern: str):

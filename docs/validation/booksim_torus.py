@@ -1,7 +1,9 @@
 """fastnet's torus routings against BookSim2 (shared/reference/booksim/torus8x8_dor.csv).
 
 Router parameters as BookSim2's run: 8x8 torus, dimension-order routing with two dateline VCs, 8-flit buffers,
-1-flit packets, channel latency 2 (injection 1), credit delay 0, speedup 1, BookSim2's default iSLIP switch and
+1-flit packets, channel latency 2 (injection 1: a flit from a source takes 2 cycles to its router, BookSim2's
+sources writing after the network has read its inputs, and 1 back), uniform traffic that may pick the source
+itself (`traffic.to_self`, as BookSim2's), credit delay 0, speedup 1, BookSim2's default iSLIP switch and
 VC allocators with one iteration, and BookSim2's 4-stage pipeline (routing, VC allocation, switch allocation, switch
 traversal: delay 4; a packet is routed and allocated only at the head of its VC, head_delay 3; a VC is
 reallocated 2 cycles after a tail).
@@ -15,14 +17,15 @@ from common import REFERENCE, markdown_table, run_points, write_csv, write_secti
 
 ROUTER = {"buffer_phits": 8, "delay": 4, "speedup": 1.0, "credit_delay": 0, "alloc_iters": 1, "allocator": "islip",
           "crossbar": "flit", "vc_choice": "islip"}  # as BookSim2 (flit: the same as "packet" at speedup 1)
-LINKS = {"latency": 2, "latency_injection": 1}
+LINKS = {"latency": 2, "latency_injection": 2, "latency_ejection": 1}
 SIM = {"warmup": 3000, "measure": 10000, "drain": 3000}
 
 
 def config(pattern: str, routing: str, load: float) -> dict:
     return {"topology": {"kind": "torus", "dims": [8, 8]}, "links": LINKS,
             "router": {**ROUTER, "vcs": 2 if routing == "dor" else 3}, "routing": {"algorithm": routing},
-            "traffic": {"pattern": pattern, "load": load, "packet_phits": 1}, "sim": SIM}
+            "traffic": {"pattern": pattern, "load": load, "packet_phits": 1, "to_self": pattern == "uniform"},
+            "sim": SIM}
 
 
 def saturation(points: list[tuple[float, float | None]]) -> float:

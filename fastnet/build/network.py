@@ -199,7 +199,8 @@ def assemble(g: RouterGraph, latency: dict[str, int], period: dict[str, int] | N
     peer_port[node_port] = np.arange(n_nodes, dtype=np.int32)
 
     lat = np.empty(n_ports, dtype=np.int32)
-    lat[pclass == NODE] = latency["injection"]
+    lat[pclass == NODE] = latency["ejection"]  # a node port's own latency is the way to the node (the way in:
+    # Params.inject_latency)
     lat[pclass == LOCAL] = latency["local"]
     lat[pclass == GLOBAL] = latency["global"]
     if g.nbr_length is not None:

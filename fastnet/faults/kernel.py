@@ -14,8 +14,9 @@ P_PEER_ROUTER = -1), which is all routing reads.
   their route and VC and route again (kernels/routing.py routes around failed ports).
 - With a flit crossbar a packet streams through several routers at once (kernels/cycle.py cross_flits). A
   stream over a failed link, or out of a failed router, is cut: the packet has lost its tail, and goes on
-  marked where its head is, or is dropped if it was bound for its node. The streams upstream of the cut that
-  still carry it stop, their unsent phits given back to their VCs, as a dropped packet's are.
+  marked where its head is, or is dropped if it was bound for its node; the VC it has reached holds it whole from
+  then on. The streams upstream of the cut that still carry it stop, and so does its node if it still sends
+  it: their unsent phits are given back to their VCs, as a dropped packet's are.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ..kernels.pool import drop_packet, list_remove, release_event, vc_reserve
 from ..kernels.state import (
     C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, C_N_ACTIVE, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,
     PK_LOST, PK_NEXT, PK_OUT, PK_READY, PK_SIZE, PT_IN_PKT, PT_IN_TAIL, PT_WAIT, VC_HEAD, VC_OWNER, VC_POS, VC_TAIL,
-    VC_WAKE, VS_DVC, VS_FEED, VS_OUT, VS_PKT, VS_SENT, VS_TAIL,
+    VC_WAKE, VS_DVC, VS_FEED, VS_NODE_PKT, VS_NODE_SENT, VS_OUT, VS_PKT, VS_SENT, VS_TAIL, ND_BUSY, PK_SRC,
 )
 
 
@@ -52,6 +53,8 @@ def _drop_tail(port, prm, st, v, t, on_link_only, cause, cancel):
         prev, h = h, pk[h, PK_NEXT]
     if h < 0:
         return
+    if prm.flit_crossbar and st.vs[v, VS_NODE_PKT] >= 0:  # (its newest packet: one of those dropped)
+        _end_node_feed(prm, st, v, t)
     if prev < 0 and streaming(prm, st.vs, v):  # the head goes; v still streams the packet before it out
         vc[v, VC_HEAD] = -1
     elif prev < 0:  # the head goes: v no longer waits for allocation
@@ -76,14 +79,29 @@ def _drop_tail(port, prm, st, v, t, on_link_only, cause, cancel):
 
 
 @jit
+def _end_node_feed(prm, st, v, t):
+    """Injection VC v's node stops sending its packet in (the packet is dropped or cut): the phits it has not sent
+    are reserved as if they had come, for the drop to give the packet's phits back whole; the node may go on."""
+    h = st.vs[v, VS_NODE_PKT]
+    vc_reserve(st.vc, st.pt, st.vc_area, st.vc_since, prm, v, st.pk[h, PK_SIZE] - st.vs[v, VS_NODE_SENT], t)
+    st.vs[v, VS_NODE_PKT] = -1
+    st.nd[st.pk[h, PK_SRC], ND_BUSY] = t
+
+
+@jit
 def _stop_stream(port, prm, st, f, t, cancel):
-    """VC f stops streaming its packet, and so does every VC upstream still streaming it in: the phits each has
-    not sent are given back to it at once, and the VC it streamed into may be allocated again."""
+    """VC f stops streaming its packet, and so does every VC upstream still streaming it in, and its node if it
+    still sends it: the phits each VC holds of it are given back at once, and the VC it streamed into may be
+    allocated again."""
     vs, vc, pk = st.vs, st.vc, st.pk
     h = vs[f, VS_PKT]
     while f >= 0 and vs[f, VS_PKT] == h:
         size = pk[h, PK_SIZE]
-        vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, f, -(size - phits_crossed(prm, size, vs[f, VS_SENT])), t)
+        if vs[f, VS_NODE_PKT] == h:
+            _end_node_feed(prm, st, f, t)
+        up = vs[f, VS_FEED]  # f holds the phits that have come in (credit by credit) and not gone on
+        came = phits_crossed(prm, size, vs[up, VS_SENT]) if up >= 0 and vs[up, VS_PKT] == h else size
+        vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, f, -(came - phits_crossed(prm, size, vs[f, VS_SENT])), t)
         vs[f, VS_PKT] = -1
         w = vs[f, VS_DVC]
         if w >= 0 and vs[w, VS_FEED] == f:
@@ -94,7 +112,7 @@ def _stop_stream(port, prm, st, f, t, cancel):
             pk[nxt, PK_READY] = max(pk[nxt, PK_READY], t + prm.head_delay)
         else:
             _stop_waiting(st, f, cancel)
-        f = vs[f, VS_FEED]
+        f = up
 
 
 @jit
@@ -110,11 +128,13 @@ def _cut_streams(port, prm, st, dead_port, dead_router, t, cancel):
         if not (dead_port[o] or in_router):
             continue
         h, w = vs[f, VS_PKT], vs[f, VS_DVC]
+        missing = pk[h, PK_SIZE] - phits_crossed(prm, pk[h, PK_SIZE], vs[f, VS_SENT])  # phits w has no credit for
         _stop_stream(port, prm, st, f, t, cancel)
         if w < 0:
             drop_packet(pk, st.ctr, prm, h, C_DROP_ROUTER if in_router else C_DROP_LINK)
             continue
-        pk[h, PK_LOST] = C_DROP_ROUTER if in_router else C_DROP_LINK
+        vc_reserve(st.vc, st.pt, st.vc_area, st.vc_since, prm, w, missing, t)  # (over its size, for a while,
+        pk[h, PK_LOST] = C_DROP_ROUTER if in_router else C_DROP_LINK  # if it had too few to take them all in)
         if vs[w, VS_PKT] == h:
             vs[w, VS_TAIL] = t
         else:

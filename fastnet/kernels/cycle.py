@@ -57,12 +57,12 @@ from .state import (
     C_EPOCH, C_MEAS_DELIVERED, C_MEAS_DROPPED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
     EV_AMOUNT, EV_KIND,
     EV_NEXT, EV_TARGET, ND_BUSY, ND_HEAD, ND_LAST_VC, ND_TAIL, PK_ARRIVE, PK_LOST, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
-    PK_DVC, PK_INJECT, PK_MSG, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_PKT, PT_IN_TAIL, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
+    PK_DVC, PK_INJECT, PK_MSG, PK_OUT, PK_READY, PK_SIZE, PK_SRC, PT_IN_BUSY, PT_IN_DVC, PT_IN_PKT, PT_IN_TAIL, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
     S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER, VC_POS,
     VC_WAKE, VA_GREEDY, VA_SEPARABLE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP, VS_DVC, VS_END, VS_FEED, VS_OUT,
-    VS_PKT, VS_SENT, VS_TAIL,
+    VS_NODE_END, VS_NODE_PKT, VS_NODE_SENT, VS_PKT, VS_SENT, VS_TAIL, STREAMING,
 )
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
@@ -91,6 +91,16 @@ def phits_crossed(prm, size, k):
 
 
 @jit_inline
+def room_needed(prm, size, k):
+    """Free phits the downstream VC must have for cycle k of a packet's crossbar time: the whole packet (virtual
+    cut-through), or with a flit crossbar the phits that cycle moves (credit by credit: BookSim2's wormhole flow
+    control with VCs)."""
+    if prm.flit_crossbar:
+        return phits_crossed(prm, size, k + 1) - phits_crossed(prm, size, k)
+    return size
+
+
+@jit_inline
 def streaming(prm, vs, v):
     """VC v is streaming a packet out through a flit crossbar (its first cycle of crossbar time is past)."""
     return prm.flit_crossbar and vs[v, VS_PKT] >= 0
@@ -100,19 +110,24 @@ def streaming(prm, vs, v):
 def chunk_ready(port, pk, vs, prm, v, h, k):
     """With a flit crossbar: the first cycle at which packet h in VC v may have its cycle k of crossbar time (the
     head's: its router delay over), once the last phit it moves is here; -1 if that phit has not left the
-    router upstream yet. While the upstream VC still streams h in, a phit is taken to arrive as late as the
-    phits it has sent since allow; after that, as late as the tail does."""
+    router upstream (or its node) yet. While the upstream VC or the node still sends h in, a phit is taken to
+    arrive as late as the phits sent since allow; after that, as late as the tail does."""
     size = pk[h, PK_SIZE]
     last = phits_crossed(prm, size, k + 1)
     f = vs[v, VS_FEED]
+    p = v // prm.vcs
     if f >= 0 and vs[f, VS_PKT] == h:
         o = vs[f, VS_OUT]
         sent = phits_crossed(prm, size, vs[f, VS_SENT])
         if sent < last:
             return -1
         at = vs[f, VS_END] + port[o, P_LATENCY] - 1 - (serialise(port, o, sent) - serialise(port, o, last))
+    elif vs[v, VS_NODE_PKT] == h:  # its node still sends it in
+        sent = vs[v, VS_NODE_SENT]
+        if sent < last:
+            return -1
+        at = vs[v, VS_NODE_END] + prm.inject_latency - 1 - (serialise(port, p, sent) - serialise(port, p, last))
     else:
-        p = v // prm.vcs
         tail = vs[v, VS_TAIL] if vs[v, VS_PKT] == h else pk[h, PK_ARRIVE] + serialise(port, p, size)
         at = tail - 1 - (serialise(port, p, size) - serialise(port, p, last))
     return max(at, pk[h, PK_READY]) if k == 0 else at
@@ -157,8 +172,33 @@ def record_delivery(pk, sc, lat_hist, net_hist, ts, ctr, prm, h, t):
     ctr[C_DELIVERED] += 1
 
 
+@jit
+def send_from_node(port, prm, st, v, t):
+    """Flit crossbar: credits came back to injection VC v, whose node still sends a packet in: it sends as many
+    more phits as they allow, one link cycle each; once its tail has gone, the node may start its next packet."""
+    pk, vs = st.pk, st.vs
+    h = vs[v, VS_NODE_PKT]
+    p = v // prm.vcs
+    size = pk[h, PK_SIZE]
+    more = min(size - vs[v, VS_NODE_SENT], st.vc[v, VC_FREE])
+    if more <= 0:
+        return
+    vc_reserve(st.vc, st.pt, st.vc_area, st.vc_since, prm, v, more, t)
+    vs[v, VS_NODE_SENT] += more
+    vs[v, VS_NODE_END] = max(vs[v, VS_NODE_END], t) + serialise(port, p, more)
+    if vs[v, VS_NODE_SENT] < size:
+        return
+    vs[v, VS_NODE_PKT] = -1
+    st.nd[pk[h, PK_SRC], ND_BUSY] = vs[v, VS_NODE_END]
+    tail = vs[v, VS_NODE_END] + prm.inject_latency  # here
+    if vs[v, VS_PKT] == h:
+        vs[v, VS_TAIL] = tail
+    else:  # still queued: its phits are taken to arrive as late as the tail allows
+        pk[h, PK_ARRIVE] = tail - serialise(port, p, size)
+
+
 @jit_inline
-def fire_events(prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
+def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
     ev, ctr, vc, pk = st.ev, st.ctr, st.vc, st.pk
     slot = t & prm.wheel_mask
     e = st.wheel[slot]
@@ -167,7 +207,10 @@ def fire_events(prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
         nxt = ev[e, EV_NEXT]
         kind = ev[e, EV_KIND]
         if kind == E_CREDIT:
-            vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, ev[e, EV_TARGET], -ev[e, EV_AMOUNT], t)
+            v = ev[e, EV_TARGET]
+            vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, -ev[e, EV_AMOUNT], t)
+            if prm.flit_crossbar and st.vs[v, VS_NODE_PKT] >= 0:
+                send_from_node(port, prm, st, v, t)
         elif kind == E_READY:
             list_add(st.act, vc, VC_POS, ctr, C_N_ACTIVE, ev[e, EV_TARGET])
         else:
@@ -185,20 +228,20 @@ def fire_events(prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
 
 
 @jit_inline
-def injection_vc(vc, nd, prm, n, first, count, size):
-    """The injection VC among first..first+count-1 that node n sends a packet of `size` phits into, if the whole
-    packet fits (VCT); else -1: the one with the most free phits, or (round robin) the first after the node's
-    last one, as BookSim2's sources take turns."""
+def injection_vc(vc, nd, prm, n, first, count, need):
+    """The injection VC among first..first+count-1 that node n starts a packet into, if it has `need` free phits
+    (the whole packet: virtual cut-through; one, with a flit crossbar); else -1: the one with the most free
+    phits, or (round robin) the first after the node's last one, as BookSim2's sources take turns."""
     if prm.vc_round_robin:
         last = nd[n, ND_LAST_VC] - first
         for i in range(1, count + 1):
             v = first + (last + i) % count if 0 <= last < count else first + i - 1
-            if vc[v, VC_FREE] >= size:
+            if vc[v, VC_FREE] >= need:
                 nd[n, ND_LAST_VC] = v
                 return v
         return -1
     best = -1
-    room = size - 1
+    room = need - 1
     for v in range(first, first + count):
         if vc[v, VC_FREE] > room:
             best = v
@@ -255,7 +298,8 @@ def allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t):
 
 @jit_inline
 def inject(topo, rt, prm, st, t):
-    """Nodes send the head of their source queue into any injection VC with room for the whole packet."""
+    """Nodes send the head of their source queue into an injection VC with room for the whole packet; with a flit
+    crossbar, into one with room for a phit, the rest following as credits come back (send_from_node)."""
     pk, nd, vc, ctr, node_act = st.pk, st.nd, st.vc, st.ctr, st.node_act
     i = 0
     while i < ctr[C_N_ACTIVE_NODES]:
@@ -266,16 +310,20 @@ def inject(topo, rt, prm, st, t):
         h = nd[n, ND_HEAD]
         size = pk[h, PK_SIZE]
         port = topo.node[n, N_PORT]
-        v = injection_vc(vc, nd, prm, n, port * prm.vcs, rt.vcr[NODE, 0, 1], size)
+        v = injection_vc(vc, nd, prm, n, port * prm.vcs, rt.vcr[NODE, 0, 1], 1 if prm.flit_crossbar else size)
         if v < 0:
             continue
         if nd[n, ND_HEAD] == nd[n, ND_TAIL]:
             i -= 1  # the queue empties: the last active node moves into this slot
         pop_source(pk, nd, node_act, ctr, n)
-        vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, size, t)
-        nd[n, ND_BUSY] = t + serialise(topo.port, port, size)
+        sent = min(size, vc[v, VC_FREE])  # (all of it, but with a flit crossbar)
+        vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, sent, t)
+        end = t + serialise(topo.port, port, sent)
+        nd[n, ND_BUSY] = end if sent == size else STREAMING
+        if sent < size:  # the rest follows as credits come back
+            st.vs[v, VS_NODE_PKT], st.vs[v, VS_NODE_SENT], st.vs[v, VS_NODE_END] = h, sent, end
         pk[h, PK_INJECT] = t
-        pk[h, PK_ARRIVE] = t + topo.port[port, P_LATENCY]
+        pk[h, PK_ARRIVE] = t + prm.inject_latency
         pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay
         if push_vc(pk, vc, v, h) and not streaming(prm, st.vs, v):
             schedule(st.ev, st.wheel, ctr, prm.wheel_mask, E_READY, v, 0, pk[h, PK_READY])
@@ -547,8 +595,8 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
         return -1, -1, False
     if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
         return -1, -1, False
-    if dvc >= 0 and k == 0 and vc[dvc, VC_FREE] < pk[h, PK_SIZE]:  # virtual cut-through: the whole packet must
-        return -1, -1, False  # fit (and does while it streams: nobody else may take the VC)
+    if dvc >= 0 and vc[dvc, VC_FREE] < room_needed(prm, pk[h, PK_SIZE], k):
+        return -1, -1, False
     return o, dvc, own_link
 
 
@@ -770,6 +818,7 @@ def cross_packet(port, prm, st, t, p, v, o):
     if dvc < 0:
         schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_DELIVER, h, 0, end + port[o, P_LATENCY] - 1)
     else:
+        vc_reserve(st.vc, pt, st.vc_area, st.vc_since, prm, dvc, size, t)
         free_vc(st.vc, st.ctr, prm, dvc, t + send)
         move_on(port, prm, st, t, h, o, dvc, end - send + port[o, P_LATENCY])
     pt[o, PT_WAIT] -= size
@@ -802,6 +851,8 @@ def cross_flits(port, prm, st, t, p, v):
         pt[o, PT_OUT_BUSY] = t + 1
         pt[o, PT_LINK_BUSY] = end
     vs[v, VS_SENT], vs[v, VS_END] = k + 1, end
+    if dvc >= 0:  # its phits' credits, one cycle's worth at a time
+        vc_reserve(vc, pt, st.vc_area, st.vc_since, prm, dvc, after - before, t)
     schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_CREDIT, v, after - before,
              t + prm.credit_delay + port[p, P_LATENCY])
     if k == 0 and dvc >= 0:
@@ -835,10 +886,9 @@ def free_vc(vc, ctr, prm, w, freed):
 
 @jit_inline
 def move_on(port, prm, st, t, h, o, dvc, head):
-    """Packet h has gone through output o: it joins downstream VC dvc, whose router has its head at `head`."""
+    """Packet h has gone through output o: it joins downstream VC dvc (its credits taken by the caller), whose
+    router has its head at `head`."""
     pk, vc = st.pk, st.vc
-    size = pk[h, PK_SIZE]
-    vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, dvc, size, t)
     pk[h, PK_ARRIVE] = head
     pk[h, PK_READY] = max(head + prm.delay, t + 1)
     took_hop(port, prm, pk, h, o, pk[h, PK_CLS])
@@ -919,7 +969,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
                 return GROW, t, low
             # the router pipeline, one stage at a time; a stage with nothing to do is skipped
             if wheel[t & prm.wheel_mask] >= 0:
-                fire_events(prm, st, wl.kind, wl.msg, wc, wl.inbox, t)
+                fire_events(topo.port, prm, st, wl.kind, wl.msg, wc, wl.inbox, t)
             if closed:  # (not `if not closed`: numba prunes a branch on a constant, not on its negation)
                 if workload_due(wc, ctr, t):
                     advance_workload(wl, prm, st, t, generator)

@@ -65,7 +65,9 @@ VS_PKT, VS_OUT, VS_DVC = 0, 1, 2  # the packet this VC is streaming out (-1: non
 VS_SENT, VS_END = 3, 4  # cycles of crossbar time it has had, and when the phits they moved have left on the link
 VS_TAIL = 5  # the cycle its tail has arrived here, once it is not fed (below)
 VS_FEED = 6  # the upstream VC still streaming this VC's newest packet in (-1: its tail has arrived)
-N_VS = 7
+VS_NODE_PKT, VS_NODE_SENT, VS_NODE_END = 7, 8, 9  # an injection VC's newest packet that its node still sends in
+# flit by flit as credits come back, as BookSim2's sources do (-1: none), the phits sent, and when they have left
+N_VS = 10
 
 # pt[port, ...]: port records (int64)
 PT_IN_BUSY, PT_OUT_BUSY, PT_LINK_BUSY = 0, 1, 2  # crossbar input / crossbar output / link busy until
@@ -84,6 +86,7 @@ N_PT = 20
 ND_HEAD, ND_TAIL, ND_BUSY, ND_POS, ND_NEXT_ARRIVAL = 0, 1, 2, 3, 4
 ND_ARRIVAL_LINK = 5  # the next node on the same slot of the open-loop arrival wheel (traffic/openloop.py)
 ND_LAST_VC = 6  # router.vc_choice other than "roomiest": the injection VC the node last sent a packet into
+STREAMING = 1 << 62  # ND_BUSY of a node sending a packet that waits for credits (VS_NODE_PKT): until its tail goes
 N_ND = 7
 
 # ev[e, ...]: events on the timing wheel (int64)
@@ -109,6 +112,8 @@ HIST_BINS = 2 * HIST_SUB + 34 * HIST_SUB
 class Params(NamedTuple):
     vcs: int  # V: VC slots per input port (the most any port class has; build/vcs.py)
     delay: int  # router delay D: head arrival -> earliest switch grant
+    inject_latency: int  # a node's link to its router, that way (links.latency_injection; the other way, the
+    # node port's P_LATENCY)
     head_delay: int  # a packet reaching the head of its VC -> earliest switch grant (routing and VC allocation
     # are done one packet at a time per VC, as in BookSim2's input-queued router)
     vc_realloc: int  # cycles after a packet's tail is granted before its downstream VC can be allocated again

@@ -60,6 +60,7 @@ AXIS_UNITS: dict[str, str] = {
     "links.latency_local": "cycles",
     "links.latency_global": "cycles",
     "links.latency_injection": "cycles",
+    "links.latency_ejection": "cycles",
     "sim.warmup": "cycles",
     "sim.measure": "cycles",
     "sim.drain": "cycles",

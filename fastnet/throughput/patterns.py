@@ -80,11 +80,12 @@ def engine_pattern(net: Network, traffic_cfg: dict, seed: int) -> Flows:
     if tr.pattern in (P_UNIFORM, P_HOTSPOT):
         src = np.repeat(nodes, N - 1)
         dst = (src + 1 + np.tile(np.arange(N - 1), N)) % N
-        w = np.full(len(src), 1.0 / (N - 1))
+        spread = N if tr.to_self else N - 1  # with to_self, a 1/N share stays at its node
+        w = np.full(len(src), 1.0 / spread)
         if tr.pattern == P_HOTSPOT:
             f = tr.hot_frac
             hot_share = np.bincount(tr.hot, minlength=N) / len(tr.hot)  # engine draws hot[below(H)]
-            w = (1 - f) / (N - 1) + f * hot_share[dst]
+            w = (1 - f) / spread + f * hot_share[dst]
             # a hot host drawing itself sends nothing: that share never enters the network
             keep = w > 0
             src, dst, w = src[keep], dst[keep], w[keep]

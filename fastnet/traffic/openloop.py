@@ -17,10 +17,12 @@ from .patterns import P_HOTSPOT, P_JOB, P_TABLE, P_UNIFORM
 
 
 @jit_inline
-def pick_destination(pattern, table, hot, hot_frac, group_start, group_nodes, rng, n, N):
+def pick_destination(pattern, table, hot, hot_frac, group_start, group_nodes, to_self, rng, n, N):
     if pattern == P_TABLE:
         return table[n]
     if pattern == P_UNIFORM or (pattern == P_HOTSPOT and uniform(rng, n) >= hot_frac):
+        if to_self:
+            return below(rng, n, N)
         d = below(rng, n, N - 1)
         return d + 1 if d >= n else d
     if pattern == P_HOTSPOT:
@@ -65,7 +67,7 @@ def generate_open_loop(tr, prm, st, t):
     while n >= 0:
         later = nd[n, ND_ARRIVAL_LINK]
         if nd[n, ND_NEXT_ARRIVAL] == t:
-            dst = pick_destination(tr.pattern, table, hot, tr.hot_frac, gs, gn, rng, n, N)
+            dst = pick_destination(tr.pattern, table, hot, tr.hot_frac, gs, gn, tr.to_self, rng, n, N)
             h = new_packet(st.pk, nd, st.node_act, st.ctr, st.sc, st.ts, prm, n, dst, tr.packet_phits, t, True)
             st.pk[h, PK_MSG] = -1  # no workload's message (background traffic beside an MPI run)
             nd[n, ND_NEXT_ARRIVAL] = t + geometric(rng, n, tr.rate)

@@ -4,8 +4,9 @@ Deterministic patterns (permutation, bitcomp, transpose, tornado, shift, slimfly
 table `dst[node]` built here once; random ones (uniform, hotspot, group_adversarial) draw per packet from the
 source node's random stream. Definitions follow BookSim2 where it has the pattern:
 
-- uniform: a random node other than the source.
-- permutation: a random derangement drawn from the run seed.
+- uniform: a random node other than the source (with traffic.to_self, any node: BookSim2's uniform).
+- permutation: a random derangement drawn from the run seed (with traffic.to_self, any random permutation:
+  BookSim2's randperm, whose fixed points send to themselves).
 - bitcomp: dst = ~src over log2(N) bits (N a power of two).
 - transpose: swap the high and low halves of the node id's bits (N = 4^b), i.e. (x, y) -> (y, x) on a 2^b×2^b grid.
 - tornado: on a torus/mesh/HyperX, every router coordinate moves ceil(k/2) - 1 along its dimension (the node's
@@ -41,6 +42,7 @@ class Traffic(NamedTuple):
     hot_frac: float
     group_start: np.ndarray  # int32[G+1] CSR of nodes by group
     group_nodes: np.ndarray  # int32[N]
+    to_self: bool  # uniform (and hotspot's uniform share) may draw the source itself
 
 
 def _is_power(n: int, base: int) -> int | None:
@@ -157,7 +159,7 @@ def compile_traffic(net: Network, tcfg: dict, seed: int) -> Traffic:
         if (hot >= N).any():
             raise ConfigError("traffic.hotspot_nodes", f"must name nodes below {N}")
     elif name == "permutation":
-        table = _derangement(N, rng)
+        table = rng.permutation(N) if tcfg["to_self"] else _derangement(N, rng)
     elif name == "bitcomp":
         if _is_power(N, 2) is None:
             raise ConfigError("traffic.pattern", f"bitcomp needs a power-of-two node count (have {N})")
@@ -189,7 +191,7 @@ def compile_traffic(net: Network, tcfg: dict, seed: int) -> Traffic:
     np.cumsum(np.bincount(groups), out=gstart[1:])
     return Traffic(pattern=pattern, rate=tcfg["load"] / tcfg["packet_phits"], packet_phits=tcfg["packet_phits"],
                    table=np.asarray(table, dtype=np.int32), hot=hot, hot_frac=float(tcfg["hotspot_fraction"]),
-                   group_start=gstart, group_nodes=order)
+                   group_start=gstart, group_nodes=order, to_self=bool(tcfg["to_self"]))
 
 
 def background_traffic(net: Network, nodes: np.ndarray, load: float, packet_phits: int) -> Traffic:
@@ -199,4 +201,5 @@ def background_traffic(net: Network, nodes: np.ndarray, load: float, packet_phit
     table[nodes] = 0
     return Traffic(pattern=P_JOB, rate=load / packet_phits, packet_phits=packet_phits, table=table,
                    hot=np.zeros(1, dtype=np.int32), hot_frac=0.0,
-                   group_start=np.array([0, len(nodes)], dtype=np.int32), group_nodes=np.asarray(nodes, np.int32))
+                   group_start=np.array([0, len(nodes)], dtype=np.int32), group_nodes=np.asarray(nodes, np.int32),
+                   to_self=False)
