@@ -25,12 +25,12 @@ import numpy as np
 
 from ..build.network import P_ROUTER
 from ..kernels._jit import jit, jit_alloc
-from ..kernels.cycle import free_vc, phits_crossed, serialise, streaming
+from ..kernels.cycle import free_vc, phits_crossed, phits_sent_in, serialise, streaming, tail_arrives
 from ..kernels.pool import drop_packet, list_remove, release_event, vc_reserve
 from ..kernels.state import (
     C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, C_N_ACTIVE, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,
     PK_LOST, PK_NEXT, PK_OUT, PK_READY, PK_SIZE, PT_IN_PKT, PT_IN_TAIL, PT_WAIT, VC_HEAD, VC_OWNER, VC_POS, VC_TAIL,
-    VC_WAKE, VS_DVC, VS_FEED, VS_NODE_PKT, VS_NODE_SENT, VS_OUT, VS_PKT, VS_SENT, VS_TAIL, ND_BUSY, PK_SRC,
+    VC_WAKE, VS_DVC, VS_FEED, VS_NODE_PKT, VS_NODE_SENT, VS_OUT, VS_PKT, VS_SENT, ND_BUSY, PK_SRC,
 )
 
 
@@ -99,9 +99,9 @@ def _stop_stream(port, prm, st, f, t, cancel):
         size = pk[h, PK_SIZE]
         if vs[f, VS_NODE_PKT] == h:
             _end_node_feed(prm, st, f, t)
-        up = vs[f, VS_FEED]  # f holds the phits that have come in (credit by credit) and not gone on
-        came = phits_crossed(prm, size, vs[up, VS_SENT]) if up >= 0 and vs[up, VS_PKT] == h else size
-        vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, f, -(came - phits_crossed(prm, size, vs[f, VS_SENT])), t)
+        held = phits_sent_in(prm, pk, vs, f, h) - phits_crossed(prm, size, vs[f, VS_SENT])  # come, not gone on
+        vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, f, -held, t)
+        up = vs[f, VS_FEED]
         vs[f, VS_PKT] = -1
         w = vs[f, VS_DVC]
         if w >= 0 and vs[w, VS_FEED] == f:
@@ -135,10 +135,7 @@ def _cut_streams(port, prm, st, dead_port, dead_router, t, cancel):
             continue
         vc_reserve(st.vc, st.pt, st.vc_area, st.vc_since, prm, w, missing, t)  # (over its size, for a while,
         pk[h, PK_LOST] = C_DROP_ROUTER if in_router else C_DROP_LINK  # if it had too few to take them all in)
-        if vs[w, VS_PKT] == h:
-            vs[w, VS_TAIL] = t
-        else:
-            pk[h, PK_ARRIVE] = t - serialise(port, w // prm.vcs, pk[h, PK_SIZE])
+        tail_arrives(pk, vs, w, h, t, serialise(port, w // prm.vcs, pk[h, PK_SIZE]))
 
 
 @jit_alloc

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit_alloc, jit_inline
-from .cycle import phits_crossed
-from .state import C_FREE_HEAD, C_N_ACTIVE, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_POS, VS_DVC, VS_FEED, VS_NODE_PKT, VS_NODE_SENT, VS_PKT, VS_SENT
+from .cycle import phits_crossed, phits_sent_in
+from .state import C_FREE_HEAD, C_N_ACTIVE, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_POS, VS_DVC, VS_PKT, VS_SENT
 
 # result indices
 A_FREE, A_QUEUED, A_IN_VCS, A_DELIVERING, A_DUPLICATES, A_CREDIT_ERRORS, A_READY_ERRORS = 0, 1, 2, 3, 4, 5, 6
@@ -45,21 +45,14 @@ def audit(prm, st):
         while h >= 0:
             _mark(seen, h, out)
             out[A_IN_VCS] += 1
-            held[v] += pk[h, PK_SIZE]
+            held[v] += phits_sent_in(prm, pk, st.vs, v, h)
             h = pk[h, PK_NEXT]
         if prm.flit_crossbar and st.vs[v, VS_PKT] >= 0:  # streaming a packet out: what has not crossed is here;
             h = st.vs[v, VS_PKT]  # the packet itself is in the next VC's queue, or only here when bound for its node
-            held[v] += pk[h, PK_SIZE] - phits_crossed(prm, pk[h, PK_SIZE], st.vs[v, VS_SENT])
+            held[v] += phits_sent_in(prm, pk, st.vs, v, h) - phits_crossed(prm, pk[h, PK_SIZE], st.vs[v, VS_SENT])
             if st.vs[v, VS_DVC] < 0:
                 _mark(seen, h, out)
                 out[A_IN_VCS] += 1
-        if prm.flit_crossbar:  # phits of its newest packet not yet sent in (by the VC upstream or the node) hold
-            f = st.vs[v, VS_FEED]  # no credit
-            if f >= 0 and st.vs[f, VS_PKT] >= 0:
-                h = st.vs[f, VS_PKT]
-                held[v] -= pk[h, PK_SIZE] - phits_crossed(prm, pk[h, PK_SIZE], st.vs[f, VS_SENT])
-            if st.vs[v, VS_NODE_PKT] >= 0:
-                held[v] -= pk[st.vs[v, VS_NODE_PKT], PK_SIZE] - st.vs[v, VS_NODE_SENT]
     for slot in range(len(st.wheel)):
         e = st.wheel[slot]
         while e >= 0:

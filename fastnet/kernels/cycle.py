@@ -106,6 +106,31 @@ def streaming(prm, vs, v):
     return prm.flit_crossbar and vs[v, VS_PKT] >= 0
 
 
+@jit_inline
+def phits_sent_in(prm, pk, vs, v, h):
+    """Phits of packet h sent into VC v so far, whose credits v holds: with a flit crossbar, only those the VC
+    upstream or the node has sent while it still sends h in; else (and then) all of them."""
+    size = pk[h, PK_SIZE]
+    if not prm.flit_crossbar:
+        return size
+    f = vs[v, VS_FEED]
+    if f >= 0 and vs[f, VS_PKT] == h:
+        return phits_crossed(prm, size, vs[f, VS_SENT])
+    if vs[v, VS_NODE_PKT] == h:
+        return vs[v, VS_NODE_SENT]
+    return size
+
+
+@jit_inline
+def tail_arrives(pk, vs, w, h, tail, span):
+    """Flit crossbar: packet h's tail reaches VC w at `tail`, its phits `span` cycles on the link in. The stream
+    out of w notes it; a packet still queued in w has its phits taken to arrive as late as the tail allows."""
+    if vs[w, VS_PKT] == h:
+        vs[w, VS_TAIL] = tail
+    else:
+        pk[h, PK_ARRIVE] = tail - span
+
+
 @jit
 def chunk_ready(port, pk, vs, prm, v, h, k):
     """With a flit crossbar: the first cycle at which packet h in VC v may have its cycle k of crossbar time (the
@@ -190,11 +215,7 @@ def send_from_node(port, prm, st, v, t):
         return
     vs[v, VS_NODE_PKT] = -1
     st.nd[pk[h, PK_SRC], ND_BUSY] = vs[v, VS_NODE_END]
-    tail = vs[v, VS_NODE_END] + prm.inject_latency  # here
-    if vs[v, VS_PKT] == h:
-        vs[v, VS_TAIL] = tail
-    else:  # still queued: its phits are taken to arrive as late as the tail allows
-        pk[h, PK_ARRIVE] = tail - serialise(port, p, size)
+    tail_arrives(pk, vs, v, h, vs[v, VS_NODE_END] + prm.inject_latency, serialise(port, p, size))
 
 
 @jit_inline
@@ -866,11 +887,7 @@ def cross_flits(port, prm, st, t, p, v):
     else:
         free_vc(vc, st.ctr, prm, dvc, t + 1)
         vs[dvc, VS_FEED] = -1
-        tail = end + port[o, P_LATENCY]  # at the next router
-        if vs[dvc, VS_PKT] == h:
-            vs[dvc, VS_TAIL] = tail
-        else:  # still queued there: its phits are taken to arrive as late as the tail allows
-            pk[h, PK_ARRIVE] = tail - serialise(port, o, size)
+        tail_arrives(pk, vs, dvc, h, end + port[o, P_LATENCY], serialise(port, o, size))  # at the next router
     pt[p, PT_IN_PKT] = h
     pt[p, PT_IN_TAIL] = vs[v, VS_TAIL]
     next_head(pk, vc, st.act, st.ev, st.wheel, st.ctr, prm, v, t)
