@@ -9,7 +9,8 @@ speedup 1), minimal routing, uniform traffic at 10 % load (Slim Fly: 0.071 phits
 Each case runs in its own process (peak RSS is its own; kernels come from numba's cache: run the script twice for
 warm figures): `prepare` (the build), then cycles 0..WARM (the first packets cross the network), then MEASURE
 cycles timed. Columns: build (s), wall per simulated cycle (ms), phit-hops per second over the timed cycles, peak
-RSS (GB), and bytes of RSS per node.
+RSS (GB), bytes of RSS per node, and the wall time of one packet-hop (a switch traversal of an 8-phit packet: the
+unit perf/memory_latency.py's miss latencies compare with).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def main() -> None:
     if args is None:
         return
     rows = ["| network | nodes | ports | load | build (s) | wall per cycle (ms) | phit-hops/s | peak RSS (GB) "
-            "| RSS per node (kB) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "| RSS per node (kB) | wall per packet-hop (ns) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name in args.cases.split(","):
         r = in_child(__file__, name)
         topo, load = CASES[name]
@@ -89,7 +90,8 @@ def main() -> None:
             what = f"dragonfly p={topo['p']}, a={topo['a']}, h={topo['h']}"
         rows.append(f"| {what} | {r['nodes']:,} | {r['ports']:,} | {load} | {r['build_s']:.1f} | "
                     f"{r['ms_per_cycle']:.3g} | {r['phit_hops_per_s'] / 1e6:.1f} M | {r['peak_gb']:.2f} | "
-                    f"{r['peak_gb'] * 1e6 / r['nodes']:.1f} |")
+                    f"{r['peak_gb'] * 1e6 / r['nodes']:.1f} | "
+                    f"{1e9 * NETWORK['traffic']['packet_phits'] / r['phit_hops_per_s']:,.0f} |")
         print(rows[-1], flush=True)
     body = (f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, 2 cores, Python "
             f"{platform.python_version()} by `python perf/scale_bench.py` (one thread: the cycle loop is serial)."

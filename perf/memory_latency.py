@@ -1,0 +1,117 @@
+"""What a cache miss costs on this machine, against the size of the memory it lands in: the floor under the cost of
+a packet-hop on a network whose state is gigabytes (perf/README.md, "Scale").
+
+    python perf/memory_latency.py [--sizes-mb 16,256,1024,4096,6144] [--no-readme]
+
+For each size, an int64 array of that many bytes (numpy asks for 2 MB pages, as for the simulation's arrays):
+- dependent: a pointer chase through one random cycle over the whole array, each load's address the value of the
+  one before (a packet-at-a-time engine's chain: ready VC -> its head packet -> its output port -> ...);
+- independent: the same number of loads at random addresses known in advance (what a batched engine could issue),
+  on one thread and on two (numba prange).
+Nanoseconds per load, best of three; rewrites the `latency` section of perf/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+ROOT = Path(__file__).resolve().parents[1]
+LOADS = 4_000_000  # per measurement (2,000,000 for the chase: it takes ~0.3 us a load at 4 GB)
+REPEAT = 3
+
+
+@njit(cache=True)
+def link_cycle(nxt: np.ndarray, order: np.ndarray) -> None:
+    """nxt[i]: the slot after i in `order`, one cycle through them all."""
+    n = len(order)
+    for i in range(n - 1):
+        nxt[order[i]] = order[i + 1]
+    nxt[order[n - 1]] = order[0]
+
+
+def random_cycle(n: int, seed: int) -> np.ndarray:
+    """next[i] for one cycle through all n slots in random order, in an array numpy allocates (on 2 MB pages, as the
+    simulation's state: numba's own allocations inside a kernel get 4 kB pages)."""
+    nxt = np.empty(n, np.int64)
+    link_cycle(nxt, np.random.default_rng(seed).permutation(n))
+    return nxt
+
+
+@njit(cache=True)
+def chase(nxt: np.ndarray, steps: int) -> int:
+    e = 0
+    for _ in range(steps):
+        e = nxt[e]
+    return e
+
+
+@njit(cache=True)
+def gather(a: np.ndarray, idx: np.ndarray) -> int:
+    s = 0
+    for i in range(len(idx)):
+        s += a[idx[i]]
+    return s
+
+
+@njit(cache=True, parallel=True)
+def gather_parallel(a: np.ndarray, idx: np.ndarray) -> int:
+    s = 0
+    for i in prange(len(idx)):
+        s += a[idx[i]]
+    return s
+
+
+def ns_per_load(f, *args, loads: int) -> float:
+    """Best of REPEAT calls (the machine is shared)."""
+    best = float("inf")
+    for _ in range(REPEAT):
+        t = time.perf_counter()
+        f(*args)
+        best = min(best, time.perf_counter() - t)
+    return best / loads * 1e9
+
+
+def measure(mb: int) -> tuple[float, float, float]:
+    n = mb * 2**20 // 8
+    nxt = random_cycle(n, 3)
+    steps = min(LOADS // 2, 20 * n)
+    chase(nxt, 1000)
+    dependent = ns_per_load(chase, nxt, steps, loads=steps)
+    idx = np.random.default_rng(1).integers(0, n, LOADS)
+    gather(nxt, idx[:10])
+    gather_parallel(nxt, idx[:10])
+    one = ns_per_load(gather, nxt, idx, loads=LOADS)
+    two = ns_per_load(gather_parallel, nxt, idx, loads=LOADS)
+    return dependent, one, two
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes-mb", default="16,256,1024,4096,6144")
+    ap.add_argument("--no-readme", action="store_true")
+    args = ap.parse_args()
+    rows = [f"| array | dependent loads (ns) | independent, 1 thread (ns) | independent, {numba.get_num_threads()} "
+            "threads (ns) |", "|---:|---:|---:|---:|"]
+    for mb in (int(x) for x in args.sizes_mb.split(",")):
+        dep, one, two = measure(mb)
+        rows.append(f"| {mb:,} MB | {dep:.0f} | {one:.1f} | {two:.1f} |")
+        print(rows[-1], flush=True)
+    body = (f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {numba.get_num_threads()} threads, "
+            f"Python {platform.python_version()} by `python perf/memory_latency.py`.\n\n" + "\n".join(rows))
+    if not args.no_readme:
+        sys.path.insert(0, str(ROOT / "docs"))
+        from markers import replace_section
+
+        replace_section(ROOT / "perf" / "README.md", "latency", body)
+
+
+if __name__ == "__main__":
+    main()
