@@ -28,7 +28,8 @@ from .errors import ConfigError
 from .units import timing
 
 IMPORT_BYTES = 130 * 2**20  # Python, numpy, numba, llvmlite, xarray and fastnet imported (measured 112 MB)
-KERNEL_BYTES = 280 * 2**20  # compiling the cycle loop and the audit on a cold cache (loading them takes less)
+KERNEL_BYTES = 320 * 2**20  # compiling the cycle loop and the audit on a cold cache (loading them takes less;
+# measured 2026-11-28: a cold run of the 3,042-node Slim Fly peaked at 425 MB, ~300 MB of it compiling)
 QUEUE_CAP = 0.9  # the highest link load the queueing factor is taken at
 EVENTS_PER_PACKET = 1.5  # events pending per live packet (its ready time or delivery, a credit on its way back)
 VALIANT = ("val", "ugal_l", "ugal_g")
@@ -80,7 +81,7 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
     """The peak memory of running `cfg` on the built `net` and `routes` with `vcs` VC slots per port; `extra`:
     other built arrays or NamedTuples of arrays the run keeps (traffic, workload)."""
     from .build.routing import diameter
-    from .kernels.state import N_EV, N_ND, N_PK, N_PT, N_TS, N_VC, N_VG, N_VS
+    from .kernels.state import N_EV, N_PK, N_TS
     from .occupancy import BUFFER_BYTES
 
     R, P, N = net.n_routers, net.n_ports, net.n_nodes
@@ -92,14 +93,7 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
         closed = "workload" in cfg and cfg["workload"].get("kind", "open_loop") != "open_loop"
         end = sim["max_cycles"] if closed else sim["warmup"] + sim["measure"] + sim["drain"]
         rows = math.ceil(end / sim["timeseries"])
-    choice = cfg["router"]["vc_choice"]
-    pointer = 4 if choice != "roomiest" else 0  # State.vc_ptr
-    arbiters = N_VG * 8 + 4 if choice in ("islip", "separable_input_first") else 0  # vc_grant, vc_asking
-    streams = N_VS * 8 if cfg["router"]["crossbar"] == "flit" else 0  # State.vs
-    state = (PV * (N_VC * 4 + 4 + pointer + arbiters + streams)  # vc records, act list, VC allocation, streams
-             + P * (N_PT * 8 + 3 * 4)  # port records, allocation scratch
-             + N * (N_ND * 8 + 4 + 8)  # node records, active list, RNG streams
-             + R * 8 + rows * N_TS * 8)
+    state = state_bytes(R, P, N, vcs, cfg) + rows * N_TS * 8
 
     D = diameter(routes)
     algorithm = cfg["routing"]["algorithm"]
@@ -119,6 +113,40 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
     transient = max(growth, audit, dataset)
     return MemoryEstimate(runtime=IMPORT_BYTES + KERNEL_BYTES, network=network, state=state, pools=pools,
                           transient=transient, in_flight=live)
+
+
+def state_bytes(R: int, P: int, N: int, vcs: int, cfg: dict[str, Any]) -> int:
+    """Bytes of kernels/state.py's arrays but the pools and the time series, for R routers, P ports (vcs VC slots
+    each) and N nodes."""
+    from .kernels.state import N_ND, N_PT, N_VC, N_VG, N_VS
+
+    choice = cfg["router"]["vc_choice"]
+    pointer = 4 if choice != "roomiest" else 0  # State.vc_ptr
+    arbiters = N_VG * 8 + 4 if choice in ("islip", "separable_input_first") else 0  # vc_grant, vc_asking
+    streams = N_VS * 8 if cfg["router"]["crossbar"] == "flit" else 0  # State.vs
+    return (P * vcs * (N_VC * 4 + 4 + pointer + arbiters + streams)  # vc records, act list, VC allocation, streams
+            + P * (N_PT * 8 + 3 * 4)  # port records, allocation scratch
+            + N * (N_ND * 8 + 4 + 8)  # node records, active list, RNG streams
+            + R * 8)
+
+
+def network_floor(cfg: dict[str, Any]) -> tuple[tuple[int, int, int], int] | None:
+    """((routers, ports, nodes), the least a run of the resolved `cfg` allocates) by formula from the topology's
+    size, before anything is built: the compiled kernels, Topology's port and node records, the simulation state
+    (with the configured VCs, one if "auto") and the initial pools. None where the size is not known (an edge
+    list)."""
+    from .build import network_size
+    from .build.network import N_PORT, P_PERIOD
+    from .kernels.state import N_EV, N_PK
+
+    size = network_size(cfg["topology"])
+    if size is None:
+        return None
+    R, P, N = size
+    vcs = cfg["router"]["vcs"] if isinstance(cfg["router"]["vcs"], int) else 1
+    topology = P * (P_PERIOD + 1) * 4 + N * (N_PORT + 1) * 4  # Topology.port and .node (int32 records)
+    pools = (2 * N + 1024) * (N_PK + N_EV) * 8  # sim.prepare's first pools
+    return size, KERNEL_BYTES + topology + state_bytes(R, P, N, vcs, cfg) + pools
 
 
 def _nbytes(obj: Any) -> int:
@@ -183,6 +211,19 @@ def peak_rss() -> int:
 
 def gb(n: float) -> str:
     return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:.0f} MB"
+
+
+def check_network_fits(cfg: dict[str, Any]) -> None:
+    """ConfigError(sim.memory_check) before the build when the network's floor (network_floor) exceeds the memory
+    available: a network that large would exhaust the machine while it is being built, before check_memory."""
+    floor = network_floor(cfg) if cfg["sim"]["memory_check"] else None
+    available = available_memory() if floor is not None else None
+    if available is None or floor[1] <= available:
+        return
+    (R, P, N), need = floor
+    raise ConfigError("sim.memory_check", f"this network ({R:,} routers, {P:,} ports, {N:,} nodes) needs at "
+                      f"least {gb(need)} before it runs and {gb(available)} is available; use a smaller network, "
+                      "free memory, or set sim.memory_check = false to run anyway")
 
 
 def check_memory(estimate: MemoryEstimate, cfg: dict[str, Any]) -> None:

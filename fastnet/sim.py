@@ -25,7 +25,7 @@ from .build.routing import Routes, minimal_scan, with_distance_table
 from .build.vcs import ROUTING_CODES, vc_layout
 from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
 from .faults.plan import plan_faults
-from .memory import check_memory, memory_estimate
+from .memory import check_memory, check_network_fits, memory_estimate
 from .occupancy import OccupancyRecorder
 from .traffic.patterns import Traffic, background_traffic, compile_traffic
 from .units import PERIOD_ONE, timing
@@ -74,6 +74,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         if buffers[cls] < traffic["packet_phits"]:  # (a flit crossbar's smaller buffers: docs/booksim.md)
             raise ConfigError(f"router.{key}", f"must hold a whole packet for virtual cut-through "
                               f"(>= traffic.packet_phits = {traffic['packet_phits']}, got {buffers[cls]})")
+    check_network_fits(cfg)  # before the build, which could exhaust the machine itself
     net = build_network(cfg)
     routes = build_routes(net) if table_budget is None else build_routes(net, table_budget)
     fixed_min = rcfg["algorithm"] == "min" and rcfg["min_path"] == "fixed"

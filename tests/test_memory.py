@@ -24,6 +24,7 @@ def test_a_run_needing_more_than_is_available_is_refused_before_its_state_exists
     import fastnet.kernels.state as state
 
     monkeypatch.setattr(memory, "available_memory", lambda: 50 * 2**20)
+    monkeypatch.setattr(memory, "network_floor", lambda cfg: None)  # past the check before the build (below)
     monkeypatch.setattr(state, "new_state", lambda *a, **k: pytest.fail("state allocated before the check"))
     with pytest.raises(ConfigError) as e:
         fastnet.run(SLIMFLY)
@@ -34,9 +35,58 @@ def test_a_run_needing_more_than_is_available_is_refused_before_its_state_exists
 
 def test_the_refusal_is_one_line_and_exit_code_2(monkeypatch):
     monkeypatch.setattr(memory, "available_memory", lambda: 50 * 2**20)
+    monkeypatch.setattr(memory, "network_floor", lambda cfg: None)
     r = CliRunner().invoke(app, ["run", "--set", "topology.kind=torus"])
     assert r.exit_code == 2 and r.output.startswith("error: sim.memory_check: this run needs about")
     assert len(r.output.strip().splitlines()) == 1 and "Traceback" not in r.output
+
+
+SIZES = [  # one or more of each family whose size network_size works out by formula
+    {"kind": "slimfly", "q": 5}, {"kind": "slimfly", "q": 7, "p": 2}, {"kind": "slimfly", "q": 8},
+    {"kind": "dragonfly", "p": 4, "a": 8, "h": 4}, {"kind": "dragonfly", "p": 2, "a": 4, "h": 2, "g": 5},
+    {"kind": "dragonfly", "p": 4, "a": 16, "h": 4, "global_bundle": 4, "group_shape": [4, 4]},
+    {"kind": "torus", "dims": [2, 3, 4], "p": 2, "links": [1, 2, 1]}, {"kind": "mesh", "dims": [4, 5]},
+    {"kind": "twisted_torus", "dims": [4, 4], "twist": 1}, {"kind": "hyperx", "dims": [3, 4, 2], "trunking": [1, 2, 3]},
+    {"kind": "fattree", "k": 3, "n": 2}, {"kind": "fattree", "k": 2, "n": 1},
+    {"kind": "fattree", "form": "m_port_n_tree", "m": 6, "n": 4},
+    {"kind": "jellyfish", "switches": 16, "radix": 6, "p": 2, "seed": 3},
+]
+
+
+@pytest.mark.parametrize("topology", SIZES, ids=lambda t: t["kind"])
+def test_network_size_by_formula_is_the_built_networks(topology):
+    from fastnet.build import build_network, network_size
+    from fastnet.config import resolve
+
+    cfg = resolve({"topology": topology})
+    net = build_network(cfg)
+    assert network_size(cfg["topology"]) == (net.n_routers, net.n_ports, net.n_nodes)
+
+
+def test_a_network_too_large_to_build_is_refused_before_the_build(monkeypatch):
+    """Seed 004's million-node Slim Fly against 1 GB: its floor (state and records by formula) is ~4 GB, and
+    building it would take more than 1 GB before check_memory could see the estimate."""
+    import fastnet.sim as sim
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 2**30)
+    monkeypatch.setattr(sim, "build_network", lambda cfg: pytest.fail("built before the check"))
+    r = CliRunner().invoke(app, ["run", "--set", 'topology.kind="slimfly"', "--set", "topology.q=163",
+                                 "--set", "topology.p=19"])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert r.output.startswith("error: sim.memory_check: this network (53,138 routers, 14,028,432 ports, "
+                               "1,009,622 nodes) needs at least ") and "1.0 GB is available" in r.output
+
+
+def test_the_floor_is_below_the_estimate(monkeypatch):
+    """The check before the build never refuses what the estimate after it would let run."""
+    import fastnet.sim as sim
+
+    for cfg in (SLIMFLY, TORUS, {**TORUS, "router": {"vcs": 8, "crossbar": "flit", "vc_choice": "islip"}}):
+        s = sim.prepare(cfg)
+        est = memory.memory_estimate(s.net, s.routes, s.cfg, s.params.vcs)
+        size, floor = memory.network_floor(s.cfg)
+        assert size == (s.net.n_routers, s.net.n_ports, s.net.n_nodes)
+        assert floor <= est.total - memory.IMPORT_BYTES, (cfg, floor, est)
 
 
 def test_memory_check_false_runs_anyway_and_unknown_memory_runs(monkeypatch):

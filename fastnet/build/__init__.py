@@ -16,7 +16,7 @@ from .graph import from_networkx, to_networkx
 from .network import Network, RouterGraph, Topology, assemble
 from .routing import Routes, build_routes
 
-__all__ = ["build_network", "from_networkx", "to_networkx", "Network", "RouterGraph", "Topology", "Routes",
+__all__ = ["build_network", "network_size", "from_networkx", "to_networkx", "Network", "RouterGraph", "Topology", "Routes",
            "build_routes", "network_from_graph"]
 
 
@@ -36,6 +36,29 @@ def router_graph(topo: dict[str, Any]) -> RouterGraph:
     if kind == "jellyfish":
         return graph.jellyfish(topo["switches"], topo["radix"], topo["p"], topo["seed"])
     return graph.edge_list(topo["edges"], topo["file"], topo["p"])
+
+
+def network_size(topo: dict[str, Any]) -> tuple[int, int, int] | None:
+    """(routers, ports, nodes) of a resolved `[topology]` table, by formula and without building it (the memory
+    check refuses a network too large to build before its build exhausts the machine); None for an edge list,
+    whose size is known once read. Ports count node ports too, as Network.n_ports."""
+    kind = topo["kind"]
+    if kind == "dragonfly":
+        size = dragonfly.size(topo["p"], topo["a"], topo["h"], topo["g"], topo["group_shape"], topo["global_bundle"])
+    elif kind == "slimfly":
+        size = slimfly.size(topo["q"], topo["p"])
+    elif kind in ("torus", "mesh", "twisted_torus"):
+        size = torus.size(kind, topo["dims"], topo["p"], topo["links"])
+    elif kind == "hyperx":
+        size = hyperx.size(topo["dims"], topo["trunking"], topo["p"])
+    elif kind == "fattree":
+        size = fattree.size(topo["form"], topo["n"], k=topo.get("k", 0), m=topo.get("m", 0))
+    elif kind == "jellyfish":
+        size = topo["switches"], topo["switches"] * (topo["radix"] - topo["p"]), topo["switches"] * topo["p"]
+    else:
+        return None
+    routers, network_ports, nodes = size
+    return routers, network_ports + nodes, nodes
 
 
 def build_network(cfg: dict[str, Any]) -> Network:

@@ -79,19 +79,35 @@ def group_dims(a: int, group_shape: list[int] | str) -> tuple[int, int]:
     return (a, 1) if len(group_shape) == 1 else (group_shape[0], group_shape[1])
 
 
-def build(p: int, a: int, h: int, g: int | str, arrangement: str, group_shape: list[int] | str = "auto",
-          global_bundle: int = 1) -> RouterGraph:
+def size(p: int, a: int, h: int, g: int | str, group_shape: list[int] | str = "auto",
+         global_bundle: int = 1) -> tuple[int, int, int]:
+    """(routers, network ports, nodes), by formula: a*g routers with the local ports of their group's shape and h
+    global ports."""
     n1, n2 = group_dims(a, group_shape)
-    b = global_bundle
+    R = a * groups(a, h, g, global_bundle)
+    return R, R * ((n1 - 1) + (n2 - 1) + h), R * p
+
+
+def groups(a: int, h: int, g: int | str, b: int) -> int:
+    """The number of groups ("auto": the most, a*h/b + 1), checked against the a*h/b logical global links of a
+    group (b = global_bundle physical ports each)."""
     if (a * h) % b:
         raise ConfigError("topology.global_bundle", f"must divide a*h = {a * h} (got {b})")
-    L = a * h // b  # logical global links of a group
+    L = a * h // b
     g = L + 1 if g == "auto" else g
     if g > L + 1:
         raise ConfigError("topology.g", f"must be <= a*h/global_bundle + 1 = {L + 1} (got {g})")
     if L % (g - 1):
         raise ConfigError("topology.g", f"g - 1 must divide a*h/global_bundle = {L} so every global port is used "
                           f"(got {g})")
+    return g
+
+
+def build(p: int, a: int, h: int, g: int | str, arrangement: str, group_shape: list[int] | str = "auto",
+          global_bundle: int = 1) -> RouterGraph:
+    n1, n2 = group_dims(a, group_shape)
+    b = global_bundle
+    g = groups(a, h, g, b)
     R = a * g
     n_local = (n1 - 1) + (n2 - 1)
     deg = n_local + h

@@ -40,6 +40,17 @@ import numpy as np
 
 from .network import LOCAL, RouterGraph
 
+def size(form: str, n: int, k: int = 0, m: int = 0) -> tuple[int, int, int]:
+    """(routers, network ports, nodes), by formula: S switches on each of the n - 1 lower levels (k up ports each,
+    and k down above the leaves), k^(n-1) roots with `top` down ports, k nodes on each leaf."""
+    top = m if form == "m_port_n_tree" else k
+    k = m // 2 if form == "m_port_n_tree" else k
+    if n == 1:
+        return 1, 0, top
+    S, roots = top * k ** (n - 2), k ** (n - 1)
+    return (n - 1) * S + roots, S * k + (n - 2) * S * 2 * k + roots * top, S * k
+
+
 def build(form: str, n: int, k: int = 0, m: int = 0) -> RouterGraph:
     """The fat tree of `form`: k_ary_n_tree(k, n) or m_port_n_tree(m, n)."""
     if form == "m_port_n_tree":

@@ -46,6 +46,13 @@ def all_to_all(dims: list[int], trunking: list[int]) -> tuple[np.ndarray, np.nda
     return np.concatenate(nbr, axis=1), np.concatenate(dist, axis=1)
 
 
+def size(dims: list[int], trunking: int | list[int], p: int) -> tuple[int, int, int]:
+    """(routers, network ports, nodes), by formula: (S_d - 1) x T_d ports per router in each dimension d."""
+    R = int(np.prod(dims))
+    deg = sum((S - 1) * T for S, T in zip(dims, per_dimension(trunking, dims, "topology.trunking")))
+    return R, R * deg, R * p
+
+
 def build(dims: list[int], trunking: int | list[int], p: int, distance_latency: bool = False) -> RouterGraph:
     trunking = per_dimension(trunking, dims, "topology.trunking")
     R = int(np.prod(dims))

@@ -27,12 +27,19 @@ from .gf import field, prime_power
 from .network import GLOBAL, LOCAL, RouterGraph
 
 
+DELTA = {1: 1, 3: -1, 0: 0}  # q mod 4 -> δ (q = 4w + δ; q mod 4 = 2 only for q = 2, which config.py refuses)
+
+
+def check_q(q: int) -> None:
+    if prime_power(q) is None:
+        raise ConfigError("topology.q", f"must be a prime power (got {q})")
+
+
 def generator_sets(q: int) -> tuple[object, list[int], list[int], int]:
     """GF(q), X, X' (as field elements) and δ for the MMS construction."""
+    check_q(q)
     F = field(q)
-    delta = {1: 1, 3: -1, 0: 0}.get(q % 4)
-    if delta is None:  # q % 4 == 2 only for q = 2
-        raise ConfigError("topology.q", f"must be a prime power with q mod 4 in {{0, 1, 3}} (got {q})")
+    delta = DELTA[q % 4]
     w = (q - delta) // 4
     pw = [F.power(F.xi, k) for k in range(q)]
     if delta == 1:
@@ -47,9 +54,16 @@ def generator_sets(q: int) -> tuple[object, list[int], list[int], int]:
     return F, X, Xp, delta
 
 
+def size(q: int, p: int | str) -> tuple[int, int, int]:
+    """(routers, network ports, nodes), by formula: 2q² routers of network degree (3q - δ)/2."""
+    check_q(q)
+    delta = DELTA[q % 4]
+    k_net = (3 * q - delta) // 2
+    R = 2 * q * q
+    return R, R * k_net, R * (k_net // 2 if p == "auto" else p)
+
+
 def build(q: int, p: int | str) -> RouterGraph:
-    if prime_power(q) is None:
-        raise ConfigError("topology.q", f"must be a prime power (got {q})")
     F, X, Xp, delta = generator_sets(q)
     k_net = (3 * q - delta) // 2
     if p == "auto":

@@ -33,6 +33,16 @@ def per_dimension(value: int | list[int], dims: list[int], field: str) -> list[i
     return list(value)
 
 
+def size(kind: str, dims: list[int], p: int, links: int | list[int] = 1) -> tuple[int, int, int]:
+    """(routers, network ports, nodes), by formula: each dimension d gives every router 2 x links[d] ports, less
+    at a mesh's edges (the (k - 1)/k of routers with a neighbour each way)."""
+    R = int(np.prod(dims))
+    wrap = kind in ("torus", "twisted_torus")
+    ports = sum(2 * n * (R if wrap else R // k * (k - 1)) for k, n in zip(dims, per_dimension(links, dims,
+                                                                                                "topology.links")))
+    return R, ports, R * p
+
+
 def build(kind: str, dims: list[int], p: int, twist: int = 0, links: int | list[int] = 1) -> RouterGraph:
     n = len(dims)
     R = int(np.prod(dims))
