@@ -77,7 +77,7 @@ def test_a_network_too_large_to_build_is_refused_before_the_build(monkeypatch):
                                "1,009,622 nodes) needs at least ") and "1.0 GB is available" in r.output
 
 
-def test_the_floor_is_below_the_estimate(monkeypatch):
+def test_the_floor_is_below_the_estimate():
     """The check before the build never refuses what the estimate after it would let run."""
     import fastnet.sim as sim
 

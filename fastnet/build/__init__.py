@@ -16,8 +16,8 @@ from .graph import from_networkx, to_networkx
 from .network import Network, RouterGraph, Topology, assemble
 from .routing import Routes, build_routes
 
-__all__ = ["build_network", "network_size", "from_networkx", "to_networkx", "Network", "RouterGraph", "Topology", "Routes",
-           "build_routes", "network_from_graph"]
+__all__ = ["build_network", "network_size", "from_networkx", "to_networkx", "Network", "RouterGraph", "Topology",
+           "Routes", "build_routes", "network_from_graph"]
 
 
 def router_graph(topo: dict[str, Any]) -> RouterGraph:

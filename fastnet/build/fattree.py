@@ -40,6 +40,7 @@ import numpy as np
 
 from .network import LOCAL, RouterGraph
 
+
 def size(form: str, n: int, k: int = 0, m: int = 0) -> tuple[int, int, int]:
     """(routers, network ports, nodes), by formula: S switches on each of the n - 1 lower levels (k up ports each,
     and k down above the leaves), k^(n-1) roots with `top` down ports, k nodes on each leaf."""
