@@ -81,7 +81,7 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
     """The peak memory of running `cfg` on the built `net` and `routes` with `vcs` VC slots per port; `extra`:
     other built arrays or NamedTuples of arrays the run keeps (traffic, workload)."""
     from .build.routing import diameter
-    from .kernels.state import N_EV, N_PK, N_TS
+    from .kernels.state import N_EV, N_PK, N_TS, first_pool_rows
     from .occupancy import BUFFER_BYTES
 
     R, P, N = net.n_routers, net.n_ports, net.n_nodes
@@ -99,7 +99,7 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
     algorithm = cfg["routing"]["algorithm"]
     hops = hop_limit if algorithm == "ksp" else 2 * D if algorithm in VALIANT else D
     live = packets_in_flight(cfg, N, hops, int(net.port_latency.max()))
-    start = 2 * N + 1024  # sim.prepare's initial pools; the kernel asks for more (kernels/cycle.py pools_low)
+    start = first_pool_rows(N)  # the kernel asks for more (kernels/cycle.py pools_low)
     packets, grew_pk = _doubled(start, live + N + 1)
     events, grew_ev = _doubled(start, EVENTS_PER_PACKET * live + 3 * min(P, live + N) + N + 16)
     pools = packets * N_PK * 8 + events * N_EV * 8
@@ -137,7 +137,7 @@ def network_floor(cfg: dict[str, Any]) -> tuple[tuple[int, int, int], int] | Non
     list)."""
     from .build import network_size
     from .build.network import N_PORT, P_PERIOD
-    from .kernels.state import N_EV, N_PK
+    from .kernels.state import N_EV, N_PK, first_pool_rows
 
     size = network_size(cfg["topology"])
     if size is None:
@@ -145,7 +145,7 @@ def network_floor(cfg: dict[str, Any]) -> tuple[tuple[int, int, int], int] | Non
     R, P, N = size
     vcs = cfg["router"]["vcs"] if isinstance(cfg["router"]["vcs"], int) else 1
     topology = P * (P_PERIOD + 1) * 4 + N * (N_PORT + 1) * 4  # Topology.port and .node (int32 records)
-    pools = (2 * N + 1024) * (N_PK + N_EV) * 8  # sim.prepare's first pools
+    pools = first_pool_rows(N) * (N_PK + N_EV) * 8
     return size, KERNEL_BYTES + topology + state_bytes(R, P, N, vcs, cfg) + pools
 
 
@@ -216,9 +216,11 @@ def gb(n: float) -> str:
 def check_network_fits(cfg: dict[str, Any]) -> None:
     """ConfigError(sim.memory_check) before the build when the network's floor (network_floor) exceeds the memory
     available: a network that large would exhaust the machine while it is being built, before check_memory."""
-    floor = network_floor(cfg) if cfg["sim"]["memory_check"] else None
-    available = available_memory() if floor is not None else None
-    if available is None or floor[1] <= available:
+    if not cfg["sim"]["memory_check"]:
+        return
+    floor = network_floor(cfg)
+    available = available_memory()
+    if floor is None or available is None or floor[1] <= available:
         return
     (R, P, N), need = floor
     raise ConfigError("sim.memory_check", f"this network ({R:,} routers, {P:,} ports, {N:,} nodes) needs at "

@@ -58,7 +58,7 @@ class Simulation:
 
 def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int | None = None) -> Simulation:
     """Resolve and check a config, compile network, routing, traffic and the initial state."""
-    from .kernels.state import VA_GREEDY, VA_ISLIP, VA_SEPARABLE, Params, new_state
+    from .kernels.state import VA_GREEDY, VA_ISLIP, VA_SEPARABLE, Params, first_pool_rows, new_state
     from .traffic.openloop import start_open_loop
     from .workloads.build import compile_workload, workload_section
 
@@ -169,7 +169,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     end = sim["max_cycles"] if closed else w1 + sim["drain"]
     n_ts = math.ceil(end / sim["timeseries"]) if sim["timeseries"] else 0
     st = new_state(net.n_routers, net.n_ports, net.n_nodes, net.radix, prm, sim["seed"], n_ts,
-                   packets=2 * net.n_nodes + 1024, events=2 * net.n_nodes + 1024, vc_cap=vc_cap,
+                   packets=first_pool_rows(net.n_nodes), events=first_pool_rows(net.n_nodes), vc_cap=vc_cap,
                    arrival_slots=arrival_slots(tr.rate) if prm.background or not closed else 1)
     if prm.background or not closed:
         start_open_loop(tr, st)

@@ -65,12 +65,9 @@ def size(q: int, p: int | str) -> tuple[int, int, int]:
 
 def build(q: int, p: int | str) -> RouterGraph:
     F, X, Xp, delta = generator_sets(q)
-    k_net = (3 * q - delta) // 2
-    if p == "auto":
-        p = k_net // 2
+    R, n_links, n_nodes = size(q, p)
+    k_net, p = n_links // R, n_nodes // R  # k_net = |X| + q
     nx = len(X)
-    deg = nx + q
-    R = 2 * q * q
     add, mul, neg = F.add, F.mul, F.neg
     a, b = np.divmod(np.arange(q * q), q)  # (x, y) for s = 0, (m, c) for s = 1
     t = np.arange(q)
@@ -87,7 +84,7 @@ def build(q: int, p: int | str) -> RouterGraph:
     return RouterGraph(
         kind="slimfly",
         nodes_per_router=np.full(R, p, dtype=np.int32),
-        nbr_start=np.arange(R + 1, dtype=np.int64) * deg,
+        nbr_start=np.arange(R + 1, dtype=np.int64) * k_net,
         nbr=nbr,
         nbr_class=cls,
         router_group=(np.arange(R) // q).astype(np.int32),

@@ -188,6 +188,11 @@ class State(NamedTuple):
     arrivals: np.ndarray  # int64[A] open-loop arrival wheel: first node whose next arrival is due at slot's cycles
 
 
+def first_pool_rows(n_nodes: int) -> int:
+    """Rows of the packet and the event pool a run starts with (grow() doubles them as the kernel asks)."""
+    return 2 * n_nodes + 1024
+
+
 def _free_rows(n: int, start: int = 0) -> np.ndarray:
     """Free-list links for rows start..start+n-1, ending in -1."""
     nxt = np.arange(start + 1, start + n + 1, dtype=np.int64)
