@@ -14,60 +14,21 @@ import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
+from .checks import (
+    MAX_VCS, Check, boolean, check_section, choice, even, integer, integer_list, integer_or_auto, real, string,
+)
 from .errors import ConfigError
 from .units import check_bandwidth, check_cycle, check_cycles_or_time, timing
 
-Check = Callable[[Any], str | None]  # returns what is allowed when the value is bad
-
-
-INT_MAX = 2**31 - 1  # the default upper bound: the kernels keep ids, sizes and times in int32 records
-MAX_VCS = 1024  # VCs per port (a VC is a record per port: more would only exhaust memory)
-
-
-def _int(lo: int, hi: int = INT_MAX) -> Check:
-    def check(v: Any) -> str | None:
-        ok = isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
-        if ok:
-            return None
-        return f"must be an integer >= {lo} and <= {hi}"
-    return check
-
-
-def _int_or_auto(lo: int, hi: int = INT_MAX) -> Check:
-    inner = _int(lo, hi)
-    return lambda v: None if v == "auto" else (inner(v) and f"{inner(v)}, or \"auto\"")
-
-
-def _real(lo: float, hi: float, lo_open: bool = False) -> Check:
-    def check(v: Any) -> str | None:
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
-            if (v > lo if lo_open else v >= lo) and v <= hi:
-                return None
-        return f"must be a number in {'(' if lo_open else '['}{lo:g}, {hi:g}]"
-    return check
-
-
-def _choice(*names: str) -> Check:
-    return lambda v: None if v in names else "must be one of " + ", ".join(names)
-
-
-def _int_list(lo: int, min_len: int = 1) -> Check:
-    def check(v: Any) -> str | None:
-        if isinstance(v, list) and len(v) >= min_len and all(_int(lo)(x) is None for x in v):
-            return None
-        return f"must be a list of at least {min_len} integers >= {lo} and <= {INT_MAX}"
-    return check
-
-
 def _group_shape(v: Any) -> str | None:  # dragonfly: "auto", [a] or [routers per row, rows]
-    if v == "auto" or (isinstance(v, list) and len(v) in (1, 2) and _int_list(1)(v) is None):
+    if v == "auto" or (isinstance(v, list) and len(v) in (1, 2) and integer_list(1)(v) is None):
         return None
     return "must be \"auto\" or a list of 1 or 2 integers >= 1 ([a], or [routers per row, rows])"
 
 
 def _edges(v: Any) -> str | None:
     if isinstance(v, list) and all(
-        isinstance(e, list) and len(e) in (2, 3) and all(_int(0)(x) is None for x in e[:2])
+        isinstance(e, list) and len(e) in (2, 3) and all(integer(0)(x) is None for x in e[:2])
         and (len(e) == 2 or e[2] in ("local", "global")) for e in v
     ):
         return None
@@ -75,30 +36,15 @@ def _edges(v: Any) -> str | None:
 
 
 def _per_dimension(v: Any) -> str | None:  # torus links, hyperx trunking: one count, or one per dimension
-    if _int(1)(v) is None or (isinstance(v, list) and v and _int_list(1)(v) is None):
+    if integer(1)(v) is None or (isinstance(v, list) and v and integer_list(1)(v) is None):
         return None
     return "must be an integer >= 1 (every dimension), or a list of integers >= 1 (one per dimension)"
 
 
 def _int_or_counts(v: Any) -> str | None:  # graph p: one count, or one per router (0 allowed)
-    if _int(1)(v) is None or (isinstance(v, list) and v and _int_list(0)(v) is None):
+    if integer(1)(v) is None or (isinstance(v, list) and v and integer_list(0)(v) is None):
         return None
     return "must be an integer >= 1, or a list of integers >= 0 (one per router)"
-
-
-def _even(lo: int) -> Check:
-    def check(v: Any) -> str | None:
-        ok = isinstance(v, int) and not isinstance(v, bool) and v >= lo and v % 2 == 0
-        return None if ok else f"must be an even integer >= {lo}"
-    return check
-
-
-def _string(v: Any) -> str | None:
-    return None if isinstance(v, str) else "must be a string"
-
-
-def _bool(v: Any) -> str | None:
-    return None if isinstance(v, bool) else "must be true or false"
 
 
 # Kinds whose `form` key decides which of the kind's other keys apply: form -> those keys.
@@ -108,33 +54,34 @@ TOPOLOGY_FORMS: dict[str, dict[str, tuple[str, ...]]] = {
 
 TOPOLOGY_KINDS: dict[str, dict[str, tuple[Any, Check]]] = {
     "dragonfly": {
-        "p": (4, _int(1)),
-        "a": (8, _int(2)),
-        "h": (4, _int(1)),
-        "g": ("auto", _int_or_auto(2)),  # auto: a*h + 1 groups (one global link per group pair)
-        "arrangement": ("consecutive", _choice("consecutive", "palmtree")),
+        "p": (4, integer(1)),
+        "a": (8, integer(2)),
+        "h": (4, integer(1)),
+        "g": ("auto", integer_or_auto(2)),  # auto: a*h + 1 groups (one global link per group pair)
+        "arrangement": ("consecutive", choice("consecutive", "palmtree")),
         "group_shape": ("auto", _group_shape),  # auto = [a]: all-to-all groups; [n1, n2]: n2 rows of n1 routers,
         # all-to-all along rows and columns (Aries: [16, 6]); the product must be a (build/dragonfly.py)
-        "global_bundle": (1, _int(1)),  # physical global ports per logical global link (Aries: 4)
+        "global_bundle": (1, integer(1)),  # physical global ports per logical global link (Aries: 4)
     },
     "slimfly": {
-        "q": (5, _int(3)),
-        "p": ("auto", _int_or_auto(1)),  # auto: floor(k'/2), the full-bandwidth value of seed 004 §4.2
+        "q": (5, integer(3)),
+        "p": ("auto", integer_or_auto(1)),  # auto: floor(k'/2), the full-bandwidth value of seed 004 §4.2
     },
-    "torus": {"dims": ([8, 8], _int_list(2)), "links": (1, _per_dimension), "p": (1, _int(1))},
-    "mesh": {"dims": ([8, 8], _int_list(2)), "links": (1, _per_dimension), "p": (1, _int(1))},
-    "twisted_torus": {"dims": ([8, 4], _int_list(2, 2)), "twist": (4, _int(0)), "links": (1, _per_dimension),
-                      "p": (1, _int(1))},
-    "hyperx": {"dims": ([4, 4], _int_list(2)), "trunking": (1, _per_dimension), "p": (4, _int(1)),
-               "distance_latency": (False, _bool)},  # defaults: BookSim2's flatfly k = 4, n = 2, c = 4
+    "torus": {"dims": ([8, 8], integer_list(2)), "links": (1, _per_dimension), "p": (1, integer(1))},
+    "mesh": {"dims": ([8, 8], integer_list(2)), "links": (1, _per_dimension), "p": (1, integer(1))},
+    "twisted_torus": {"dims": ([8, 4], integer_list(2, 2)), "twist": (4, integer(0)), "links": (1, _per_dimension),
+                      "p": (1, integer(1))},
+    "hyperx": {"dims": ([4, 4], integer_list(2)), "trunking": (1, _per_dimension), "p": (4, integer(1)),
+               "distance_latency": (False, boolean)},  # defaults: BookSim2's flatfly k = 4, n = 2, c = 4
     "fattree": {  # `form` picks the keys (TOPOLOGY_FORMS)
-        "form": ("k_ary_n_tree", _choice(*TOPOLOGY_FORMS["fattree"])),
-        "k": (4, _int(2)),  # k_ary_n_tree: children and parents per switch
-        "m": (4, _even(4)),  # m_port_n_tree: ports per switch
-        "n": (3, _int(1)),  # levels of switches
+        "form": ("k_ary_n_tree", choice(*TOPOLOGY_FORMS["fattree"])),
+        "k": (4, integer(2)),  # k_ary_n_tree: children and parents per switch
+        "m": (4, even(4)),  # m_port_n_tree: ports per switch
+        "n": (3, integer(1)),  # levels of switches
     },
-    "jellyfish": {"switches": (16, _int(2)), "radix": (6, _int(2)), "p": (2, _int(1)), "seed": (1, _int(0))},
-    "graph": {"edges": ([], _edges), "file": ("", _string), "p": (1, _int_or_counts)},  # or a networkx `graph`:
+    "jellyfish": {"switches": (16, integer(2)), "radix": (6, integer(2)), "p": (2, integer(1)),
+                  "seed": (1, integer(0))},
+    "graph": {"edges": ([], _edges), "file": ("", string), "p": (1, _int_or_counts)},  # or a networkx `graph`:
     # resolve() turns it into edges and p (build/graph.py resolve_graph)
 }
 
@@ -162,34 +109,35 @@ ROUTINGS = ("min", "val", "ugal_l", "ugal_g", "dor", "adaptive", "updown", "ksp"
 
 SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
     "router": {
-        "vcs": ("auto", _int_or_auto(1, MAX_VCS)),  # per local (and torus, tree, graph) input port; auto: the fewest the
-        # routing needs to be deadlock-free
-        "vcs_global": ("auto", _int_or_auto(1, MAX_VCS)),  # per global input port (dragonfly, Slim Fly); auto: the fewest
-        "vcs_injection": ("auto", _int_or_auto(1, MAX_VCS)),  # per injection input port; auto: 1
-        "buffer_phits": (256, _int(1)),  # per VC of local ports
-        "buffer_phits_global": ("auto", _int_or_auto(1)),  # per VC of global ports; auto: buffer_phits
-        "buffer_phits_injection": ("auto", _int_or_auto(1)),  # per VC of injection ports; auto: buffer_phits
+        "vcs": ("auto", integer_or_auto(1, MAX_VCS)),  # per local (and torus, tree, graph) input port; auto: the
+        # fewest the routing needs to be deadlock-free
+        "vcs_global": ("auto", integer_or_auto(1, MAX_VCS)),  # per global input port (dragonfly, Slim Fly); auto: the
+        # fewest
+        "vcs_injection": ("auto", integer_or_auto(1, MAX_VCS)),  # per injection input port; auto: 1
+        "buffer_phits": (256, integer(1)),  # per VC of local ports
+        "buffer_phits_global": ("auto", integer_or_auto(1)),  # per VC of global ports; auto: buffer_phits
+        "buffer_phits_injection": ("auto", integer_or_auto(1)),  # per VC of injection ports; auto: buffer_phits
         "delay": (3, check_cycles_or_time(0)),  # cycles (or a time) from head arrival to the earliest switch grant
-        "head_delay": ("auto", _int_or_auto(0)),  # cycles from reaching the head of a VC to the earliest grant;
+        "head_delay": ("auto", integer_or_auto(0)),  # cycles from reaching the head of a VC to the earliest grant;
         # auto: min(delay, 4) - 1 (route computation, VC and switch allocation are done per packet at the head
         # of its VC, as in BookSim2; a longer delay is pipeline latency)
-        "vc_realloc": ("auto", _int_or_auto(0)),  # cycles after a packet's tail is granted before its downstream
+        "vc_realloc": ("auto", integer_or_auto(0)),  # cycles after a packet's tail is granted before its downstream
         # VC can be allocated to another packet; auto: min(delay, 4) - 2 (BookSim2 frees a VC when the tail
         # wins the switch, then the next packet needs VC and switch allocation)
-        "speedup": (2.0, _real(1.0, 64.0)),  # crossbar bandwidth / link bandwidth
-        "alloc_iters": (1, _int(1, 16)),
-        "allocator": ("separable_input_first", _choice(*ALLOCATORS)),  # switch allocator: each input port picks
+        "speedup": (2.0, real(1.0, 64.0)),  # crossbar bandwidth / link bandwidth
+        "alloc_iters": (1, integer(1, 16)),
+        "allocator": ("separable_input_first", choice(*ALLOCATORS)),  # switch allocator: each input port picks
         # one VC, then each output one input; or islip (BookSim2's default): each input asks for every output
         # one of its VCs wants, each output grants one input, each input accepts one grant
-        "credit_delay": (2, _int(0)),  # cycles added to the credit's trip back over the link
+        "credit_delay": (2, integer(0)),  # cycles added to the credit's trip back over the link
         # which free downstream VC a head gets (and a node's packet, among its injection VCs with room): the one
         # with the most room; or (round_robin) the first from a pointer that moves past each one taken, whatever
         # it holds; or BookSim2's VC allocators, iSLIP and separable input-first, with those pointers
-        "vc_choice": ("roomiest", _choice("roomiest", "round_robin", "islip", "separable_input_first")),
-        "crossbar": ("packet", _choice("packet", "flit")),  # packet: a packet holds its crossbar input and output
+        "vc_choice": ("roomiest", choice("roomiest", "round_robin", "islip", "separable_input_first")),
+        "crossbar": ("packet", choice("packet", "flit")),  # packet: a packet holds its crossbar input and output
         # until its tail has crossed, into a one-packet output queue; flit (BookSim2's router): packets share
         # the crossbar by bandwidth (ceil(L / speedup) cycles each), into an output queue bounded by credits
-        "ejection": ("single", _choice("single", "multiple")),  # single: one ejection channel per node at link
+        "ejection": ("single", choice("single", "multiple")),  # single: one ejection channel per node at link
         # rate (BookSim2); multiple: every input port delivers to its node at once (FSIN/INSEE's multiple
         # consumption)
     },
@@ -210,47 +158,47 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         # auto: bandwidth_local
     },
     "routing": {
-        "algorithm": ("min", _choice(*ROUTINGS)),
-        "indirect_candidates": (1, _int(1, 64)),  # UGAL: Valiant paths compared with the minimal one (n_I)
-        "penalty": (1.0, _real(0.0, 1e6)),  # UGAL: weight of the non-minimal cost (seed 004's c_SF)
-        "threshold": (0.0, _real(-1e9, 1e9)),  # UGAL: phits added to the non-minimal cost (bias to minimal)
-        "ugal_queue": ("port", _choice(*UGAL_QUEUES)),  # UGAL-L on a dragonfly: the occupancy read at the first
+        "algorithm": ("min", choice(*ROUTINGS)),
+        "indirect_candidates": (1, integer(1, 64)),  # UGAL: Valiant paths compared with the minimal one (n_I)
+        "penalty": (1.0, real(0.0, 1e6)),  # UGAL: weight of the non-minimal cost (seed 004's c_SF)
+        "threshold": (0.0, real(-1e9, 1e9)),  # UGAL: phits added to the non-minimal cost (bias to minimal)
+        "ugal_queue": ("port", choice(*UGAL_QUEUES)),  # UGAL-L on a dragonfly: the occupancy read at the first
         # port of each path: the whole port, the VCs of the path's class, or those where both paths share a port
-        "ugal_vcs": ("shared", _choice(*UGAL_VCS)),  # UGAL on a dragonfly: VC classes of minimally routed packets
-        "up_port": ("mlid", _choice(*UP_PORTS)),  # updown: how a packet picks its up port: mlid (the source's
+        "ugal_vcs": ("shared", choice(*UGAL_VCS)),  # UGAL on a dragonfly: VC classes of minimally routed packets
+        "up_port": ("mlid", choice(*UP_PORTS)),  # updown: how a packet picks its up port: mlid (the source's
         # digit, Lin et al.'s multiple-LID routing, seed 003 §VI), dmodk (the destination's digit), random (per
         # packet), adaptive, random_path (one pseudo-random path per source-destination flow, as an IB fabric)
-        "paths": (4, _int(1, 64)),  # ksp: k, the paths per router pair
-        "hop_limit": ("auto", _int_or_auto(1)),  # ksp: longest path allowed; auto: diameter + 1
-        "path_choice": ("random", _choice("random", "adaptive")),  # ksp: per packet, random or least-occupied
-        "min_path": ("random", _choice("random", "fixed")),  # min: a random minimal port at each hop, or one fixed
+        "paths": (4, integer(1, 64)),  # ksp: k, the paths per router pair
+        "hop_limit": ("auto", integer_or_auto(1)),  # ksp: longest path allowed; auto: diameter + 1
+        "path_choice": ("random", choice("random", "adaptive")),  # ksp: per packet, random or least-occupied
+        "min_path": ("random", choice("random", "fixed")),  # min: a random minimal port at each hop, or one fixed
         # shortest path per router pair (BookSim2's anynet: kernels/routing.py fixed_min_port)
-        "vc_classes": ("hop", _choice("hop", "any")),  # graphs (distance classes): hop, a VC class per hop
+        "vc_classes": ("hop", choice("hop", "any")),  # graphs (distance classes): hop, a VC class per hop
         # (deadlock-free); any, every VC on every hop, as BookSim2's anynet (it can deadlock: build/vcs.py)
     },
     "traffic": {
-        "pattern": ("uniform", _choice(*PATTERNS)),
-        "load": (0.3, _real(0.0, 1.0, lo_open=True)),  # phits/node/cycle offered
-        "packet_phits": (10, _int(1, 32767)),
-        "phit_bytes": (4, _int(1)),  # bytes a link moves per cycle: sizes workload messages in packets
-        "shift": (1, _int(1)),  # k of shift(k)
-        "hotspot_nodes": ([0], _int_list(0)),
-        "hotspot_fraction": (0.1, _real(0.0, 1.0)),
-        "to_self": (False, _bool),  # uniform and permutation may pick the source itself, as BookSim2's uniform
+        "pattern": ("uniform", choice(*PATTERNS)),
+        "load": (0.3, real(0.0, 1.0, lo_open=True)),  # phits/node/cycle offered
+        "packet_phits": (10, integer(1, 32767)),
+        "phit_bytes": (4, integer(1)),  # bytes a link moves per cycle: sizes workload messages in packets
+        "shift": (1, integer(1)),  # k of shift(k)
+        "hotspot_nodes": ([0], integer_list(0)),
+        "hotspot_fraction": (0.1, real(0.0, 1.0)),
+        "to_self": (False, boolean),  # uniform and permutation may pick the source itself, as BookSim2's uniform
         # and randperm do (the BookSim2 importer sets it): a node's packet to itself crosses its router only
     },
     "sim": {
-        "warmup": (30000, _int(0)),
-        "measure": (10000, _int(1)),
-        "drain": (20000, _int(0)),  # most cycles to wait after the window for measured packets
-        "seed": (1, _int(0, 2**63 - 1)),
-        "watchdog": (20000, _int(10)),  # cycles without any phit moving before DeadlockError
-        "skip_idle": (True, _bool),  # closed loop: jump over cycles in which nothing can happen (same results)
-        "timeseries": (0, _int(0)),  # record a time series every N cycles (0: off)
-        "occupancy_interval": (0, _int(0)),  # sample every port's buffer occupancy every N cycles into the
+        "warmup": (30000, integer(0)),
+        "measure": (10000, integer(1)),
+        "drain": (20000, integer(0)),  # most cycles to wait after the window for measured packets
+        "seed": (1, integer(0, 2**63 - 1)),
+        "watchdog": (20000, integer(10)),  # cycles without any phit moving before DeadlockError
+        "skip_idle": (True, boolean),  # closed loop: jump over cycles in which nothing can happen (same results)
+        "timeseries": (0, integer(0)),  # record a time series every N cycles (0: off)
+        "occupancy_interval": (0, integer(0)),  # sample every port's buffer occupancy every N cycles into the
         # --out store as it runs (0: off; fastnet/occupancy.py)
-        "memory_check": (True, _bool),  # refuse a run whose memory estimate exceeds the memory available
-        "max_cycles": (2**62, _int(1, 2**62)),  # a closed-loop run stops here; an open one must end before it
+        "memory_check": (True, boolean),  # refuse a run whose memory estimate exceeds the memory available
+        "max_cycles": (2**62, integer(1, 2**62)),  # a closed-loop run stops here; an open one must end before it
     },
 }
 
@@ -372,22 +320,6 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _check_section(name: str, given: dict[str, Any], schema: dict[str, tuple[Any, Check]]) -> dict[str, Any]:
-    if not isinstance(given, dict):
-        raise ConfigError(name, "must be a table")
-    for key in given:
-        if key not in schema:
-            raise ConfigError(f"{name}.{key}", "unknown key; allowed: " + ", ".join(schema))
-    out = {}
-    for key, (default, check) in schema.items():
-        value = given.get(key, copy.deepcopy(default))
-        problem = check(value)
-        if problem:
-            raise ConfigError(f"{name}.{key}", f"{problem} (got {value!r})")
-        out[key] = value
-    return out
-
-
 def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Fill in defaults and check every value; raise ConfigError naming the first bad field."""
     cfg = apply_machine(copy.deepcopy(cfg or {}))
@@ -418,9 +350,9 @@ def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
                 raise ConfigError(f"topology.{key}", f"is not a key of form {form}; its keys: "
                                   + ", ".join(k for k in schema if k != "form"))
     out: dict[str, dict[str, Any]] = {"topology": {"kind": kind}}
-    out["topology"].update(_check_section("topology", given, schema))
+    out["topology"].update(check_section("topology", given, schema))
     for name, schema in SECTIONS.items():
-        out[name] = _check_section(name, cfg.get(name, {}), schema)
+        out[name] = check_section(name, cfg.get(name, {}), schema)
     for name, (schema_fn) in EXTRA_SECTIONS.items():
         if name in cfg:
             out[name] = schema_fn(cfg[name])

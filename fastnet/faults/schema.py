@@ -19,7 +19,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..config import _bool, _choice, _int, _real, _string, Check
+from ..checks import Check, boolean, check_section, choice, integer, real, string
 from ..errors import ConfigError
 
 LINK_CLASSES = ("any", "local", "global")
@@ -27,22 +27,22 @@ ACTIONS = ("fail", "recover")
 
 
 def _pairs(v: Any) -> str | None:
-    if isinstance(v, list) and all(isinstance(e, list) and len(e) == 2 and _int(0)(e[0]) is None
-                                   and _int(0)(e[1]) is None for e in v):
+    if isinstance(v, list) and all(isinstance(e, list) and len(e) == 2 and integer(0)(e[0]) is None
+                                   and integer(0)(e[1]) is None for e in v):
         return None
     return "must be a list of [u, v] pairs of router ids >= 0"
 
 
 def _routers(v: Any) -> str | None:
-    if isinstance(v, list) and all(_int(0)(x) is None for x in v):
+    if isinstance(v, list) and all(integer(0)(x) is None for x in v):
         return None
     return "must be a list of router ids >= 0"
 
 
 def _events(v: Any) -> str | None:
     if isinstance(v, list) and all(
-        isinstance(e, list) and len(e) in (3, 4) and _int(0)(e[0]) is None and e[1] in ACTIONS
-        and all(_int(0)(x) is None for x in e[2:]) for e in v
+        isinstance(e, list) and len(e) in (3, 4) and integer(0)(e[0]) is None and e[1] in ACTIONS
+        and all(integer(0)(x) is None for x in e[2:]) for e in v
     ):
         return None
     return ('must be a list of [cycle, "fail" | "recover", u, v] (a link) or [cycle, "fail" | "recover", r] (a '
@@ -52,18 +52,17 @@ def _events(v: Any) -> str | None:
 SCHEMA: dict[str, tuple[Any, Check]] = {
     "links": ([], _pairs),
     "routers": ([], _routers),
-    "fraction": (0.0, _real(0.0, 1.0)),
-    "link_class": ("any", _choice(*LINK_CLASSES)),
-    "seed": (1, _int(0, 2**63 - 1)),
+    "fraction": (0.0, real(0.0, 1.0)),
+    "link_class": ("any", choice(*LINK_CLASSES)),
+    "seed": (1, integer(0, 2**63 - 1)),
     "events": ([], _events),
-    "file": ("", _string),
-    "allow_disconnected": (False, _bool),
+    "file": ("", string),
+    "allow_disconnected": (False, boolean),
 }
 
 
 def resolve_faults(given: Any) -> dict[str, Any]:
     """Check the section (and the file it names, whose keys the section's own override) and fill defaults."""
-    from ..config import _check_section
 
     if not isinstance(given, dict):
         raise ConfigError("faults", "must be a table")
@@ -86,6 +85,6 @@ def resolve_faults(given: Any) -> dict[str, Any]:
             if key not in SCHEMA:
                 raise ConfigError(f"faults.{key}", f"unknown key (in {p}); allowed: " + ", ".join(SCHEMA))
         given = {**from_file, **given}
-    return _check_section("faults", given, SCHEMA)
+    return check_section("faults", given, SCHEMA)
 
 

@@ -11,29 +11,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import _choice, _int, _real
+from ..checks import check_section, choice, integer, real
 
 KEYS = {
-    "eager_bytes": (8192, _int(0)),
-    "header_bytes": (32, _int(0)),
-    "allreduce": ("auto", _choice("auto", "recursive_doubling", "rabenseifner", "ring")),
-    "allreduce_short_bytes": (2048, _int(0)),  # MPICH's MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
-    "allgather": ("auto", _choice("auto", "recursive_doubling", "ring")),
-    "allgather_long_bytes": (524288, _int(0)),  # MPICH's MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE
-    "burst": (16, _int(1, 2**20)),  # packets made at once per message (memory; the timing does not change)
+    "eager_bytes": (8192, integer(0)),
+    "header_bytes": (32, integer(0)),
+    "allreduce": ("auto", choice("auto", "recursive_doubling", "rabenseifner", "ring")),
+    "allreduce_short_bytes": (2048, integer(0)),  # MPICH's MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
+    "allgather": ("auto", choice("auto", "recursive_doubling", "ring")),
+    "allgather_long_bytes": (524288, integer(0)),  # MPICH's MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE
+    "burst": (16, integer(1, 2**20)),  # packets made at once per message (memory; the timing does not change)
     # messages between ranks on the same node (workload.ranks_per_node > 1) bypass the network: a copy through
     # shared memory that arrives memory_latency_ns + bytes / memory_gbytes after it was posted
-    "memory_latency_ns": (200.0, _real(0.0, 1e9)),
-    "memory_gbytes": (10.0, _real(0.0, 1e6, lo_open=True)),
+    "memory_latency_ns": (200.0, real(0.0, 1e9)),
+    "memory_gbytes": (10.0, real(0.0, 1e6, lo_open=True)),
     # what the architect sees (docs/mpi.md): the first timeline_intervals intervals of computation and blocking
     # (32 bytes each; 0 keeps none), and the bytes between ranks on a matrix of at most comm_matrix_cells squared
     # cells (ranks grouped in consecutive runs when there are more ranks than cells)
-    "timeline_intervals": (1_000_000, _int(0, 2**31)),
-    "comm_matrix_cells": (1024, _int(1, 16384)),
+    "timeline_intervals": (1_000_000, integer(0, 2**31)),
+    "comm_matrix_cells": (1024, integer(1, 16384)),
 }
 
 
 def resolve_mpi(given: Any) -> dict[str, Any]:
-    from ..config import _check_section
 
-    return _check_section("mpi", given, KEYS)
+    return check_section("mpi", given, KEYS)

@@ -22,6 +22,7 @@ import copy
 from typing import Any
 
 from .. import config as _config
+from ..checks import check_section, choice, integer, integer_or_auto, real
 from ..errors import ConfigError
 from .patterns import ALL_PATTERNS
 
@@ -36,22 +37,22 @@ def _models(v: Any) -> str | None:
 
 
 SECTION: dict[str, tuple[Any, Any]] = {
-    "pattern": ("random", _config._choice(*ALL_PATTERNS)),
-    "x": (1, _config._int(1)),
-    "k": (1, _config._int(1, 64)),
-    "samples": (10, _config._int(1, 10_000)),
+    "pattern": ("random", choice(*ALL_PATTERNS)),
+    "x": (1, integer(1)),
+    "k": (1, integer(1, 64)),
+    "samples": (10, integer(1, 10_000)),
     "models": (list(DEFAULT_MODELS), _models),
-    "max_hops": ("auto", _config._int_or_auto(1)),
-    "path_order": ("random", _config._choice("random", "port")),
-    "link_capacity": (1.0, _config._real(0.0, 1e12, lo_open=True)),
-    "host_capacity": (1.0, _config._real(0.0, 1e12, lo_open=True)),
-    "seed": (1, _config._int(0, 2**63 - 1)),
-    "confidence": (0.95, _config._real(0.0, 1.0, lo_open=True)),
+    "max_hops": ("auto", integer_or_auto(1)),
+    "path_order": ("random", choice("random", "port")),
+    "link_capacity": (1.0, real(0.0, 1e12, lo_open=True)),
+    "host_capacity": (1.0, real(0.0, 1e12, lo_open=True)),
+    "seed": (1, integer(0, 2**63 - 1)),
+    "confidence": (0.95, real(0.0, 1.0, lo_open=True)),
 }
 
 
 def resolve_section(given: Any) -> dict[str, Any]:
-    out = _config._check_section("throughput", copy.deepcopy(given), SECTION)
+    out = check_section("throughput", copy.deepcopy(given), SECTION)
     if out["confidence"] >= 1.0:
         raise ConfigError("throughput.confidence", "must be a number in (0, 1) (got 1)")
     if "waterfill" in out["models"] and out["k"] != 1:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import _bool, _choice, _int, _real, _string, Check
+from ..checks import Check, boolean, check_section, choice, integer, real, string
 from ..errors import ConfigError
 from ..mpi.generators import PROGRAMS
 
@@ -54,50 +54,50 @@ def _tasks(v: Any) -> str | None:
 
 
 KEYS: dict[str, tuple[Any, Check]] = {
-    "kind": ("open_loop", _choice(*KINDS)),
+    "kind": ("open_loop", choice(*KINDS)),
     # task set and placement (all closed-loop kinds)
     "tasks": ("all", _tasks),  # N: tasks 0..N-1; "all": one per node slot (nodes x ranks_per_node)
     # task i -> node i, a seeded random placement, or (mpi, trace) a file of one node number per rank
     "mapping": ("linear", lambda v: None if v in MAPPINGS or (isinstance(v, str) and v.endswith(
         (".txt", ".map", ".csv"))) else "must be one of " + ", ".join(MAPPINGS) + ", or a file (.txt, .map, .csv) "
         "of one node per rank"),
-    "mapping_seed": ("auto", _auto_or(_int(0, 2**63 - 1))),  # auto: sim.seed
+    "mapping_seed": ("auto", _auto_or(integer(0, 2**63 - 1))),  # auto: sim.seed
     "jobs": ([], lambda v: None if isinstance(v, list) else "must be a list of job tables"),  # mpi, trace:
     # several programs at once on disjoint nodes, each a table of JOB_KEYS (the rest: [workload]'s, for all jobs)
-    "ranks_per_node": (1, _int(1, 4096)),  # mpi, trace: ranks a node holds (their messages bypass the network)
+    "ranks_per_node": (1, integer(1, 4096)),  # mpi, trace: ranks a node holds (their messages bypass the network)
     # seed 002 micro-kernels
-    "message_bytes": (1024, _int(1)),  # S
-    "messages": (10000, _int(1)),  # M (sr, gups)
-    "wave": (10, _int(1)),  # W (sr; gups uses W = M)
-    "compute_cycles": (0, _int(0, 2**62)),  # computation phase after every SR/GUPS wave, cycles
-    "root": (0, _int(0)),  # root task of o2a / a2o
+    "message_bytes": (1024, integer(1)),  # S
+    "messages": (10000, integer(1)),  # M (sr, gups)
+    "wave": (10, integer(1)),  # W (sr; gups uses W = M)
+    "compute_cycles": (0, integer(0, 2**62)),  # computation phase after every SR/GUPS wave, cycles
+    "root": (0, integer(0)),  # root task of o2a / a2o
     # MPI programs (kind = "mpi", fastnet/mpi/generators.py) and trace replay (kind = "trace")
-    "program": ("pingpong", _choice(*PROGRAMS)),
-    "iterations": (1, _int(1)),
-    "grid": (128, _int(1)),  # fft3d: N of the N^3 grid
-    "chunks": (4, _int(1)),  # sweep3d: blocks per octant
-    "file": ("", _string),  # trace: an OTF2 anchor file; a DUMPI .meta, .bin or ASCII file, or their directory
-    "format": ("auto", _choice(*TRACE_FORMATS)),
-    "skip_unknown": (False, _bool),  # trace: skip (and count) MPI calls fastnet does not model, else refuse
-    "compute_scale": (1.0, _real(0.0, 1e9)),  # trace: gaps between calls become computation x this
+    "program": ("pingpong", choice(*PROGRAMS)),
+    "iterations": (1, integer(1)),
+    "grid": (128, integer(1)),  # fft3d: N of the N^3 grid
+    "chunks": (4, integer(1)),  # sweep3d: blocks per octant
+    "file": ("", string),  # trace: an OTF2 anchor file; a DUMPI .meta, .bin or ASCII file, or their directory
+    "format": ("auto", choice(*TRACE_FORMATS)),
+    "skip_unknown": (False, boolean),  # trace: skip (and count) MPI calls fastnet does not model, else refuse
+    "compute_scale": (1.0, real(0.0, 1e9)),  # trace: gaps between calls become computation x this
     # the compute model of mpi and trace (docs/mpi.md "Computation")
-    "compute": ("trace", _choice("trace", "none")),  # none: no computation at all (the network's time only)
+    "compute": ("trace", choice("trace", "none")),  # none: no computation at all (the network's time only)
     "rank_speed": ([], _speeds),  # [[rank, speed], ...]: that rank computes at this speed (stragglers)
     "node_speed": ([], _speeds),  # [[node, speed], ...]: the ranks placed on that node compute at this speed
-    "compute_noise": (0.0, _real(0.0, 10.0)),  # each computation x max(0, 1 + noise x a normal draw), seeded
-    "count_init": (True, _bool),  # trace: the time up to the end of each rank's MPI_Init is counted
+    "compute_noise": (0.0, real(0.0, 10.0)),  # each computation x max(0, 1 + noise x a normal draw), seeded
+    "count_init": (True, boolean),  # trace: the time up to the end of each rank's MPI_Init is counted
     # seed 000 Graph500
-    "variant": ("paper", _choice("paper", "fogsim")),  # equations and node model of the paper, or FOGSim v4's
-    "scale": (26, _int(1, 40)),  # s
-    "edgefactor": (16, _int(1)),  # f_e
-    "coalescing": (256, _int(1)),  # c_s: queries per message
-    "query_time_ns": (1.5, _real(0.0, 1e6, lo_open=True)),  # t_q
-    "link_gbps": ("auto", _auto_or(_real(0.0, 1e6, lo_open=True))),  # auto: 40, or what cycle_ns implies
-    "cycle_ns": ("auto", _auto_or(_real(0.0, 1e9, lo_open=True))),  # t_c; auto: phit_bytes * 8 / link_gbps
-    "root_degree": ("auto", _auto_or(_int(1))),  # d_r; auto: drawn from the lognormal of eqs 18-19
-    "root_task": ("auto", _auto_or(_int(0))),  # host of the root vertex; auto: a seeded random task
-    "max_levels": ("auto", _auto_or(_int(1, 4096))),  # auto: 64 (paper), 9 (fogsim, GraphMaxLevels)
-    "backlog_blocks_allreduce": ("auto", lambda v: None if v == "auto" else _bool(v)),  # auto: paper yes, fogsim no
+    "variant": ("paper", choice("paper", "fogsim")),  # equations and node model of the paper, or FOGSim v4's
+    "scale": (26, integer(1, 40)),  # s
+    "edgefactor": (16, integer(1)),  # f_e
+    "coalescing": (256, integer(1)),  # c_s: queries per message
+    "query_time_ns": (1.5, real(0.0, 1e6, lo_open=True)),  # t_q
+    "link_gbps": ("auto", _auto_or(real(0.0, 1e6, lo_open=True))),  # auto: 40, or what cycle_ns implies
+    "cycle_ns": ("auto", _auto_or(real(0.0, 1e9, lo_open=True))),  # t_c; auto: phit_bytes * 8 / link_gbps
+    "root_degree": ("auto", _auto_or(integer(1))),  # d_r; auto: drawn from the lognormal of eqs 18-19
+    "root_task": ("auto", _auto_or(integer(0))),  # host of the root vertex; auto: a seeded random task
+    "max_levels": ("auto", _auto_or(integer(1, 4096))),  # auto: 64 (paper), 9 (fogsim, GraphMaxLevels)
+    "backlog_blocks_allreduce": ("auto", lambda v: None if v == "auto" else boolean(v)),  # auto: paper yes, fogsim no
 }
 
 
@@ -110,14 +110,13 @@ JOB_KEYS = ("kind", "program", "tasks", "mapping", "mapping_seed", "message_byte
 
 
 def _nodes(v: Any) -> str | None:
-    if v == "all" or (isinstance(v, list) and len(v) in (2, 3) and _int(0)(v[0]) is None
-                      and _int(1)(v[1]) is None and (len(v) == 2 or _int(1)(v[2]) is None) and v[0] < v[1]):
+    if v == "all" or (isinstance(v, list) and len(v) in (2, 3) and integer(0)(v[0]) is None
+                      and integer(1)(v[1]) is None and (len(v) == 2 or integer(1)(v[2]) is None) and v[0] < v[1]):
         return None
     return "must be \"all\" or [first, stop] or [first, stop, step] (first < stop, step >= 1)"
 
 
 def resolve_jobs(out: dict[str, Any]) -> list[dict[str, Any]]:
-    from ..config import _check_section
 
     if out["jobs"] and out["kind"] not in ("mpi", "trace"):
         raise ConfigError("workload.jobs", f"jobs are MPI programs or traces: workload.kind must be mpi or trace "
@@ -131,11 +130,11 @@ def resolve_jobs(out: dict[str, Any]) -> list[dict[str, Any]]:
             if k not in JOB_KEYS:
                 raise ConfigError(f"{name}.{k}", "is not a key of a job (set it in [workload] for every job); "
                                   "allowed: " + ", ".join(JOB_KEYS))
-        own = {"nodes": ("all", _nodes), "load": (0.1, _real(0.0, 1.0, lo_open=True))}
+        own = {"nodes": ("all", _nodes), "load": (0.1, real(0.0, 1.0, lo_open=True))}
         schema = {k: KEYS[k] for k in JOB_KEYS if k not in own} | own
         given_job = {k: job.get(k, out[k]) for k in JOB_KEYS if k not in own} | {k: job.get(k, d) for k, (d, _) in
                                                                                 own.items()}
-        resolved = _check_section(name, given_job, schema)
+        resolved = check_section(name, given_job, schema)
         if resolved["kind"] not in ("mpi", "trace", "open_loop"):
             raise ConfigError(f"{name}.kind", f"must be mpi, trace or open_loop (got {resolved['kind']!r})")
         if "load" in job and resolved["kind"] != "open_loop":
@@ -157,9 +156,8 @@ def resolve_jobs(out: dict[str, Any]) -> list[dict[str, Any]]:
 
 def resolve_workload(given: Any) -> dict[str, Any]:
     """Fill in defaults, check each value and the relations between them."""
-    from ..config import _check_section
 
-    out = _check_section("workload", given, KEYS)
+    out = check_section("workload", given, KEYS)
     if out["kind"] == "sr" and out["wave"] > out["messages"]:
         raise ConfigError("workload.wave", f"must be <= workload.messages = {out['messages']} (got {out['wave']})")
     if out["kind"] == "trace" and not out["file"]:

@@ -1,0 +1,84 @@
+"""The checks a config value goes through: the one leaf module that every section's schema imports (config.py's
+own sections, the workload, MPI, faults, machine and throughput schemas, each topology's keys). A check returns
+None for a good value, else what is allowed; `check_section` applies a schema to a table."""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any, Callable
+
+from .errors import ConfigError
+
+Check = Callable[[Any], str | None]  # returns what is allowed when the value is bad
+Schema = dict[str, tuple[Any, Check]]  # key -> (default, check)
+
+
+INT_MAX = 2**31 - 1  # the default upper bound: the kernels keep ids, sizes and times in int32 records
+MAX_VCS = 1024  # VCs per port (a VC is a record per port: more would only exhaust memory)
+
+
+def integer(lo: int, hi: int = INT_MAX) -> Check:
+    def check(v: Any) -> str | None:
+        ok = isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+        if ok:
+            return None
+        return f"must be an integer >= {lo} and <= {hi}"
+    return check
+
+
+def integer_or_auto(lo: int, hi: int = INT_MAX) -> Check:
+    inner = integer(lo, hi)
+    return lambda v: None if v == "auto" else (inner(v) and f"{inner(v)}, or \"auto\"")
+
+
+def real(lo: float, hi: float, lo_open: bool = False) -> Check:
+    def check(v: Any) -> str | None:
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+            if (v > lo if lo_open else v >= lo) and v <= hi:
+                return None
+        return f"must be a number in {'(' if lo_open else '['}{lo:g}, {hi:g}]"
+    return check
+
+
+def choice(*names: str) -> Check:
+    return lambda v: None if v in names else "must be one of " + ", ".join(names)
+
+
+def integer_list(lo: int, min_len: int = 1) -> Check:
+    def check(v: Any) -> str | None:
+        if isinstance(v, list) and len(v) >= min_len and all(integer(lo)(x) is None for x in v):
+            return None
+        return f"must be a list of at least {min_len} integers >= {lo} and <= {INT_MAX}"
+    return check
+
+
+def even(lo: int) -> Check:
+    def check(v: Any) -> str | None:
+        ok = isinstance(v, int) and not isinstance(v, bool) and v >= lo and v % 2 == 0
+        return None if ok else f"must be an even integer >= {lo}"
+    return check
+
+
+def string(v: Any) -> str | None:
+    return None if isinstance(v, str) else "must be a string"
+
+
+def boolean(v: Any) -> str | None:
+    return None if isinstance(v, bool) else "must be true or false"
+
+
+def check_section(name: str, given: dict[str, Any], schema: dict[str, tuple[Any, Check]]) -> dict[str, Any]:
+    if not isinstance(given, dict):
+        raise ConfigError(name, "must be a table")
+    for key in given:
+        if key not in schema:
+            raise ConfigError(f"{name}.{key}", "unknown key; allowed: " + ", ".join(schema))
+    out = {}
+    for key, (default, check) in schema.items():
+        value = given.get(key, copy.deepcopy(default))
+        problem = check(value)
+        if problem:
+            raise ConfigError(f"{name}.{key}", f"{problem} (got {value!r})")
+        out[key] = value
+    return out
