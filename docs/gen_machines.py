@@ -190,7 +190,7 @@ def table_allreduce(res: dict) -> str:
 
 def speed() -> dict:
     """Build time of Sequoia (in process) and the wall time of `fastnet info --machine sequoia` (a new process)."""
-    from fastnet.build import build_network
+    from fastnet.topology import build_network
 
     t0 = time.perf_counter()
     net = build_network({"machine": {"name": "sequoia"}})

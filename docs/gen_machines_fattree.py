@@ -37,9 +37,11 @@ sys.path.insert(0, str(ROOT / "docs"))
 from markers import replace_section  # noqa: E402
 
 import fastnet  # noqa: E402
-from fastnet.build import build_network, build_routes  # noqa: E402
+from fastnet.build import build_routes  # noqa: E402
+from fastnet.topology import build_network  # noqa: E402
 from fastnet.build.routing import IP_K  # noqa: E402
-from fastnet.kernels.routing import UP_DMODK, UP_MLID, UP_RANDOM_PATH, ft_fixed_up, ft_up_or_down  # noqa: E402
+from fastnet.kernels.routing import ft_fixed_up, ft_up_or_down  # noqa: E402
+from fastnet.registry import UP_DMODK, UP_MLID, UP_RANDOM_PATH  # noqa: E402
 from fastnet.mpi.calls import Call, Trace  # noqa: E402
 from fastnet.mpi.traces.write import write_dumpi_ascii  # noqa: E402
 from fastnet.throughput.heuristics import waterfill  # noqa: E402

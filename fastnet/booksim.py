@@ -16,7 +16,8 @@ import tomllib
 from pathlib import Path
 from typing import Any, Union
 
-from .config import ALLOCATORS, SECTIONS
+from .config import SECTIONS
+from .registry import SWITCH_ALLOCATORS
 from .errors import ConfigError
 
 Value = Union[int, float, str, list["Value"]]
@@ -456,9 +457,9 @@ def _routing(b: dict[str, Value], topo: str) -> dict[str, Any]:
         raise ConfigError("routing_function", f"{name} on {topo} has no fastnet equivalent; mapped here: "
                                               + ", ".join(mapped))
     for key in ("vc_allocator", "sw_allocator"):  # router.vc_choice and router.allocator have the same names
-        if b[key] not in ALLOCATORS:
+        if b[key] not in SWITCH_ALLOCATORS:
             raise ConfigError(key, f"{b[key]!r} does not map: fastnet's allocators are "
-                                   + " and ".join(ALLOCATORS))
+                                   + " and ".join(SWITCH_ALLOCATORS.names))
     return dict(mapped[name])
 
 
@@ -487,7 +488,7 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
                               "alloc_iters": _int(b, "alloc_iters", 1), "credit_delay": _int(b, "credit_delay", 0),
                               "allocator": b["sw_allocator"],  # fastnet's allocators have BookSim2's names
                               "crossbar": _crossbar(b, speedup),
-                              "vc_choice": b["vc_allocator"]}  # fastnet has BookSim2's VC allocators (ALLOCATORS)
+                              "vc_choice": b["vc_allocator"]}  # fastnet has BookSim2's VC allocators (VC_ALLOCATORS)
     vcs = _int(b, "num_vcs", 1)
     if topo != "dragonflynew":
         router["vcs"] = vcs  # fastnet splits a port's VCs among the routing's classes as BookSim2 does

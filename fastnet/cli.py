@@ -235,7 +235,7 @@ def info(
             return
         facts = describe(cfg)
         if export is not None:
-            from .build import build_network
+            from .topology import build_network
             from .build.graph import write_network
 
             write_network(build_network(cfg), export)

@@ -14,98 +14,17 @@ import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
+from .build.kinds import TOPOLOGIES, topology_schema
 from .checks import (
-    MAX_VCS, Check, boolean, check_section, choice, even, integer, integer_list, integer_or_auto, real, string,
+    MAX_VCS, Check, boolean, check_section, choice, integer, integer_list, integer_or_auto, real,
 )
 from .errors import ConfigError
+from .registry import (
+    CROSSBARS, EJECTIONS, ROUTINGS, SWITCH_ALLOCATORS, UGAL_QUEUES, UGAL_VCS, UP_PORTS, VC_ALLOCATORS,
+)
+from .traffic.patterns import PATTERNS
 from .units import check_bandwidth, check_cycle, check_cycles_or_time, timing
 
-def _group_shape(v: Any) -> str | None:  # dragonfly: "auto", [a] or [routers per row, rows]
-    if v == "auto" or (isinstance(v, list) and len(v) in (1, 2) and integer_list(1)(v) is None):
-        return None
-    return "must be \"auto\" or a list of 1 or 2 integers >= 1 ([a], or [routers per row, rows])"
-
-
-def _edges(v: Any) -> str | None:
-    if isinstance(v, list) and all(
-        isinstance(e, list) and len(e) in (2, 3) and all(integer(0)(x) is None for x in e[:2])
-        and (len(e) == 2 or e[2] in ("local", "global")) for e in v
-    ):
-        return None
-    return "must be a list of [u, v] pairs of router ids >= 0, each optionally with a link class: [u, v, \"global\"]"
-
-
-def _per_dimension(v: Any) -> str | None:  # torus links, hyperx trunking: one count, or one per dimension
-    if integer(1)(v) is None or (isinstance(v, list) and v and integer_list(1)(v) is None):
-        return None
-    return "must be an integer >= 1 (every dimension), or a list of integers >= 1 (one per dimension)"
-
-
-def _int_or_counts(v: Any) -> str | None:  # graph p: one count, or one per router (0 allowed)
-    if integer(1)(v) is None or (isinstance(v, list) and v and integer_list(0)(v) is None):
-        return None
-    return "must be an integer >= 1, or a list of integers >= 0 (one per router)"
-
-
-# Kinds whose `form` key decides which of the kind's other keys apply: form -> those keys.
-TOPOLOGY_FORMS: dict[str, dict[str, tuple[str, ...]]] = {
-    "fattree": {"k_ary_n_tree": ("k", "n"), "m_port_n_tree": ("m", "n")},
-}
-
-TOPOLOGY_KINDS: dict[str, dict[str, tuple[Any, Check]]] = {
-    "dragonfly": {
-        "p": (4, integer(1)),
-        "a": (8, integer(2)),
-        "h": (4, integer(1)),
-        "g": ("auto", integer_or_auto(2)),  # auto: a*h + 1 groups (one global link per group pair)
-        "arrangement": ("consecutive", choice("consecutive", "palmtree")),
-        "group_shape": ("auto", _group_shape),  # auto = [a]: all-to-all groups; [n1, n2]: n2 rows of n1 routers,
-        # all-to-all along rows and columns (Aries: [16, 6]); the product must be a (build/dragonfly.py)
-        "global_bundle": (1, integer(1)),  # physical global ports per logical global link (Aries: 4)
-    },
-    "slimfly": {
-        "q": (5, integer(3)),
-        "p": ("auto", integer_or_auto(1)),  # auto: floor(k'/2), the full-bandwidth value of seed 004 §4.2
-    },
-    "torus": {"dims": ([8, 8], integer_list(2)), "links": (1, _per_dimension), "p": (1, integer(1))},
-    "mesh": {"dims": ([8, 8], integer_list(2)), "links": (1, _per_dimension), "p": (1, integer(1))},
-    "twisted_torus": {"dims": ([8, 4], integer_list(2, 2)), "twist": (4, integer(0)), "links": (1, _per_dimension),
-                      "p": (1, integer(1))},
-    "hyperx": {"dims": ([4, 4], integer_list(2)), "trunking": (1, _per_dimension), "p": (4, integer(1)),
-               "distance_latency": (False, boolean)},  # defaults: BookSim2's flatfly k = 4, n = 2, c = 4
-    "fattree": {  # `form` picks the keys (TOPOLOGY_FORMS)
-        "form": ("k_ary_n_tree", choice(*TOPOLOGY_FORMS["fattree"])),
-        "k": (4, integer(2)),  # k_ary_n_tree: children and parents per switch
-        "m": (4, even(4)),  # m_port_n_tree: ports per switch
-        "n": (3, integer(1)),  # levels of switches
-    },
-    "jellyfish": {"switches": (16, integer(2)), "radix": (6, integer(2)), "p": (2, integer(1)),
-                  "seed": (1, integer(0))},
-    "graph": {"edges": ([], _edges), "file": ("", string), "p": (1, _int_or_counts)},  # or a networkx `graph`:
-    # resolve() turns it into edges and p (build/graph.py resolve_graph)
-}
-
-
-def topology_schema(kind: str, form: Any = None) -> dict[str, tuple[Any, Check]]:
-    """The keys of a kind (with `form` when the kind has forms; None: the default form)."""
-    schema = TOPOLOGY_KINDS[kind]
-    if kind not in TOPOLOGY_FORMS:
-        return schema
-    if form is None:
-        form = schema["form"][0]
-    keys = TOPOLOGY_FORMS[kind][form]
-    return {"form": schema["form"], **{k: schema[k] for k in keys}}
-
-
-PATTERNS = (
-    "uniform", "permutation", "bitcomp", "transpose", "tornado", "shift", "hotspot",
-    "group_adversarial", "slimfly_worst",
-)
-UGAL_QUEUES = ("port", "vc", "vc_h")
-UGAL_VCS = ("shared", "booksim", "separate")
-ALLOCATORS = ("separable_input_first", "islip")  # switch allocators (kernels/cycle.py A_*)
-UP_PORTS = ("mlid", "dmodk", "random", "adaptive", "random_path")  # updown's up-port choice (kernels/routing.py UP_*)
-ROUTINGS = ("min", "val", "ugal_l", "ugal_g", "dor", "adaptive", "updown", "ksp")
 
 SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
     "router": {
@@ -126,18 +45,18 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         # wins the switch, then the next packet needs VC and switch allocation)
         "speedup": (2.0, real(1.0, 64.0)),  # crossbar bandwidth / link bandwidth
         "alloc_iters": (1, integer(1, 16)),
-        "allocator": ("separable_input_first", choice(*ALLOCATORS)),  # switch allocator: each input port picks
+        "allocator": ("separable_input_first", choice(*SWITCH_ALLOCATORS.names)),  # switch allocator: each input port picks
         # one VC, then each output one input; or islip (BookSim2's default): each input asks for every output
         # one of its VCs wants, each output grants one input, each input accepts one grant
         "credit_delay": (2, integer(0)),  # cycles added to the credit's trip back over the link
         # which free downstream VC a head gets (and a node's packet, among its injection VCs with room): the one
         # with the most room; or (round_robin) the first from a pointer that moves past each one taken, whatever
         # it holds; or BookSim2's VC allocators, iSLIP and separable input-first, with those pointers
-        "vc_choice": ("roomiest", choice("roomiest", "round_robin", "islip", "separable_input_first")),
-        "crossbar": ("packet", choice("packet", "flit")),  # packet: a packet holds its crossbar input and output
+        "vc_choice": ("roomiest", choice(*VC_ALLOCATORS.names)),
+        "crossbar": ("packet", choice(*CROSSBARS.names)),  # packet: a packet holds its crossbar input and output
         # until its tail has crossed, into a one-packet output queue; flit (BookSim2's router): packets share
         # the crossbar by bandwidth (ceil(L / speedup) cycles each), into an output queue bounded by credits
-        "ejection": ("single", choice("single", "multiple")),  # single: one ejection channel per node at link
+        "ejection": ("single", choice(*EJECTIONS.names)),  # single: one ejection channel per node at link
         # rate (BookSim2); multiple: every input port delivers to its node at once (FSIN/INSEE's multiple
         # consumption)
     },
@@ -158,14 +77,14 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         # auto: bandwidth_local
     },
     "routing": {
-        "algorithm": ("min", choice(*ROUTINGS)),
+        "algorithm": ("min", choice(*ROUTINGS.names)),
         "indirect_candidates": (1, integer(1, 64)),  # UGAL: Valiant paths compared with the minimal one (n_I)
         "penalty": (1.0, real(0.0, 1e6)),  # UGAL: weight of the non-minimal cost (seed 004's c_SF)
         "threshold": (0.0, real(-1e9, 1e9)),  # UGAL: phits added to the non-minimal cost (bias to minimal)
-        "ugal_queue": ("port", choice(*UGAL_QUEUES)),  # UGAL-L on a dragonfly: the occupancy read at the first
+        "ugal_queue": ("port", choice(*UGAL_QUEUES.names)),  # UGAL-L on a dragonfly: the occupancy read at the first
         # port of each path: the whole port, the VCs of the path's class, or those where both paths share a port
-        "ugal_vcs": ("shared", choice(*UGAL_VCS)),  # UGAL on a dragonfly: VC classes of minimally routed packets
-        "up_port": ("mlid", choice(*UP_PORTS)),  # updown: how a packet picks its up port: mlid (the source's
+        "ugal_vcs": ("shared", choice(*UGAL_VCS.names)),  # UGAL on a dragonfly: VC classes of minimally routed packets
+        "up_port": ("mlid", choice(*UP_PORTS.names)),  # updown: how a packet picks its up port: mlid (the source's
         # digit, Lin et al.'s multiple-LID routing, seed 003 §VI), dmodk (the destination's digit), random (per
         # packet), adaptive, random_path (one pseudo-random path per source-destination flow, as an IB fabric)
         "paths": (4, integer(1, 64)),  # ksp: k, the paths per router pair
@@ -177,7 +96,7 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         # (deadlock-free); any, every VC on every hop, as BookSim2's anynet (it can deadlock: build/vcs.py)
     },
     "traffic": {
-        "pattern": ("uniform", choice(*PATTERNS)),
+        "pattern": ("uniform", choice(*PATTERNS.names)),
         "load": (0.3, real(0.0, 1.0, lo_open=True)),  # phits/node/cycle offered
         "packet_phits": (10, integer(1, 32767)),
         "phit_bytes": (4, integer(1)),  # bytes a link moves per cycle: sizes workload messages in packets
@@ -299,9 +218,9 @@ def parse_set(items: list[str]) -> dict[str, dict[str, Any]]:
 def _form(topo: dict[str, Any]) -> Any:
     """A topology table's form (its kind's default when not given; None for a kind without forms)."""
     kind = topo.get("kind", "dragonfly")
-    if kind not in TOPOLOGY_FORMS:
+    if kind not in TOPOLOGIES or not TOPOLOGIES[kind].attrs.get("forms"):
         return None
-    return topo.get("form", TOPOLOGY_KINDS[kind]["form"][0])
+    return topo.get("form", TOPOLOGIES[kind].keys["form"][0])
 
 
 def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -320,6 +239,32 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _resolve_topology(topo: Any) -> dict[str, Any]:
+    """The `[topology]` table checked against its kind's keys (build/kinds.py), and its form's if it has forms."""
+    if not isinstance(topo, dict):
+        raise ConfigError("topology", "must be a table")
+    kind = topo.get("kind", "dragonfly")
+    if not isinstance(kind, str) or kind not in TOPOLOGIES:
+        raise ConfigError("topology.kind", "must be one of " + ", ".join(TOPOLOGIES.names) + f" (got {kind!r})")
+    if kind == "graph" and "graph" in topo:  # a networkx graph: stored as its edge list, so attrs stay plain data
+        from .build.graph import resolve_graph  # (networkx, only when a graph is given)
+
+        topo = resolve_graph(topo)
+    given = {k: v for k, v in topo.items() if k != "kind"}
+    schema = TOPOLOGIES[kind].keys
+    if TOPOLOGIES[kind].attrs.get("forms"):
+        form = given.get("form", schema["form"][0])
+        problem = schema["form"][1](form)
+        if problem:
+            raise ConfigError("topology.form", f"{problem} (got {form!r})")
+        schema = topology_schema(kind, form)
+        for key in given:
+            if key in TOPOLOGIES[kind].keys and key not in schema:
+                raise ConfigError(f"topology.{key}", f"is not a key of form {form}; its keys: "
+                                  + ", ".join(k for k in schema if k != "form"))
+    return {"kind": kind, **check_section("topology", given, schema)}
+
+
 def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Fill in defaults and check every value; raise ConfigError naming the first bad field."""
     cfg = apply_machine(copy.deepcopy(cfg or {}))
@@ -327,30 +272,7 @@ def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     if extra:
         key = next(iter(extra))
         raise ConfigError(key, "unknown section; allowed: " + ", ".join(SECTION_ORDER + tuple(EXTRA_SECTIONS)))
-    topo = cfg.get("topology", {})
-    if not isinstance(topo, dict):
-        raise ConfigError("topology", "must be a table")
-    kind = topo.get("kind", "dragonfly")
-    if not isinstance(kind, str) or kind not in TOPOLOGY_KINDS:
-        raise ConfigError("topology.kind", "must be one of " + ", ".join(TOPOLOGY_KINDS) + f" (got {kind!r})")
-    if kind == "graph" and "graph" in topo:  # a networkx graph: stored as its edge list, so attrs stay plain data
-        from .build.graph import resolve_graph
-
-        topo = resolve_graph(topo)
-    given = {k: v for k, v in topo.items() if k != "kind"}
-    schema = TOPOLOGY_KINDS[kind]
-    if kind in TOPOLOGY_FORMS:
-        form = given.get("form", schema["form"][0])
-        problem = schema["form"][1](form)
-        if problem:
-            raise ConfigError("topology.form", f"{problem} (got {form!r})")
-        schema = topology_schema(kind, form)
-        for key in given:
-            if key in TOPOLOGY_KINDS[kind] and key not in schema:
-                raise ConfigError(f"topology.{key}", f"is not a key of form {form}; its keys: "
-                                  + ", ".join(k for k in schema if k != "form"))
-    out: dict[str, dict[str, Any]] = {"topology": {"kind": kind}}
-    out["topology"].update(check_section("topology", given, schema))
+    out: dict[str, dict[str, Any]] = {"topology": _resolve_topology(cfg.get("topology", {}))}
     for name, schema in SECTIONS.items():
         out[name] = check_section(name, cfg.get(name, {}), schema)
     for name, (schema_fn) in EXTRA_SECTIONS.items():

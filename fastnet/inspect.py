@@ -6,7 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from .build import build_network, build_routes
+from .build import build_routes
+
+from .topology import build_network
 from .build.network import GLOBAL, LOCAL, NODE
 from .build.routing import diameter, is_table
 from .build.vcs import vc_layout

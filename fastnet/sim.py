@@ -18,15 +18,19 @@ from typing import Any, Callable
 from . import config as _config
 import numpy as np
 
-from .build import build_network, build_routes
-from .build.network import Network
-from .build.network import GLOBAL, LOCAL, NODE
+from .build import build_routes
+from .build.network import GLOBAL, LOCAL, NODE, Network
 from .build.routing import Routes, minimal_scan, with_distance_table
-from .build.vcs import ROUTING_CODES, vc_layout
+from .build.vcs import vc_layout
 from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
 from .faults.plan import plan_faults
 from .memory import check_memory, check_network_fits, memory_estimate
 from .occupancy import OccupancyRecorder
+from .registry import (
+    CROSSBARS, EJ_MULTIPLE, EJECTIONS, ROUTINGS, SWITCH_ALLOCATORS, UGAL_QUEUES, UGAL_VCS, UP_PORTS, VC_ALLOCATORS,
+    X_FLIT,
+)
+from .topology import build_network
 from .traffic.patterns import Traffic, background_traffic, compile_traffic
 from .units import PERIOD_ONE, timing
 
@@ -58,7 +62,7 @@ class Simulation:
 
 def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int | None = None) -> Simulation:
     """Resolve and check a config, compile network, routing, traffic and the initial state."""
-    from .kernels.state import VA_GREEDY, VA_ISLIP, VA_SEPARABLE, Params, first_pool_rows, new_state
+    from .kernels.state import Params, first_pool_rows, new_state
     from .traffic.openloop import start_open_loop
     from .workloads.build import compile_workload, workload_section
 
@@ -116,7 +120,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     vc_realloc = max(stages - 2, 0) if router["vc_realloc"] == "auto" else router["vc_realloc"]
     # farthest event ahead of now: a head's ready time (link queue + latency + router delay) or a credit
     # the most an output queue holds: one packet, or with a flit crossbar every credit of the VCs downstream
-    flit_crossbar = router["crossbar"] == "flit"
+    flit_crossbar = CROSSBARS.code(router["crossbar"]) == X_FLIT
     queued = max(n * buffers[cls] for cls, n in layout.vcs.items()) if flit_crossbar else max_packet
     max_queue = -(-queued * int(net.port_period.max()) // PERIOD_ONE)
     horizon = max_send + max_queue + max_lat + router["credit_delay"] + max(delay, head_delay) + 8
@@ -133,18 +137,18 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     prm = Params(
         vcs=V, delay=delay, inject_latency=inject_latency, head_delay=head_delay, vc_realloc=vc_realloc,
         speedup=float(router["speedup"]),
-        iters=router["alloc_iters"], allocator=_config.ALLOCATORS.index(router["allocator"]),
-        credit_delay=router["credit_delay"], multi_eject=router["ejection"] == "multiple",
-        routing=ROUTING_CODES[algorithm], vc_policy=layout.policy,
+        iters=router["alloc_iters"], allocator=SWITCH_ALLOCATORS.code(router["allocator"]),
+        credit_delay=router["credit_delay"], multi_eject=EJECTIONS.code(router["ejection"]) == EJ_MULTIPLE,
+        routing=ROUTINGS.code(algorithm), vc_policy=layout.policy,
         n_escape=(2 if net.kind == "torus" else 1) if algorithm == "adaptive" else 0, hop_limit=layout.hop_limit,
         paths=rcfg["paths"], adaptive_choice=adaptive_choice,
-        up_port=_config.UP_PORTS.index(rcfg["up_port"]), fixed_min=fixed_min,
+        up_port=UP_PORTS.code(rcfg["up_port"]), fixed_min=fixed_min,
         indirect=rcfg["indirect_candidates"], penalty=float(rcfg["penalty"]), threshold=float(rcfg["threshold"]),
-        ugal_vcs=_config.UGAL_VCS.index(rcfg["ugal_vcs"]),
-        ugal_queue=_config.UGAL_QUEUES.index(rcfg["ugal_queue"]),
+        ugal_vcs=UGAL_VCS.code(rcfg["ugal_vcs"]),
+        ugal_queue=UGAL_QUEUES.code(rcfg["ugal_queue"]),
         reroute=algorithm == "adaptive" or (algorithm == "updown" and rcfg["up_port"] == "adaptive"),
-        max_packet=max_packet, flit_crossbar=flit_crossbar, vc_round_robin=router["vc_choice"] != "roomiest",
-        vc_alloc={"islip": VA_ISLIP, "separable_input_first": VA_SEPARABLE}.get(router["vc_choice"], VA_GREEDY),
+        max_packet=max_packet, flit_crossbar=flit_crossbar, vc_round_robin=VC_ALLOCATORS[router["vc_choice"]].pointer,
+        vc_alloc=VC_ALLOCATORS.code(router["vc_choice"]),
         watchdog=watchdog, skip_idle=sim["skip_idle"], background=False, w0=w0, w1=w1,
         ts_interval=sim["timeseries"], occupancy=False, faults=plan is not None,
         wheel_mask=(1 << max(4, math.ceil(math.log2(horizon)))) - 1,

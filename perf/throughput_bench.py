@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from fastnet.build import build_network  # noqa: E402
+from fastnet.topology import build_network  # noqa: E402
 from fastnet.throughput.evaluate import MODELS, evaluate, hop_limit, resolve, sample_instance  # noqa: E402
 
 JM_TOPO = {"kind": "jellyfish", "switches": 1000, "radix": 24, "p": 8, "seed": 1}

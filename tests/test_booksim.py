@@ -239,7 +239,7 @@ def test_anynet_export_round_trip(tmp_path):
     text = (tmp_path / "sf.anynet").read_text()
     assert text.splitlines()[0].startswith("router 0 node 0 node 1 node 2 node 3 router 1 1 ")
     cfg = convert("topology = anynet; network_file = sf.anynet; routing_function = min;", tmp_path)
-    from fastnet.build import build_network
+    from fastnet.topology import build_network
     ours = build_network(config.resolve(config.read_toml(toml)))
     back = build_network(config.resolve(cfg))
     assert back.n_nodes == ours.n_nodes == 128 and cfg["links"]["latency"] == 1

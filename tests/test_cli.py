@@ -118,6 +118,6 @@ def test_every_config_key_is_documented():
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "config.md").read_text()
     keys = {k for section in config.SECTIONS.values() for k in section}
-    keys |= {k for kind in config.TOPOLOGY_KINDS.values() for k in kind} | set(config.TOPOLOGY_KINDS)
+    keys |= {k for kind in config.TOPOLOGIES for k in kind.keys} | set(config.TOPOLOGIES.names)
     missing = sorted(k for k in keys if f"`{k}`" not in doc and f"| {k} |" not in doc)
     assert not missing, f"docs/config.md lacks {missing}"

@@ -28,7 +28,7 @@ def shown(*args: str, command: str = "run") -> dict:
     return tomllib.loads(result.output)
 
 
-@pytest.mark.parametrize("kind", list(config.TOPOLOGY_KINDS))
+@pytest.mark.parametrize("kind", list(config.TOPOLOGIES.names))
 @pytest.mark.parametrize("command", ["run", "info"])
 def test_set_kind_resolves_as_the_library_call(kind, command):
     sets, keys = EXTRA.get(kind, ([], {}))

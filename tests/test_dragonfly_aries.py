@@ -12,7 +12,8 @@ import pytest
 import xarray as xr
 
 import fastnet
-from fastnet.build import build_network, build_routes
+from fastnet.build import build_routes
+from fastnet.topology import build_network
 from fastnet.build.dragonfly import BLACK
 from fastnet.build.network import GLOBAL, LOCAL, NODE
 from fastnet.build.routing import minimal_scan

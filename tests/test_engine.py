@@ -15,13 +15,13 @@ from fastnet.build.routing import is_table, minimal_scan
 from fastnet.build.vcs import VCP_NONE
 from fastnet.errors import ConfigError, DeadlockError
 from fastnet.kernels.cycle import allocate_vc, allocate_vcs, cycle_loop
-from fastnet.workloads.kernel import GEN_OPEN_LOOP
 from fastnet.kernels.pool import new_packet
 from fastnet.kernels.routing import distance
 from fastnet.kernels.state import (
     C_DELIVERED, C_N_ACTIVE, N_VC, ND_NEXT_ARRIVAL, PK_CLS, PK_DVC, PK_OUT, S_HOPS_GLOBAL, S_HOPS_LOCAL,
-    S_HOPS_SUM, S_LAT_SUM, S_NET_SUM, VA_SEPARABLE, VC_FREE, VC_HEAD, VC_OWNER, VG_PTR, VS_PKT,
+    S_HOPS_SUM, S_LAT_SUM, S_NET_SUM, VC_FREE, VC_HEAD, VC_OWNER, VG_PTR, VS_PKT,
 )
+from fastnet.registry import GEN_OPEN_LOOP, VA_SEPARABLE
 from fastnet.sim import prepare, simulate
 
 LAT = {"latency": 2, "latency_local": 3, "latency_global": 5, "latency_injection": 2}

@@ -8,11 +8,13 @@ import pytest
 from test_engine import LAT, single_packets
 
 import fastnet
-from fastnet.build import build_network, build_routes
+from fastnet.build import build_routes
+from fastnet.topology import build_network
 from fastnet.build.fattree import lin_node_label, lin_switch_label
 from fastnet.build.routing import distance_table, minimal_scan
 from fastnet.kernels.minimal import distance
-from fastnet.kernels.routing import UP_DMODK, UP_MLID, UP_RANDOM_PATH, ft_fixed_up, ft_up_or_down
+from fastnet.kernels.routing import ft_fixed_up, ft_up_or_down
+from fastnet.registry import UP_DMODK, UP_MLID, UP_RANDOM_PATH
 
 
 def mport(m: int, n: int, **extra) -> dict:

@@ -47,7 +47,7 @@ from hypothesis import strategies as st
 
 import fastnet
 from fastnet import config as C
-from fastnet.build import build_network
+from fastnet.topology import build_network
 from fastnet.build.network import GLOBAL, NODE, P_CLASS, P_PEER_ROUTER, P_ROUTER
 from fastnet.cli import main
 from fastnet.errors import ConfigError
@@ -460,7 +460,7 @@ def refused_by(draw, check):
 
 
 def _not_a_kind(v) -> str | None:
-    return None if isinstance(v, str) and v in C.TOPOLOGY_KINDS else "not a kind"
+    return None if isinstance(v, str) and v in C.TOPOLOGIES else "not a kind"
 
 
 def schema_of(base: dict, section: str) -> dict:
@@ -488,7 +488,7 @@ def unknown_keys(draw):
     base = copy.deepcopy(BASES[draw(st.sampled_from(sorted(BASES)))])
     section = draw(st.sampled_from(KNOWN_SECTIONS))
     key = draw(NAME.filter(lambda k: k not in schema_of(base, section) and k not in ("kind", "graph")
-                           and k not in C.TOPOLOGY_KINDS["fattree"]))
+                           and k not in C.TOPOLOGIES["fattree"].keys))
     base.setdefault(section, {})[key] = draw(JUNK)
     if section == "machine":
         base["machine"]["name"] = "trinity"

@@ -10,7 +10,8 @@ import pytest
 import xarray as xr
 
 import fastnet
-from fastnet.build import build_network, build_routes
+from fastnet.build import build_routes
+from fastnet.topology import build_network
 from fastnet.build.routing import is_table, minimal_scan, with_distance_table
 from fastnet.errors import ConfigError
 from fastnet.kernels.minimal import min_ports, table_min_ports

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import fastnet
 from fastnet import machines
-from fastnet.build import build_network
+from fastnet.topology import build_network
 from fastnet.cli import app
 from fastnet.config import resolve
 from fastnet.errors import ConfigError

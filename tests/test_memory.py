@@ -55,7 +55,8 @@ SIZES = [  # one or more of each family whose size network_size works out by for
 
 @pytest.mark.parametrize("topology", SIZES, ids=lambda t: t["kind"])
 def test_network_size_by_formula_is_the_built_networks(topology):
-    from fastnet.build import build_network, network_size
+    from fastnet.build import network_size
+    from fastnet.topology import build_network
     from fastnet.config import resolve
 
     cfg = resolve({"topology": topology})

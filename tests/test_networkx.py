@@ -17,10 +17,11 @@ from typer.testing import CliRunner
 
 import fastnet
 from fastnet import ConfigError
-from fastnet.build import build_network, from_networkx, to_networkx
+from fastnet.build import from_networkx, to_networkx
+from fastnet.topology import build_network
 from fastnet.build.graph import write_network
 from fastnet.cli import app
-from fastnet.config import TOPOLOGY_KINDS, resolve
+from fastnet.config import TOPOLOGIES, resolve
 
 # distinct latencies per class, so that a link that lost its class would no longer match
 LINKS = {"latency_injection": 1, "latency_local": 2, "latency_global": 5}
@@ -66,7 +67,7 @@ def toml_of(cfg: dict) -> str:
 
 
 def test_every_topology_kind_is_covered():
-    assert {c["kind"] for c in CASES.values()} == set(TOPOLOGY_KINDS)
+    assert {c["kind"] for c in CASES.values()} == set(TOPOLOGIES.names)
 
 
 @pytest.mark.parametrize("case", CASES)

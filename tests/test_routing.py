@@ -137,7 +137,7 @@ def booksim_anynet_first_hops(adj: dict[int, list[int]], r0: int) -> dict[int, i
 def test_fixed_min_path_is_booksim2_anynet_path():
     """routing.min_path = "fixed" takes, at every router and for every destination, the next router of BookSim2's
     anynet routing table, on a random regular graph where many minimal paths tie."""
-    from fastnet.build import build_network
+    from fastnet.topology import build_network
     from fastnet.build.routing import build_routes, minimal_scan, with_distance_table
     from fastnet.kernels.minimal import min_ports
     from fastnet.kernels.routing import fixed_min_port

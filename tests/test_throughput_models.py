@@ -242,7 +242,7 @@ def test_repair_scales_paths_back_within_capacity():
 def test_ill_conditioned_mmf_is_solved_and_feasible():
     """Pattern 27 of jellyfish(216, 6, 1) perm(1), k = 4: after the first level fixes 209 flows, the second LP's
     optimum moves ~5e7 times any perturbation of their bounds and HiGHS needs looser tolerances (lp.py)."""
-    from fastnet.build import build_network
+    from fastnet.topology import build_network
     from fastnet.throughput.evaluate import hop_limit, resolve, sample_instance
 
     cfg = resolve({"topology": {"kind": "jellyfish", "switches": 216, "radix": 6, "p": 1, "seed": 1},

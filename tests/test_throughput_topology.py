@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastnet.build import build_network
+from fastnet.topology import build_network
 from fastnet.errors import ConfigError
 from fastnet.throughput.build import build_instance
 from fastnet.throughput.evaluate import evaluate, resolve, sample_instance

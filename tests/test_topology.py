@@ -6,7 +6,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from fastnet.build import build_network, build_routes, from_networkx, network_from_graph, to_networkx
+from fastnet.build import build_routes, from_networkx, to_networkx
+
+from fastnet.topology import build_network, network_from_graph
 from fastnet.build.gf import field, prime_power
 from fastnet.build.routing import diameter, is_table, minimal_scan
 from fastnet.errors import ConfigError

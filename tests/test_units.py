@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import fastnet
-from fastnet.build import build_network
+from fastnet.topology import build_network
 from fastnet.cli import app
 from fastnet.config import resolve
 from fastnet.errors import ConfigError

@@ -32,7 +32,7 @@ those of group G to one group are l, l + (g-1), l + 2(g-1), ..., spread evenly o
 
 Example config (the embedded default; 1056 nodes, 264 routers):
 
->>> from fastnet.build import build_network
+>>> from fastnet.topology import build_network
 >>> net = build_network({"topology": {"kind": "dragonfly", "p": 4, "a": 8, "h": 4, "arrangement": "palmtree"}})
 >>> net.n_nodes, net.n_routers, net.radix
 (1056, 264, 15)

@@ -23,7 +23,7 @@ level l = n-1-L here, with w_0 .. w_{L-1} our digits n-2 .. l (the subtree) and 
 l-1 (the up ports taken, first one first); their port number is our port index (`lin_switch_label`,
 `lin_node_label`; tests/test_fattree_mport.py checks their link rule on every port).
 
->>> from fastnet.build import build_network
+>>> from fastnet.topology import build_network
 >>> net = build_network({"topology": {"kind": "fattree", "k": 4, "n": 3}})
 >>> net.n_nodes, net.n_routers
 (64, 48)

@@ -8,7 +8,9 @@ the `edges` and `p` keys, so the resolved config stays plain data). networkx out
 `write_network(net, path)` writes GraphML (routers and nodes) or an edge list (router links) that the `file` key
 reads back. Both are described in docs/config.md.
 
->>> from fastnet.build import build_network, to_networkx
+>>> from fastnet.build import to_networkx
+
+>>> from fastnet.topology import build_network
 >>> net = build_network({"topology": {"kind": "jellyfish", "switches": 16, "radix": 6, "p": 2, "seed": 3}})
 >>> G = to_networkx(net)
 >>> G.number_of_nodes(), G.number_of_edges(), {d for _, d in G.degree()}

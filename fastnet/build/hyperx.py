@@ -16,7 +16,7 @@ order (distance = number of differing coordinates); the kernels compute ports fr
 With `distance_latency`, a link between coordinates a and b of a dimension takes |a - b| x links.latency_local
 cycles: an on-chip flattened butterfly with its routers laid out on a grid (BookSim2's flatfly with use_noc_latency).
 
->>> from fastnet.build import build_network
+>>> from fastnet.topology import build_network
 >>> build_network({"topology": {"kind": "hyperx", "dims": [4, 4], "trunking": [1, 2], "p": 2}}).radix
 11
 """

@@ -22,11 +22,6 @@ from ..units import PERIOD_ONE
 NODE, LOCAL, GLOBAL = 0, 1, 2
 CLASS_NAMES = ("injection", "local", "global")
 
-# Topology kind codes, used by algebraic routing inside kernels.
-KIND_CODES = {"graph": 0, "dragonfly": 1, "slimfly": 2, "torus": 3, "mesh": 4, "twisted_torus": 5,
-              "fattree": 6, "jellyfish": 7, "hyperx": 8}
-
-
 # Topology.port columns
 P_ROUTER, P_PEER_ROUTER, P_PEER_PORT, P_CLASS, P_LATENCY, P_PERIOD = 0, 1, 2, 3, 4, 5
 # Topology.node columns

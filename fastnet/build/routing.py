@@ -15,18 +15,18 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..kernels._jit import jit_parallel
-from .network import KIND_CODES, Network
+from .kinds import TOPOLOGIES
+from .network import Network
 
 TABLE_BUDGET_BYTES = 512 * 2**20
 UNREACHABLE = 255
 TABLE, ALGEBRAIC = 0, 1
-ALGEBRAIC_KINDS = ("dragonfly", "slimfly", "torus", "mesh", "fattree", "hyperx")
-# A dragonfly's minimal routes are hierarchical (local, global, local: one global hop at most). Shortest paths
-# of its graph also include global-global detours, which would break the VC scheme, so it is always algebraic.
-# A HyperX's algebra costs less than a table lookup at any size (a loop over dimensions instead of a scan of
-# every port), and its all-pairs BFS would dominate building a large one; kernels/routing.py relies on a HyperX
-# always being scanned algebraically (`scan == K_HYPERX`).
-ALGEBRAIC_ONLY = ("dragonfly", "hyperx")
+# Which kinds route by algebra (build/kinds.py `algebra`): "always" (a dragonfly's minimal routes are hierarchical,
+# local, global, local, while shortest paths of its graph include global-global detours that would break its VC
+# classes; a HyperX's algebra costs less than a table lookup at any size, and kernels/routing.py relies on a HyperX
+# always being scanned algebraically, `scan == K_HYPERX`), "large" (above the table's budget) or "never".
+ALGEBRAIC_KINDS = tuple(e.name for e in TOPOLOGIES if e.algebra != "never")
+ALGEBRAIC_ONLY = tuple(e.name for e in TOPOLOGIES if e.algebra == "always")
 
 
 # Routes.ip fields (integer parameters of the routing algebra)
@@ -90,7 +90,7 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES) -> Routes:
     use_table = kind not in ALGEBRAIC_ONLY and (table_bytes(R) <= budget or kind not in ALGEBRAIC_KINDS)
     if use_table and table_bytes(R) > 8 * budget:
         raise ConfigError("topology", f"{R} routers of kind {kind} need a {table_bytes(R) / 2**30:.1f} GiB "
-                          "routing table; only dragonfly, slimfly, torus, mesh, fattree and hyperx route algebraically")
+                          "routing table; only " + ", ".join(ALGEBRAIC_KINDS) + " route algebraically")
     P = net.params
     ip = np.zeros(IP_SIZE, dtype=np.int64)
     alg = np.zeros((1, 1), dtype=np.int32)
@@ -135,7 +135,7 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES) -> Routes:
     else:
         dist = np.zeros((1, 1), dtype=np.uint8)
         diameter = int(P["diameter"])
-    ip[[IP_MODE, IP_KIND, IP_DIAMETER]] = (TABLE if use_table else ALGEBRAIC, KIND_CODES[kind], diameter)
+    ip[[IP_MODE, IP_KIND, IP_DIAMETER]] = (TABLE if use_table else ALGEBRAIC, TOPOLOGIES.code(kind), diameter)
     return Routes(dist=dist, ip=ip, alg=np.ascontiguousarray(alg, dtype=np.int32),
                   vcr=np.zeros((3, 1, 2), dtype=np.int32))
 

@@ -12,7 +12,7 @@ Network degree k' = (3q - δ)/2, 2q² routers, diameter 2. Port order: p node po
 one per element of X (or X') in the order of `params["X"]`, leading to y - X[j]; then q ports to the other
 subgraph, port m (or x) leading to (1, m, y - m·x) (or (0, x, m·x + c)). Algebraic routing relies on this order.
 
->>> from fastnet.build import build_network
+>>> from fastnet.topology import build_network
 >>> net = build_network({"topology": {"kind": "slimfly", "q": 5}})
 >>> net.n_routers, net.radix - net.params["p"], net.params["p"]
 (50, 7, 3)

@@ -9,7 +9,7 @@ link of each direction, -1 if absent; the direction's other parallel links follo
 Twisted torus (Cámara et al., seed 002 §4): a 2-D a×b torus whose wrap-around Y links are shifted by `twist`
 in X: (x, b-1) -> ((x + twist) mod a, 0).
 
->>> from fastnet.build import build_network
+>>> from fastnet.topology import build_network
 >>> build_network({"topology": {"kind": "torus", "dims": [8, 8]}}).radix
 5
 >>> build_network({"topology": {"kind": "torus", "dims": [4, 2, 4], "links": [2, 1, 2], "p": 2}}).radix

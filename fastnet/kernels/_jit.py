@@ -28,7 +28,7 @@ from numba.core.analysis import compute_cfg_from_blocks, dead_branch_prune
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 from numba.core.compiler_machinery import register_pass
 from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
-from numba.core.ir_utils import build_definitions, guard, simplify_CFG
+from numba.core.ir_utils import build_definitions, find_const, get_definition, guard, simplify_CFG
 from numba.core.untyped_passes import InlineInlinables
 
 CACHE = os.environ.get("FASTNET_NUMBA_CACHE", "1") != "0"
@@ -88,6 +88,21 @@ def prefetch(typingctx, ary, i):
     return numba.types.none(ary, i), codegen
 
 
+@numba.extending.intrinsic
+def no_implementation(typingctx, code):
+    """The last line of a dispatch on a code (`if routing == R_MIN: ... elif ...`), followed by a raise. Where the
+    code is a constant of the kernel (fastnet/registry.py), the branches above are pruned and this call survives
+    only if none of them takes the code: `_PruneThenInline` then refuses to compile, naming it, instead of the code
+    falling through to some other variant. With a code known only at run time it does nothing."""
+    if not isinstance(code, numba.types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return context.get_dummy_value()
+
+    return numba.types.none(code), codegen
+
+
 # ---------------------------------------------------------------- inlining: the compile time of a cold start
 # numba's own inlining pass fetches each `inline="always"` callee by running the whole untyped pipeline on it,
 # inlining included, once per call site: a helper nested n levels deep is expanded once per path to it, and the
@@ -136,7 +151,24 @@ class _PruneThenInline(InlineInlinables):
                 del func_ir.blocks[dead]
             postproc.PostProcessor(func_ir).run()
             func_ir.blocks = simplify_CFG(func_ir.blocks)
+        _refuse_unimplemented(func_ir)
         return True
+
+
+def _refuse_unimplemented(func_ir):
+    """A `no_implementation(code)` call left after pruning, whose code is a constant: no branch implements it."""
+    for block in func_ir.blocks.values():
+        for instr in block.body:
+            if not (isinstance(instr, ir.Assign) and isinstance(instr.value, ir.Expr) and instr.value.op == "call"):
+                continue
+            func = guard(get_definition, func_ir, instr.value.func)
+            if getattr(func, "value", None) is not no_implementation or not instr.value.args:
+                continue
+            code = guard(find_const, func_ir, instr.value.args[0])
+            if code is not None:
+                raise numba.core.errors.CompilerError(
+                    f"{func_ir.func_id.func_qualname}: code {code} has no implementation (no branch of the dispatch "
+                    "takes it; fastnet/registry.py lists the codes)")
 
 
 class _PrunedInlining(CompilerBase):

@@ -41,13 +41,14 @@ import numpy as np
 
 from ..build.network import N_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_PERIOD, P_ROUTER
 from ..traffic.openloop import generate_open_loop
-from ..workloads.kernel import (
-    GEN_MPI, GEN_OPEN_LOOP, WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due,
-    workload_status,
-)
+from ..workloads.kernel import WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_status
 from ..workloads.messages import packet_arrived
-from ..workloads.state import NEVER, W_OPEN_LOOP, WC_FREE_COUNT, WC_NEXT
-from ._jit import jit, jit_inline, prefetch
+from ..workloads.state import NEVER, WC_FREE_COUNT, WC_NEXT
+from ..registry import (
+    GEN_MPI, GEN_OPEN_LOOP, GENERATORS, ROUTINGS, SA_ISLIP, SA_SEPARABLE, SWITCH_ALLOCATORS, VA_GREEDY, VA_ISLIP,
+    VA_SEPARABLE, VC_ALLOCATORS, W_OPEN_LOOP,
+)
+from ._jit import jit, jit_inline, no_implementation, prefetch
 from .pool import (
     drop_packet, free_packet, hist_bin, is_measured, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
 )
@@ -61,14 +62,13 @@ from .state import (
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
     S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER, VC_POS,
-    VC_WAKE, VA_GREEDY, VA_SEPARABLE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP, VS_DVC, VS_END, VS_FEED, VS_OUT,
+    VC_WAKE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP, VS_DVC, VS_END, VS_FEED, VS_OUT,
     VS_NODE_END, VS_NODE_PKT, VS_NODE_SENT, VS_PKT, VS_SENT, VS_TAIL, STREAMING,
 )
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
 WAIT = -2  # head_request: the head cannot ask before VC_WAKE (the allocator parks its VC until then)
 DROP = -3  # head_request: no live route leads to the head's destination (faults): drop_head removes it
-A_SEPARABLE, A_ISLIP = 0, 1  # Params.allocator (config.ALLOCATORS)
 
 
 @jit_inline
@@ -769,15 +769,21 @@ def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc):
     """VC allocation by BookSim2's allocators, if `vc_alloc` (Params.vc_alloc, a constant of the cycle loop) asks
     for it, then switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, also a
     constant); fills st.grants, returns their count."""
-    if vc_alloc != VA_GREEDY:
+    if vc_alloc == VA_ISLIP or vc_alloc == VA_SEPARABLE:
         allocate_vcs(topo, rt, prm, st, t, routing, scan)
+    elif vc_alloc != VA_GREEDY:
+        no_implementation(vc_alloc)
+        raise ValueError("no VC allocator for this code")
     n = 0
     for _ in range(prm.iters):
         st.ctr[C_STAMP] += 1
-        if allocator == A_ISLIP:
+        if allocator == SA_ISLIP:
             m = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
-        else:
+        elif allocator == SA_SEPARABLE:
             m = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
+        else:
+            no_implementation(allocator)
+            raise ValueError("no switch allocator for this code")
         n += m
         if m == 0:
             break
@@ -946,13 +952,18 @@ LOOPS: dict[tuple[int, int, int, int], object] = {}  # (generator, routing, scan
 
 def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int):
     """The cycle loop kernel for one generate stage (`generator`: open-loop traffic or one closed-loop workload,
-    workloads/kernel.py GEN_*), one routing algorithm (Params.routing), one way of finding minimal ports (`scan`:
+    fastnet/registry.py GENERATORS), one routing algorithm (Params.routing), one way of finding minimal ports (`scan`:
     build/routing.py minimal_scan), one switch allocator (Params.allocator) and one way of allocating VCs
     (Params.vc_alloc), made on first use. All five are constants of the kernel: numba prunes the branches they
     rule out before inlining what those branches call (_jit._PruneThenInline), so a run compiles only its own
     traffic or workload, routing, topology and allocators (most of the compile time of a loop serving every
     case; BookSim2's VC allocators alone add a third to a loop's). The kernels are cached on disk like any
-    other, one per combination."""
+    other, one per combination. A code no registry declares (fastnet/registry.py) is refused here; one declared
+    but taken by no branch of its dispatch does not compile (_jit.no_implementation)."""
+    GENERATORS.require(generator)
+    ROUTINGS.require(routing)
+    SWITCH_ALLOCATORS.require(allocator)
+    VC_ALLOCATORS.require(vc_alloc)
     key = (int(generator), int(routing), int(scan), int(allocator), int(vc_alloc))
     if key not in LOOPS:
         LOOPS[key] = _make_cycle_loop(*key)

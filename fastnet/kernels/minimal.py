@@ -12,14 +12,13 @@ are documented in each builder module under fastnet/build/. The port of a failed
 
 from __future__ import annotations
 
+from ..build.kinds import K_DRAGONFLY, K_FATTREE, K_HYPERX, K_MESH, K_SLIMFLY, K_TORUS
 from ..build.network import P_PEER_ROUTER
 from ..build.routing import (
     IP_A, IP_BUNDLE, IP_DIMS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P,
     IP_PALM, IP_Q, IP_ROW, IP_STRIDES, IP_WRAP, S_TABLE, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
 )
-from ._jit import jit, jit_inline
-
-K_DRAGONFLY, K_SLIMFLY, K_TORUS, K_MESH, K_FATTREE, K_HYPERX = 1, 2, 3, 4, 6, 8
+from ._jit import jit, jit_inline, no_implementation
 
 
 @jit
@@ -290,7 +289,10 @@ def algebraic_scan(ps, port, ip, alg, r, d, buf, scan):
         return _torus_scan(ps, ip, alg, r, d, buf)
     if scan == K_HYPERX:
         return _hx_scan(ps, ip, r, d, buf)
-    return _ft_scan(ps, ip, r, d, buf)
+    if scan == K_FATTREE:
+        return _ft_scan(ps, ip, r, d, buf)
+    no_implementation(scan)
+    raise ValueError("no minimal-port scan for this topology kind")
 
 
 @jit_inline

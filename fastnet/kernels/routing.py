@@ -1,6 +1,6 @@
 """Routing algorithms: the route stage decides each head packet's output port and VC class at each router.
 
-`route(...)` dispatches on the routing algorithm (`prm.routing`, build/vcs.py ROUTING_CODES):
+`route(...)` dispatches on the routing algorithm (`prm.routing`, its code in fastnet/registry.py ROUTINGS):
 
 - min       a uniformly random port among the minimal ones (minimal.py); with `min_path` = fixed, one fixed
             shortest path per router pair, the one BookSim2's anynet takes (fixed_min_port).
@@ -47,10 +47,14 @@ from ..build.routing import (
     IP_A, IP_BUNDLE, IP_DIMS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_N, IP_NDIM, IP_P, IP_ROW,
     IP_STRIDES, IP_WRAP, S_TABLE, UNREACHABLE,
 )
+from ..build.kinds import K_DRAGONFLY, K_FATTREE, K_HYPERX, K_MESH, K_TORUS
 from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
-from ._jit import jit, jit_inline
+from ..registry import (
+    R_ADAPTIVE, R_DOR, R_KSP, R_MIN, R_UGAL_G, R_UGAL_L, R_UPDOWN, R_VAL, UP_ADAPTIVE, UP_DMODK, UP_MLID, UP_RANDOM_PATH, UQ_PORT, UQ_VC, UQ_VC_H, UV_BOOKSIM, UV_SHARED,
+)
+from ._jit import jit, jit_inline, no_implementation
 from .minimal import (
-    K_DRAGONFLY, K_FATTREE, K_HYPERX, K_MESH, K_TORUS, df_first_link, df_global_port, df_ldist, df_step, distance,
+    df_first_link, df_global_port, df_ldist, df_step, distance,
     hx_first_dim, hx_trunk, min_ports, min_ports_len,
 )
 from .rng import below
@@ -59,7 +63,6 @@ from .state import (
     VC_FREE,
 )
 
-R_MIN, R_VAL, R_UGAL_L, R_UGAL_G, R_DOR, R_ADAPTIVE, R_UPDOWN, R_KSP = 0, 1, 2, 3, 4, 5, 6, 7
 TO_INTER, TO_DEST, ESCAPED = 0, 1, 2  # PK_PHASE values
 
 
@@ -70,11 +73,6 @@ def occupancy(port, pt, o):
     if port[o, P_CLASS] == NODE:
         return pt[o, PT_WAIT]
     return pt[o, PT_WAIT] + pt[port[o, P_PEER_PORT], PT_HELD]
-
-
-UQ_PORT, UQ_VC, UQ_VC_H = 0, 1, 2  # Params.ugal_queue (config.UGAL_QUEUES)
-UV_SHARED, UV_BOOKSIM, UV_SEPARATE = 0, 1, 2  # Params.ugal_vcs (config.UGAL_VCS)
-UP_MLID, UP_DMODK, UP_RANDOM, UP_ADAPTIVE, UP_RANDOM_PATH = 0, 1, 2, 3, 4  # Params.up_port (config.UP_PORTS)
 
 
 @jit_inline
@@ -609,93 +607,84 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
     """Set PK_OUT and PK_CLS of head packet h at router r. `routing` (= prm.routing) and `scan` (minimal.py) are
     constants of the cycle loop (cycle.cycle_loop): every branch that calls an algorithm's helpers compares
     `routing` with that algorithm's code directly, so the helpers of the others are pruned before they are
-    inlined (_jit._PruneThenInline)."""
+    inlined (_jit._PruneThenInline), and a code no branch takes does not compile (_jit.no_implementation)."""
     dn = pk[h, PK_DST]
     d = node[dn, N_ROUTER]
-    n_routers = len(ps) - 1
-    kind = ip[IP_KIND]
     if prm.faults and scan == S_TABLE and routing != R_UPDOWN and dist[r, d] == UNREACHABLE:  # (a failed
         pk[h, PK_OUT] = -1  # router is unreachable even from itself): no route, dropped (cycle.drop_head)
         return
     if prm.faults and routing == R_UPDOWN and (alg[r, d] & 1) == 0:  # no live up*/down* way to leaf d
         pk[h, PK_OUT] = -1
         return
+    if routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G:  # two phases, through an intermediate
+        valiant_phase(routing, scan, ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, r, d, h)
+    elif not (routing == R_MIN or routing == R_DOR or routing == R_ADAPTIVE or routing == R_UPDOWN
+              or routing == R_KSP):
+        no_implementation(routing)
+        raise ValueError("no route stage for this routing code")
     valiant = routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G
-    if routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G:
-        if pk[h, PK_PHASE] == TO_INTER and pk[h, PK_INTER] < 0:  # at the source: choose the route
-            if r == d:
-                pk[h, PK_PHASE] = TO_DEST
-            elif routing == R_VAL:
-                pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
-                if prm.faults:  # draw again while a phase of the path has failed; then minimal, or a detour
-                    tries = 0
-                    while not valiant_live(ps, port, dist, ip, r, pk[h, PK_INTER], d, scan) and tries < 8:
-                        pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
-                        tries += 1
-                    if tries == 8:
-                        pk[h, PK_INTER] = -1
-                        pk[h, PK_PHASE] = TO_DEST
-            elif routing == R_UGAL_L or routing == R_UGAL_G:
-                ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h, scan)
-        if pk[h, PK_PHASE] == TO_INTER and reached(ip, r, pk[h, PK_INTER]):
-            pk[h, PK_PHASE] = TO_DEST
-            pk[h, PK_VCC] = -1  # a new dimension-order pass starts here
     to_inter = valiant and pk[h, PK_PHASE] == TO_INTER
     target = pk[h, PK_INTER] if to_inter else d
     if r == d and not to_inter:
         pk[h, PK_OUT] = node[dn, N_PORT]
         pk[h, PK_CLS] = 0
         return
+    out, part = next_port(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r, d,
+                          dn, target, to_inter, h)
+    if out == ADAPTIVE_TAKEN:  # minimal adaptive found room: PK_OUT and PK_CLS are set
+        return
+    if prm.faults and prm.vc_policy == VCP_HOP and pk[h, PK_HOPS] >= vcr.shape[1]:
+        out = -1  # a detour longer than the hop-indexed VC classes (a route recomputed on its way)
+    pk[h, PK_OUT] = out
+    if out >= 0:
+        pk[h, PK_CLS] = vc_class(ip, prm, pk, h, part, port[out, P_CLASS] == GLOBAL)
+
+
+ADAPTIVE_TAKEN = -2  # next_port: the adaptive class was taken, the packet's output is set
+
+
+@jit_inline
+def valiant_phase(routing, scan, ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, r, d, h):
+    """Val and UGAL: at the source, choose the intermediate (Val: at random, drawn again while a phase of the path
+    has failed; UGAL: or none, minimal); on reaching it, turn to the destination."""
+    n_routers = len(ps) - 1
+    if pk[h, PK_PHASE] == TO_INTER and pk[h, PK_INTER] < 0:  # at the source: choose the route
+        if r == d:
+            pk[h, PK_PHASE] = TO_DEST
+        elif routing == R_VAL:
+            pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
+            if prm.faults:  # draw again while a phase of the path has failed; then minimal, or a detour
+                tries = 0
+                while not valiant_live(ps, port, dist, ip, r, pk[h, PK_INTER], d, scan) and tries < 8:
+                    pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
+                    tries += 1
+                if tries == 8:
+                    pk[h, PK_INTER] = -1
+                    pk[h, PK_PHASE] = TO_DEST
+        elif routing == R_UGAL_L or routing == R_UGAL_G:
+            ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h, scan)
+    if pk[h, PK_PHASE] == TO_INTER and reached(ip, r, pk[h, PK_INTER]):
+        pk[h, PK_PHASE] = TO_DEST
+        pk[h, PK_VCC] = -1  # a new dimension-order pass starts here
+
+
+@jit_inline
+def next_port(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r, d, dn, target,
+              to_inter, h):
+    """(output port, dateline partition) of head h at r != its destination: by the topology's own way for this
+    routing (k shortest paths, up*/down*, dimension order, a dragonfly's way to a group), else a minimal port."""
+    kind = ip[IP_KIND]
     part = 0
     out = -1
     if routing == R_KSP:
-        s = node[pk[h, PK_SRC], N_ROUTER]
-        if pk[h, PK_INTER] < 0:  # choose the packet's path at its source
-            n = ksp_walk(ps, port, dist, s, d, prm.hop_limit, -prm.paths, 0, buf, buf2)
-            choice = 0
-            if prm.adaptive_choice:
-                best_q = 1 << 62
-                for j in range(n):
-                    first = ksp_walk(ps, port, dist, s, d, prm.hop_limit, j, 0, buf, buf2)
-                    q = occupancy(port, pt, first)
-                    if q < best_q:
-                        choice, best_q = j, q
-            elif n > 1:
-                choice = below(rng, r, n)
-            pk[h, PK_INTER] = choice
-        out = ksp_walk(ps, port, dist, s, d, prm.hop_limit, pk[h, PK_INTER], pk[h, PK_HOPS], buf, buf2)
+        out = ksp_port(ps, port, node, dist, pt, prm, pk, rng, buf, buf2, r, d, h)
     elif kind == K_FATTREE and (routing == R_UPDOWN or routing == R_VAL or routing == R_UGAL_L
                                 or routing == R_UGAL_G):
-        if to_inter:  # up along the unique path to the chosen top switch: its digit at this level
-            k, S = ip[IP_K], ip[IP_FT_S]
-            out = ps[r] + k + ((target % S) // k ** (r // S)) % k
-        else:
-            out, level = ft_up_or_down(ps, ip, r, d)
-            if prm.faults:  # down if a live way down is left (then for good), else up toward one: up*/down*
-                if alg[r, d] & 2:
-                    pk[h, PK_PHASE] = TO_DEST
-                elif pk[h, PK_PHASE] == TO_DEST:
-                    out = -1  # its way down failed under it: no up hop may follow a down hop
-                else:
-                    out = ft_live_up(ps, port, pt, alg, ip, prm,
-                                     ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, pk[h, PK_SRC], dn), r, d)
-            elif out < 0:
-                out = ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, pk[h, PK_SRC], dn)
+        out = tree_port(ps, port, vc, pt, ip, alg, prm, pk, rng, r, d, dn, target, to_inter, h)
     elif (kind == K_TORUS or kind == K_MESH) and routing != R_MIN:
-        if routing == R_ADAPTIVE:
-            if pk[h, PK_PHASE] != ESCAPED:
-                n = min_ports(ps, port, dist, ip, alg, r, d, buf, scan)
-                best_room = pk[h, PK_SIZE] - 1  # virtual cut-through: the whole packet must fit
-                for j in range(n):
-                    if port[buf[j], P_PEER_ROUTER] < 0:  # failed (an algebraic scan lists it)
-                        continue
-                    fits = room(port, vc, vcr, prm.vcs, buf[j], prm.n_escape)
-                    if fits > best_room:
-                        out, best_room = buf[j], fits
-                if out >= 0:
-                    pk[h, PK_OUT] = out
-                    pk[h, PK_CLS] = prm.n_escape  # the adaptive class
-                    return
+        if routing == R_ADAPTIVE and pk[h, PK_PHASE] != ESCAPED:
+            if adaptive_port(ps, port, dist, ip, alg, vcr, vc, prm, pk, buf, r, d, h, scan):
+                return ADAPTIVE_TAKEN, 0
         out, part = dor_step(ps, port, pt, ip, alg, pk, rng, r, target, h, prm.faults)
     elif scan == K_HYPERX and routing != R_MIN:  # dor, and the dimension-order phases of val and ugal
         out = hx_dor_step(ps, port, pt, ip, rng, r, target)
@@ -714,11 +703,70 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
             out = fixed_min_port(ps, port, dist, r, target, buf, n)
         else:
             out = buf[below(rng, r, n)]
-    if prm.faults and prm.vc_policy == VCP_HOP and pk[h, PK_HOPS] >= vcr.shape[1]:
-        out = -1  # a detour longer than the hop-indexed VC classes (a route recomputed on its way)
+    return out, part
+
+
+@jit_inline
+def ksp_port(ps, port, node, dist, pt, prm, pk, rng, buf, buf2, r, d, h):
+    """k shortest paths: the packet's path, chosen at its source (at random, or by least-occupied first hop), and
+    its port at this hop."""
+    s = node[pk[h, PK_SRC], N_ROUTER]
+    if pk[h, PK_INTER] < 0:  # choose the packet's path at its source
+        n = ksp_walk(ps, port, dist, s, d, prm.hop_limit, -prm.paths, 0, buf, buf2)
+        choice = 0
+        if prm.adaptive_choice:
+            best_q = 1 << 62
+            for j in range(n):
+                first = ksp_walk(ps, port, dist, s, d, prm.hop_limit, j, 0, buf, buf2)
+                q = occupancy(port, pt, first)
+                if q < best_q:
+                    choice, best_q = j, q
+        elif n > 1:
+            choice = below(rng, r, n)
+        pk[h, PK_INTER] = choice
+    return ksp_walk(ps, port, dist, s, d, prm.hop_limit, pk[h, PK_INTER], pk[h, PK_HOPS], buf, buf2)
+
+
+@jit_inline
+def tree_port(ps, port, vc, pt, ip, alg, prm, pk, rng, r, d, dn, target, to_inter, h):
+    """Fat tree: up along the unique path to the chosen top switch (Valiant's phase), else down when d is below,
+    else up by routing.up_port; with failures, down if a live way down is left (then for good), else up toward
+    one: up*/down*."""
+    if to_inter:  # up along the unique path to the chosen top switch: its digit at this level
+        k, S = ip[IP_K], ip[IP_FT_S]
+        return ps[r] + k + ((target % S) // k ** (r // S)) % k
+    out, level = ft_up_or_down(ps, ip, r, d)
+    if prm.faults:
+        if alg[r, d] & 2:
+            pk[h, PK_PHASE] = TO_DEST
+        elif pk[h, PK_PHASE] == TO_DEST:
+            out = -1  # its way down failed under it: no up hop may follow a down hop
+        else:
+            out = ft_live_up(ps, port, pt, alg, ip, prm,
+                             ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, pk[h, PK_SRC], dn), r, d)
+    elif out < 0:
+        out = ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, pk[h, PK_SRC], dn)
+    return out
+
+
+@jit_inline
+def adaptive_port(ps, port, dist, ip, alg, vcr, vc, prm, pk, buf, r, d, h, scan):
+    """Minimal adaptive (torus, mesh): the minimal direction whose adaptive VCs have the most room for the whole
+    packet (virtual cut-through); True if one was taken (PK_OUT, PK_CLS set), False: the escape channel."""
+    out = -1
+    n = min_ports(ps, port, dist, ip, alg, r, d, buf, scan)
+    best_room = pk[h, PK_SIZE] - 1  # virtual cut-through: the whole packet must fit
+    for j in range(n):
+        if port[buf[j], P_PEER_ROUTER] < 0:  # failed (an algebraic scan lists it)
+            continue
+        fits = room(port, vc, vcr, prm.vcs, buf[j], prm.n_escape)
+        if fits > best_room:
+            out, best_room = buf[j], fits
+    if out < 0:
+        return False
     pk[h, PK_OUT] = out
-    if out >= 0:
-        pk[h, PK_CLS] = vc_class(ip, prm, pk, h, part, port[out, P_CLASS] == GLOBAL)
+    pk[h, PK_CLS] = prm.n_escape  # the adaptive class
+    return True
 
 
 @jit

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..registry import VA_GREEDY
 from ._jit import jit
 from .rng import seed_streams
 
@@ -55,8 +56,6 @@ VG_PTR = 0  # as an output VC of the upstream router: round-robin pointer over t
 VG_STAMP, VG_KEY, VG_PICK = 1, 2, 3  # this allocation's grant: the asking input VC nearest the pointer
 VG_ASKED = 4  # as an input VC (separable input-first): the output VC its head asked for
 N_VG = 5
-VA_GREEDY, VA_ISLIP, VA_SEPARABLE = 0, 1, 2  # Params.vc_alloc: heads take VCs one at a time (vc_choice roomiest or
-# round_robin, kernels/cycle.py allocate_vc), or all at once by iSLIP or separable input-first (allocate_vcs)
 
 # vs[P*V, ...]: router.crossbar "flit" (BookSim2's flit-by-flit switch): each cycle of a packet's crossbar time is
 # its own switch grant, and its head moves on to the next router after the first while the rest streams behind
@@ -119,27 +118,28 @@ class Params(NamedTuple):
     vc_realloc: int  # cycles after a packet's tail is granted before its downstream VC can be allocated again
     speedup: float  # crossbar speedup S
     iters: int  # allocator iterations
-    allocator: int  # switch allocator (kernels/cycle.py A_*): separable input-first or iSLIP
+    allocator: int  # switch allocator (fastnet/registry.py SWITCH_ALLOCATORS): separable input-first or iSLIP
     credit_delay: int
     multi_eject: bool  # every input port may deliver to its node in the same cycle (no ejection link to share)
-    routing: int  # build/vcs.py ROUTING_CODES
+    routing: int  # fastnet/registry.py ROUTINGS
     vc_policy: int  # build/vcs.py VCP_*: how a hop's VC class follows from the route state
     n_escape: int  # adaptive: escape VC classes (Duato); 0 otherwise
     hop_limit: int  # ksp: longest path
     paths: int  # ksp: k
     adaptive_choice: bool  # ksp: path chosen by occupancy (else at random)
-    up_port: int  # updown: how the up port is chosen (kernels/routing.py UP_*, config.UP_PORTS)
+    up_port: int  # updown: how the up port is chosen (fastnet/registry.py UP_PORTS)
     fixed_min: bool  # min: one fixed shortest path per router pair (routing.min_path = "fixed")
     indirect: int  # UGAL: Valiant candidates n_I
     penalty: float  # UGAL: weight of the Valiant cost
     threshold: float  # UGAL: added to the Valiant cost
     ugal_vcs: int  # UGAL on a dragonfly: VC classes of minimally routed packets (kernels/routing.py vc_class)
-    ugal_queue: int  # UGAL-L: which occupancy of a first port is read (kernels/routing.py UQ_*)
+    ugal_queue: int  # UGAL-L: which occupancy of a first port is read (fastnet/registry.py UGAL_QUEUES)
     reroute: bool  # route a waiting head again every cycle (adaptive choices follow the credits)
     max_packet: int  # largest packet in phits (output-queue allowance)
     vc_round_robin: bool  # router.vc_choice other than "roomiest": a head takes the first free VC from its VC's
     # round-robin pointer (vc_ptr), a node the next injection VC with room (BookSim2); else the one with the most room
-    vc_alloc: int  # VA_*: router.vc_choice "islip" and "separable_input_first" allocate VCs as BookSim2's
+    vc_alloc: int  # fastnet/registry.py VC_ALLOCATORS: VA_GREEDY (heads take VCs one at a time), or router.vc_choice
+    # "islip" and "separable_input_first" (VA_ISLIP, VA_SEPARABLE), which allocate VCs as BookSim2's
     # allocators (kernels/cycle.py allocate_vcs), with vc_round_robin's pointers on the input side
     flit_crossbar: bool  # router.crossbar = "flit": each cycle of a packet's crossbar time is its own switch grant,
     # into an output queue bounded by credits (BookSim2's flit-by-flit router; State.vs); else a packet holds its

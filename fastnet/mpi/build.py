@@ -13,8 +13,9 @@ from ..kernels.state import HIST_BINS
 from ..units import timing
 from ..workloads.placement import place
 from ..workloads.state import (
-    MS_NEXT, TK_FINISH, inbox_size, TK_QHEAD, TK_QTAIL, TK_SPOS, W_MPI, WC_END, WC_FREE_COUNT, WC_FREE_HEAD, _free_list,
+    MS_NEXT, TK_FINISH, inbox_size, TK_QHEAD, TK_QTAIL, TK_SPOS, WC_END, WC_FREE_COUNT, WC_FREE_HEAD, _free_list,
 )
+from ..registry import W_MPI
 from .calls import Trace
 from .collectives import largest_message
 from .jobs import merge

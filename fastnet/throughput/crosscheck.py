@@ -26,7 +26,8 @@ import numpy as np
 import xarray as xr
 
 from .. import __version__
-from ..build import build_network, build_routes
+from ..build import build_routes
+from ..topology import build_network
 from ..build.network import P_PEER_ROUTER, Network
 from ..build.routing import IP_KIND, IP_LINKS, Routes
 from ..errors import ConfigError

@@ -17,7 +17,7 @@ import xarray as xr
 
 from .. import __version__
 from .. import config as _config
-from ..build import build_network
+from ..topology import build_network
 from ..build.network import Network
 from ..errors import ConfigError
 from . import settings as _settings  # registers [throughput]

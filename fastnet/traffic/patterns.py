@@ -23,12 +23,13 @@ source node's random stream. Definitions follow BookSim2 where it has the patter
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..build.network import Network
 from ..errors import ConfigError
+from ..registry import Registry
 
 P_TABLE, P_UNIFORM, P_HOTSPOT, P_GROUP, P_JOB = 0, 1, 2, 3, 4  # P_JOB: uniform over the other nodes of a job
 
@@ -142,49 +143,80 @@ def _slimfly_worst(net: Network) -> np.ndarray:
     return dst
 
 
+def _uniform(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    return P_UNIFORM, None
+
+
+def _hotspot(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    return P_HOTSPOT, None  # its nodes: traffic.hotspot_nodes (compile_traffic)
+
+
+def _permutation(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    N = net.n_nodes
+    return P_TABLE, rng.permutation(N) if tcfg["to_self"] else _derangement(N, rng)
+
+
+def _bitcomp(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    N = net.n_nodes
+    if _is_power(N, 2) is None:
+        raise ConfigError("traffic.pattern", f"bitcomp needs a power-of-two node count (have {N})")
+    return P_TABLE, (~np.arange(N)) & (N - 1)
+
+
+def _transpose(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    N = net.n_nodes
+    half = _is_power(N, 4)  # bits per half
+    if half is None:
+        raise ConfigError("traffic.pattern", f"transpose needs a node count that is a power of 4 (have {N})")
+    n = np.arange(N)
+    return P_TABLE, ((n & ((1 << half) - 1)) << half) | (n >> half)
+
+
+def _shift(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    return P_TABLE, (np.arange(net.n_nodes) + tcfg["shift"]) % net.n_nodes
+
+
+def _group_adversarial(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    if net.kind not in ("dragonfly", "slimfly"):
+        raise ConfigError("traffic.pattern", "group_adversarial needs a topology with groups (dragonfly, slimfly)")
+    G = int(net.topo.router_group.max()) + 1
+    return P_GROUP, (net.topo.router_group[net.node_router] + 1) % G
+
+
+def _slimfly_worst_table(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    if net.kind != "slimfly":
+        raise ConfigError("traffic.pattern", "slimfly_worst needs topology.kind = \"slimfly\"")
+    return P_TABLE, _slimfly_worst(net)
+
+
+# The patterns `traffic.pattern` names: each makes (how the kernel draws a destination: P_*, its table or None)
+# from the network, the `[traffic]` table and the run's pattern stream (module docstring: what each is).
+PATTERNS = Registry("traffic pattern")
+PATTERNS.add("uniform", "a random node other than the source", make=_uniform)
+PATTERNS.add("permutation", "a random derangement (with to_self, any permutation)", make=_permutation)
+PATTERNS.add("bitcomp", "dst = ~src over log2(N) bits", make=_bitcomp)
+PATTERNS.add("transpose", "swap the high and low halves of the node id's bits", make=_transpose)
+PATTERNS.add("tornado", "each coordinate moves ceil(k/2) - 1 (elsewhere n + ceil(N/2) - 1)",
+             make=lambda net, tcfg, rng: (P_TABLE, _tornado(net)))
+PATTERNS.add("shift", "dst = src + traffic.shift (mod N)", make=_shift)
+PATTERNS.add("hotspot", "traffic.hotspot_fraction to traffic.hotspot_nodes, the rest uniform", make=_hotspot)
+PATTERNS.add("group_adversarial", "a random node of the next group", make=_group_adversarial)
+PATTERNS.add("slimfly_worst", "seed 004's worst case for minimal routing", make=_slimfly_worst_table)
+
+
 def compile_traffic(net: Network, tcfg: dict, seed: int) -> Traffic:
     N = net.n_nodes
-    name = tcfg["pattern"]
     rng = np.random.default_rng([seed, 0x7AFF1C])
-    table = np.zeros(1, dtype=np.int32)
-    pattern = P_TABLE
     hot = np.zeros(1, dtype=np.int32)
     if N < 2:
         raise ConfigError("topology", "the network needs at least 2 nodes")
-    if name == "uniform":
-        pattern = P_UNIFORM
-    elif name == "hotspot":
-        pattern = P_HOTSPOT
+    pattern, table = PATTERNS[tcfg["pattern"]].make(net, tcfg, rng)
+    if table is None:
+        table = np.zeros(1, dtype=np.int32)
+    if pattern == P_HOTSPOT:
         hot = np.asarray(tcfg["hotspot_nodes"], dtype=np.int32)
         if (hot >= N).any():
             raise ConfigError("traffic.hotspot_nodes", f"must name nodes below {N}")
-    elif name == "permutation":
-        table = rng.permutation(N) if tcfg["to_self"] else _derangement(N, rng)
-    elif name == "bitcomp":
-        if _is_power(N, 2) is None:
-            raise ConfigError("traffic.pattern", f"bitcomp needs a power-of-two node count (have {N})")
-        table = (~np.arange(N)) & (N - 1)
-    elif name == "transpose":
-        e = _is_power(N, 4)
-        if e is None:
-            raise ConfigError("traffic.pattern", f"transpose needs a node count that is a power of 4 (have {N})")
-        half = e  # bits per half
-        n = np.arange(N)
-        table = ((n & ((1 << half) - 1)) << half) | (n >> half)
-    elif name == "tornado":
-        table = _tornado(net)
-    elif name == "shift":
-        table = (np.arange(N) + tcfg["shift"]) % N
-    elif name == "group_adversarial":
-        if net.kind not in ("dragonfly", "slimfly"):
-            raise ConfigError("traffic.pattern", "group_adversarial needs a topology with groups (dragonfly, slimfly)")
-        pattern = P_GROUP
-        G = int(net.topo.router_group.max()) + 1
-        table = (net.topo.router_group[net.node_router] + 1) % G
-    elif name == "slimfly_worst":
-        if net.kind != "slimfly":
-            raise ConfigError("traffic.pattern", "slimfly_worst needs topology.kind = \"slimfly\"")
-        table = _slimfly_worst(net)
     groups = net.topo.router_group[net.node_router]
     order = np.argsort(groups, kind="stable").astype(np.int32)
     gstart = np.zeros(int(groups.max()) + 2, dtype=np.int32)

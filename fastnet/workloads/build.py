@@ -13,10 +13,8 @@ from ..kernels.rng import seed_streams
 from ..units import timing
 from .placement import place
 from .schema import resolve_workload
-from .state import (
-    GF_EDGES2, KIND_CODES, V_FOGSIM, V_PAPER, W_A2A, W_GRAPH500, W_O2A, W_A2O, W_OPEN_LOOP, W_SR, WC_QTOT, Workload,
-    inbox_size, new_arrays,
-)
+from .state import GF_EDGES2, V_FOGSIM, V_PAPER, WC_QTOT, Workload, inbox_size, new_arrays
+from ..registry import WORKLOADS, W_A2A, W_A2O, W_GRAPH500, W_O2A, W_OPEN_LOOP, W_SR
 
 
 def workload_section(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -63,7 +61,7 @@ def table_rows(cfg: dict[str, Any]) -> dict[str, int]:
 def compile_workload(cfg: dict[str, Any], net: Network, seed: int) -> Workload:
     w = workload_section(cfg)
     traffic = cfg["traffic"]
-    kind = KIND_CODES[w["kind"]]
+    kind = WORKLOADS.code(w["kind"])
     N = net.n_nodes
     T = N if w["tasks"] == "all" else w["tasks"]
     if kind != W_OPEN_LOOP and T > N * w["ranks_per_node"]:

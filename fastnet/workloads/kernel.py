@@ -12,28 +12,24 @@
 
 from __future__ import annotations
 
-from ..kernels._jit import jit_inline
+from ..kernels._jit import jit_inline, no_implementation
 from ..kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_LAST_PROGRESS, C_N_ACTIVE_NODES
 from ..mpi.kernel import advance_mpi
+from ..registry import (
+    GEN_COLLECTIVE, GEN_GRAPH500, GEN_GRAPH500_FOGSIM, GEN_MPI, GEN_OPEN_LOOP, GEN_SR, W_A2A, W_A2O, W_GRAPH500,
+    W_MPI, W_O2A, W_OPEN_LOOP, W_SR, WORKLOADS,
+)
 from .graph500 import advance_graph500
 from .graph500_fogsim import advance_graph500_fogsim
 from .messages import packetise
 from .micro import advance_collective, advance_sr
-from .state import (
-    V_PAPER, W_GRAPH500, W_MPI, W_OPEN_LOOP, W_SR, WC_ACTIVE_NODES, WC_ERROR, WC_FINISHED, WC_N_INBOX, WC_NEXT,
-    WC_WAKE,
-)
+from .state import V_PAPER, WC_ACTIVE_NODES, WC_ERROR, WC_FINISHED, WC_N_INBOX, WC_NEXT, WC_WAKE
 
 WS_RUNNING, WS_FINISHED, WS_FAILED, WS_STALLED = 0, 1, 2, 3
 
 
-# The generate stage a cycle loop is made for (cycle.cycle_loop's first constant): the open-loop sources, or one
-# closed-loop workload; as a constant, the others' kernels are never compiled.
-GEN_OPEN_LOOP, GEN_SR, GEN_COLLECTIVE, GEN_GRAPH500, GEN_GRAPH500_FOGSIM, GEN_MPI = 0, 1, 2, 3, 4, 5
-
-
 def generator_of(wl) -> int:
-    """The GEN_* code of a compiled Workload."""
+    """The generate stage (fastnet/registry.py GENERATORS) of a compiled Workload."""
     kind = int(wl.kind)
     if kind == W_OPEN_LOOP:
         return GEN_OPEN_LOOP
@@ -43,7 +39,9 @@ def generator_of(wl) -> int:
         return GEN_GRAPH500 if int(wl.variant) == V_PAPER else GEN_GRAPH500_FOGSIM
     if kind == W_MPI:
         return GEN_MPI
-    return GEN_COLLECTIVE
+    if kind in (W_A2A, W_O2A, W_A2O):
+        return GEN_COLLECTIVE
+    raise NotImplementedError(f"workload {WORKLOADS.entry_of(kind).name} has no generate stage")
 
 
 @jit_inline
@@ -61,6 +59,9 @@ def advance_workload(wl, prm, st, t, generator):
         advance_collective(wl, packet_bytes, t)
     elif generator == GEN_MPI:
         advance_mpi(wl, t)
+    else:
+        no_implementation(generator)
+        raise ValueError("no generate stage for this code")
     packetise(wl.msg, wl.tk, wl.wc, wl.senders, wl.task_node, st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm,
               wl.packet_phits, wl.phit_bytes, wl.packets_per_message, t)
     wl.wc[WC_ACTIVE_NODES] = st.ctr[C_N_ACTIVE_NODES]

@@ -11,10 +11,10 @@ import numpy as np
 
 from .build import graph500_timing, workload_section
 from .state import (
-    TB_END, TB_MEAN, TB_MESSAGES, TB_NET_MESSAGES, TB_QUERIES, TB_SENDERS, TB_SIGMA, TB_START, TK_FINISH,
-    V_FOGSIM, W_GRAPH500, W_MPI, W_OPEN_LOOP, WC_COMPLETED, WC_END, WC_LOCAL, WC_MLAT_MAX, WC_MLAT_SUM, WC_POSTED,
-    WC_QTOT, WC_REMAIN,
+    TB_END, TB_MEAN, TB_MESSAGES, TB_NET_MESSAGES, TB_QUERIES, TB_SENDERS, TB_SIGMA, TB_START, TK_FINISH, V_FOGSIM,
+    WC_COMPLETED, WC_END, WC_LOCAL, WC_MLAT_MAX, WC_MLAT_SUM, WC_POSTED, WC_QTOT, WC_REMAIN,
 )
+from ..registry import W_GRAPH500, W_MPI, W_OPEN_LOOP
 
 
 def workload_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:

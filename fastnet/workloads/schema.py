@@ -28,11 +28,11 @@ from typing import Any
 from ..checks import Check, boolean, check_section, choice, integer, real, string
 from ..errors import ConfigError
 from ..mpi.generators import PROGRAMS
+from ..registry import WORKLOADS
 
 # task placement: task i on slot i; a seeded random permutation; (mpi, trace) consecutive ranks on different routers
 # or on different groups (dragonfly groups, Slim Fly subgraph groups, fat-tree pods: Topology.router_group)
 MAPPINGS = ("linear", "random", "round_robin_routers", "round_robin_groups")
-KINDS = ("open_loop", "sr", "gups", "a2a", "o2a", "a2o", "graph500", "mpi", "trace")
 TRACE_FORMATS = ("auto", "otf2", "dumpi", "dumpi_ascii")
 
 
@@ -54,7 +54,7 @@ def _tasks(v: Any) -> str | None:
 
 
 KEYS: dict[str, tuple[Any, Check]] = {
-    "kind": ("open_loop", choice(*KINDS)),
+    "kind": ("open_loop", choice(*WORKLOADS.names)),
     # task set and placement (all closed-loop kinds)
     "tasks": ("all", _tasks),  # N: tasks 0..N-1; "all": one per node slot (nodes x ranks_per_node)
     # task i -> node i, a seeded random placement, or (mpi, trace) a file of one node number per rank

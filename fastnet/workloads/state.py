@@ -15,10 +15,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-# Workload.kind codes; `open_loop` keeps the engine's Bernoulli sources.
-W_OPEN_LOOP, W_SR, W_A2A, W_O2A, W_A2O, W_GRAPH500, W_MPI = 0, 1, 2, 3, 4, 5, 6
-KIND_CODES = {"open_loop": W_OPEN_LOOP, "sr": W_SR, "gups": W_SR, "a2a": W_A2A, "o2a": W_O2A, "a2o": W_A2O,
-              "graph500": W_GRAPH500, "mpi": W_MPI, "trace": W_MPI}  # mpi, trace: fastnet/mpi/
 V_PAPER, V_FOGSIM = 0, 1  # Graph500 variants
 
 # msg[m, ...]: one message (int64)
