@@ -148,6 +148,26 @@ GEN_GRAPH500 = GENERATORS.add("graph500", "workloads/graph500.py (the paper's mo
 GEN_GRAPH500_FOGSIM = GENERATORS.add("graph500_fogsim", "workloads/graph500_fogsim.py (FOGSim's phases)")
 GEN_MPI = GENERATORS.add("mpi", "mpi/kernel.py advance_mpi")
 
+COLLECTIVE_ALGORITHMS = Registry("collective algorithm")  # an MPI op's OP_ALG (mpi/program.py choose_algorithm;
+# mpi/collectives.py round_plan and n_steps implement each for the collectives it lists)
+ALG_DISSEMINATION = COLLECTIVE_ALGORITHMS.add("dissemination", "MPICH's barrier", collectives=("barrier",))
+ALG_BINOMIAL = COLLECTIVE_ALGORITHMS.add("binomial", "a binomial tree from or to the root",
+                                         collectives=("bcast", "reduce", "gather", "scatter"))
+ALG_RECURSIVE_DOUBLING = COLLECTIVE_ALGORITHMS.add(
+    "recursive_doubling", "log2(n) exchanges of doubling distance (MPICH's pairing when n is not a power of 2)",
+    collectives=("allreduce", "allgather"))
+ALG_RING = COLLECTIVE_ALGORITHMS.add("ring", "n - 1 steps around a ring (allreduce: reduce-scatter, then allgather)",
+                                     collectives=("allreduce", "allgather"))
+ALG_PAIRWISE = COLLECTIVE_ALGORITHMS.add("pairwise", "n - 1 pairwise exchanges", collectives=("alltoall", "alltoallv"))
+ALG_RABENSEIFNER = COLLECTIVE_ALGORITHMS.add("rabenseifner", "reduce-scatter by recursive halving, then allgather "
+                                             "by recursive doubling", collectives=("allreduce",))
+
+
+def algorithms_for(collective: str) -> tuple[str, ...]:
+    """The collective algorithms that implement `collective` (mpi.allreduce and mpi.allgather choose among them)."""
+    return tuple(e.name for e in COLLECTIVE_ALGORITHMS if collective in e.collectives)
+
+
 EJECTIONS = Registry("ejection model")
 EJ_SINGLE = EJECTIONS.add("single", "one ejection channel per node at link rate (BookSim2)")
 EJ_MULTIPLE = EJECTIONS.add("multiple", "every input port delivers to its node at once (FSIN/INSEE)")

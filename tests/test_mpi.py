@@ -438,18 +438,19 @@ def test_bad_background_jobs_name_the_field(jobs, field):
 def test_largest_message_bounds_every_collective_round():
     """The engine keeps free packets for each rank's largest message (mpi/build.py packets_per_message): no
     round of any collective may post a message larger than collectives.largest_message says."""
+    from fastnet import registry as R
     from fastnet.mpi import state as S
     from fastnet.mpi.collectives import largest_message, n_steps, round_plan
 
-    cases = [(S.C_BARRIER, S.A_DISSEMINATION), (S.C_BCAST, S.A_BINOMIAL), (S.C_REDUCE, S.A_BINOMIAL),
-             (S.C_GATHER, S.A_BINOMIAL), (S.C_SCATTER, S.A_BINOMIAL), (S.C_ALLREDUCE, S.A_RECURSIVE_DOUBLING),
-             (S.C_ALLREDUCE, S.A_RING), (S.C_ALLREDUCE, S.A_RABENSEIFNER), (S.C_ALLGATHER, S.A_RING),
-             (S.C_ALLGATHER, S.A_RECURSIVE_DOUBLING), (S.C_ALLTOALL, S.A_PAIRWISE)]
+    cases = [(S.C_BARRIER, R.ALG_DISSEMINATION), (S.C_BCAST, R.ALG_BINOMIAL), (S.C_REDUCE, R.ALG_BINOMIAL),
+             (S.C_GATHER, R.ALG_BINOMIAL), (S.C_SCATTER, R.ALG_BINOMIAL), (S.C_ALLREDUCE, R.ALG_RECURSIVE_DOUBLING),
+             (S.C_ALLREDUCE, R.ALG_RING), (S.C_ALLREDUCE, R.ALG_RABENSEIFNER), (S.C_ALLGATHER, R.ALG_RING),
+             (S.C_ALLGATHER, R.ALG_RECURSIVE_DOUBLING), (S.C_ALLTOALL, R.ALG_PAIRWISE)]
     peers, sizes, counts = np.zeros(S.MAX_FANOUT, np.int64), np.zeros(S.MAX_FANOUT, np.int64), np.zeros(1, np.int64)
     nbytes = 1000
     for kind, alg in cases:
         for n in [*range(1, 20), 32, 33, 48]:
-            if alg == S.A_RECURSIVE_DOUBLING and kind == S.C_ALLGATHER and n & (n - 1):
+            if alg == R.ALG_RECURSIVE_DOUBLING and kind == S.C_ALLGATHER and n & (n - 1):
                 continue
             bound = int(largest_message(np.array([kind]), np.array([n]), np.array([nbytes]))[0])
             sent = 0

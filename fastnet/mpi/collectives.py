@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels._jit import jit_inline
+from ..kernels._jit import jit_inline, no_implementation
+from ..registry import (
+    ALG_BINOMIAL, ALG_DISSEMINATION, ALG_PAIRWISE, ALG_RABENSEIFNER, ALG_RECURSIVE_DOUBLING, ALG_RING,
+)
 from .state import (
-    A_RABENSEIFNER, A_RECURSIVE_DOUBLING, A_RING, C_ALLGATHER, C_ALLREDUCE,
-    C_ALLTOALLV, C_BARRIER, C_BCAST, C_GATHER, C_REDUCE, C_SCATTER,
+    C_ALLGATHER, C_ALLREDUCE, C_ALLTOALL, C_ALLTOALLV, C_BARRIER, C_BCAST, C_GATHER, C_REDUCE, C_SCATTER,
 )
 
 
@@ -64,16 +66,16 @@ def n_steps(kind, alg, n):
     if kind == C_BARRIER or kind == C_REDUCE or kind == C_GATHER:
         return ceil_log2(n)
     if kind == C_ALLREDUCE:
-        if alg == A_RING:
+        if alg == ALG_RING:
             return 2 * (n - 1)
-        if alg == A_RABENSEIFNER:
+        if alg == ALG_RABENSEIFNER:
             return 2 * ceil_log2(floor_pow2(n)) + 2
-        return ceil_log2(floor_pow2(n)) + 2
+        return ceil_log2(floor_pow2(n)) + 2  # recursive doubling
     if kind == C_ALLGATHER:
-        if alg == A_RECURSIVE_DOUBLING:
+        if alg == ALG_RECURSIVE_DOUBLING:
             return ceil_log2(n)
-        return n - 1
-    return n - 1  # alltoall, alltoallv
+        return n - 1  # ring
+    return n - 1  # alltoall, alltoallv: pairwise
 
 
 @jit_inline
@@ -160,11 +162,11 @@ def round_plan(kind, alg, me, n, root, step, nbytes, counts, coff, peers, sizes)
     rel = (me - root + n) % n
     ns = 0
     nr = 0
-    if kind == C_BARRIER:  # alg == A_DISSEMINATION
+    if kind == C_BARRIER and alg == ALG_DISSEMINATION:
         peers[0] = (me + (1 << step)) % n
         sizes[0] = 0
         ns, nr = 1, 1
-    elif kind == C_BCAST or kind == C_SCATTER:  # binomial: one child per step, the largest subtree first
+    elif (kind == C_BCAST or kind == C_SCATTER) and alg == ALG_BINOMIAL:  # one child per step, largest subtree first
         if step == 0:
             nr = 1 if rel != 0 else 0
         else:
@@ -173,7 +175,7 @@ def round_plan(kind, alg, me, n, root, step, nbytes, counts, coff, peers, sizes)
                 peers[0] = (rel + mask + root) % n
                 sizes[0] = nbytes if kind == C_BCAST else min(mask, n - rel - mask) * nbytes
                 ns = 1
-    elif kind == C_REDUCE or kind == C_GATHER:  # binomial
+    elif (kind == C_REDUCE or kind == C_GATHER) and alg == ALG_BINOMIAL:
         mask = 1 << step
         if rel & (mask - 1) == 0:
             if rel & mask:
@@ -182,16 +184,16 @@ def round_plan(kind, alg, me, n, root, step, nbytes, counts, coff, peers, sizes)
                 ns = 1
             elif rel + mask < n:
                 nr = 1
-    elif kind == C_ALLREDUCE and alg == A_RING:
+    elif kind == C_ALLREDUCE and alg == ALG_RING:
         peers[0] = (me + 1) % n
         if step < n - 1:  # reduce-scatter
             sizes[0] = chunk(nbytes, (me - step + n) % n, n)
         else:  # allgather
             sizes[0] = chunk(nbytes, (me + 1 - (step - n + 1) + n) % n, n)
         ns, nr = 1, 1
-    elif kind == C_ALLREDUCE and alg == A_RABENSEIFNER:
+    elif kind == C_ALLREDUCE and alg == ALG_RABENSEIFNER:
         ns, nr = rabenseifner(me, n, step, nbytes, peers, sizes)
-    elif kind == C_ALLREDUCE:  # recursive doubling, MPICH's handling of n not a power of two
+    elif kind == C_ALLREDUCE and alg == ALG_RECURSIVE_DOUBLING:  # MPICH's handling of n not a power of two
         p = floor_pow2(n)
         rem = n - p
         last = ceil_log2(p) + 1
@@ -203,15 +205,15 @@ def round_plan(kind, alg, me, n, root, step, nbytes, counts, coff, peers, sizes)
                 peers[0] = real_rank(newrank ^ (1 << (step - 1)), rem)
                 sizes[0] = nbytes
                 ns, nr = 1, 1
-    elif kind == C_ALLGATHER and alg == A_RECURSIVE_DOUBLING:
+    elif kind == C_ALLGATHER and alg == ALG_RECURSIVE_DOUBLING:
         peers[0] = me ^ (1 << step)
         sizes[0] = (1 << step) * nbytes
         ns, nr = 1, 1
-    elif kind == C_ALLGATHER:  # ring
+    elif kind == C_ALLGATHER and alg == ALG_RING:
         peers[0] = (me + 1) % n
         sizes[0] = nbytes
         ns, nr = 1, 1
-    else:  # alltoall, alltoallv: pairwise exchange
+    elif (kind == C_ALLTOALL or kind == C_ALLTOALLV) and alg == ALG_PAIRWISE:
         i = step + 1
         if n & (n - 1) == 0:
             dst = me ^ i
@@ -220,6 +222,9 @@ def round_plan(kind, alg, me, n, root, step, nbytes, counts, coff, peers, sizes)
         peers[0] = dst
         sizes[0] = counts[coff + dst] if kind == C_ALLTOALLV else nbytes
         ns, nr = 1, 1
+    else:  # a (collective, algorithm) no branch implements: program.py chose what registry.py does not declare
+        no_implementation(alg)
+        raise ValueError("no implementation of this collective algorithm")
     return ns, nr
 
 

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..registry import Registry
 from .calls import Call, Trace
 
-PROGRAMS = ("pingpong", "fanout", "barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "halo3d", "fft3d",
-            "sweep3d")
 
 
 def factor(n: int, dims: int) -> list[int]:
@@ -164,13 +163,18 @@ def sweep3d(n: int, p: dict[str, Any]) -> Trace:
     return Trace(ranks)
 
 
-GENERATORS: dict[str, Callable[[int, dict[str, Any]], Trace]] = {
-    "pingpong": pingpong, "fanout": fanout, "halo3d": halo3d, "fft3d": fft3d, "sweep3d": sweep3d,
-    **{k: collective_loop(k) for k in ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall")},
-}
+# The programs `workload.program` names, each a function (ranks, [workload] table) -> Trace.
+PROGRAMS = Registry("MPI program")
+PROGRAMS.add("pingpong", "rank 0 and rank 1 exchange a message, iterations times", make=pingpong)
+PROGRAMS.add("fanout", "rank 0 sends to every other rank", make=fanout)
+for _kind in ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"):
+    PROGRAMS.add(_kind, f"MPI_{_kind.capitalize()}, iterations times, with compute between", make=collective_loop(_kind))
+PROGRAMS.add("halo3d", "a 3-D halo exchange with the six face neighbours", make=halo3d)
+PROGRAMS.add("fft3d", "a 3-D FFT's transposes (all-to-alls in row and column communicators)", make=fft3d)
+PROGRAMS.add("sweep3d", "a wavefront sweep over a 2-D process grid, eight octants", make=sweep3d)
 
 
 def generate(program: str, n_ranks: int, params: dict[str, Any]) -> Trace:
     """The Trace of a built-in program. Ranks that run the very same calls may share one list of the same Call
     objects (the collective programs do): copy a rank's calls before changing them."""
-    return GENERATORS[program](n_ranks, params)
+    return PROGRAMS[program].make(n_ranks, params)

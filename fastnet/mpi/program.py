@@ -22,10 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from ..registry import (
+    ALG_BINOMIAL, ALG_DISSEMINATION, ALG_PAIRWISE, ALG_RABENSEIFNER, ALG_RECURSIVE_DOUBLING, ALG_RING,
+    COLLECTIVE_ALGORITHMS,
+)
 from .calls import ANY_SOURCE, ANY_TAG, COLLECTIVES, PROC_NULL, Call, Trace
 from .state import (
-    A_BINOMIAL, A_DISSEMINATION, A_PAIRWISE, A_RABENSEIFNER, A_RECURSIVE_DOUBLING, A_RING, ALGORITHMS, ANY, CALL_CODE, N_OP, OP_ALG, OP_ARG,
-    OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_INDEX, OP_IRECV, OP_ISEND, OP_LIST, OP_PEER,
+    ANY, CALL_CODE, N_OP, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_INDEX, OP_IRECV, OP_ISEND, OP_LIST, OP_PEER,
     OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT,
 )
 from .state import PROC_NULL as K_PROC_NULL
@@ -73,19 +76,19 @@ class Program:
 def choose_algorithm(kind: str, nbytes: int, n: int, opt: Options) -> int:
     """MPICH's default algorithm for a collective of `nbytes` (calls.py's convention) on n ranks."""
     if kind == "barrier":
-        return A_DISSEMINATION
+        return ALG_DISSEMINATION
     if kind in ("bcast", "reduce", "gather", "scatter"):
-        return A_BINOMIAL
+        return ALG_BINOMIAL
     if kind == "allreduce":
         if opt.allreduce != "auto":
-            return ALGORITHMS.index(opt.allreduce)
-        return A_RECURSIVE_DOUBLING if nbytes <= opt.allreduce_short_bytes else A_RABENSEIFNER
+            return COLLECTIVE_ALGORITHMS.code(opt.allreduce)
+        return ALG_RECURSIVE_DOUBLING if nbytes <= opt.allreduce_short_bytes else ALG_RABENSEIFNER
     if kind == "allgather":
         if opt.allgather != "auto":
-            return A_RING if opt.allgather == "ring" else A_RECURSIVE_DOUBLING
+            return COLLECTIVE_ALGORITHMS.code(opt.allgather)
         pow2 = n & (n - 1) == 0
-        return A_RECURSIVE_DOUBLING if pow2 and nbytes * n < opt.allgather_long_bytes else A_RING
-    return A_PAIRWISE
+        return ALG_RECURSIVE_DOUBLING if pow2 and nbytes * n < opt.allgather_long_bytes else ALG_RING
+    return ALG_PAIRWISE
 
 
 def _cycles(ns: float, cycle_ns: float) -> int:

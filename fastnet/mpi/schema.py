@@ -12,13 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..checks import check_section, choice, integer, real
+from ..registry import algorithms_for
 
 KEYS = {
     "eager_bytes": (8192, integer(0)),
     "header_bytes": (32, integer(0)),
-    "allreduce": ("auto", choice("auto", "recursive_doubling", "rabenseifner", "ring")),
+    "allreduce": ("auto", choice("auto", *algorithms_for("allreduce"))),
     "allreduce_short_bytes": (2048, integer(0)),  # MPICH's MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
-    "allgather": ("auto", choice("auto", "recursive_doubling", "ring")),
+    "allgather": ("auto", choice("auto", *algorithms_for("allgather"))),
     "allgather_long_bytes": (524288, integer(0)),  # MPICH's MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE
     "burst": (16, integer(1, 2**20)),  # packets made at once per message (memory; the timing does not change)
     # messages between ranks on the same node (workload.ranks_per_node > 1) bypass the network: a copy through

@@ -42,9 +42,7 @@ N_CALLS = len(CALLS)
 # collective kinds (OP_ARG of OP_COLL) are their call codes
 C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_ALLGATHER, C_SCATTER, C_ALLTOALL, C_ALLTOALLV = range(7, 16)
 
-# collective algorithms (OP_ALG), chosen by program.py (docs/mpi.md)
-A_DISSEMINATION, A_BINOMIAL, A_RECURSIVE_DOUBLING, A_RING, A_PAIRWISE, A_RABENSEIFNER = 0, 1, 2, 3, 4, 5
-ALGORITHMS = ("dissemination", "binomial", "recursive_doubling", "ring", "pairwise", "rabenseifner")
+# collective algorithms (OP_ALG): fastnet/registry.py COLLECTIVE_ALGORITHMS, chosen by program.py (docs/mpi.md)
 
 # tk[r, ...] after the message layer's six columns (workloads/state.py TK_QHEAD .. TK_FINISH)
 (RK_PC, RK_STATE, RK_PEND, RK_BLOCK_T, RK_BLOCK_CALL, RK_WAIT_CYC, RK_COMPUTE_CYC, RK_QHEAD, RK_QTAIL,

@@ -72,7 +72,7 @@ KEYS: dict[str, tuple[Any, Check]] = {
     "compute_cycles": (0, integer(0, 2**62)),  # computation phase after every SR/GUPS wave, cycles
     "root": (0, integer(0)),  # root task of o2a / a2o
     # MPI programs (kind = "mpi", fastnet/mpi/generators.py) and trace replay (kind = "trace")
-    "program": ("pingpong", choice(*PROGRAMS)),
+    "program": ("pingpong", choice(*PROGRAMS.names)),
     "iterations": (1, integer(1)),
     "grid": (128, integer(1)),  # fft3d: N of the N^3 grid
     "chunks": (4, integer(1)),  # sweep3d: blocks per octant
