@@ -82,7 +82,7 @@ TOPOLOGY_KINDS: dict[str, dict[str, tuple[Any, Check]]] = {
     "jellyfish": {"switches": (16, integer(2)), "radix": (6, integer(2)), "p": (2, integer(1)),
                   "seed": (1, integer(0))},
     "graph": {"edges": ([], _edges), "file": ("", string), "p": (1, _int_or_counts)},  # or a networkx `graph`:
-    # resolve() turns it into edges and p (build/graph.py resolve_graph)
+    # resolve() turns it into edges and p (graph_input.py)
 }
 
 
@@ -334,7 +334,7 @@ def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     if not isinstance(kind, str) or kind not in TOPOLOGY_KINDS:
         raise ConfigError("topology.kind", "must be one of " + ", ".join(TOPOLOGY_KINDS) + f" (got {kind!r})")
     if kind == "graph" and "graph" in topo:  # a networkx graph: stored as its edge list, so attrs stay plain data
-        from .build.graph import resolve_graph
+        from .graph_input import resolve_graph  # (networkx: only when a graph is given)
 
         topo = resolve_graph(topo)
     given = {k: v for k, v in topo.items() if k != "kind"}
