@@ -20,7 +20,6 @@ from ..build import build_network
 from ..build.network import Network
 from ..errors import ConfigError
 from ..version import __version__
-from . import settings as _settings  # registers [throughput]
 from .build import build_instance
 from .heuristics import hm, jm, waterfill
 from .instance import Instance

@@ -3,7 +3,7 @@
 - `random(X)` (seed 001): each host sends to X distinct other hosts drawn uniformly.
 - `perm(X)` (seed 001): the union of X random permutations without fixed points; pairs are distinct across the
   X permutations, so every host sends to X hosts and receives from X hosts.
-- Every open-loop pattern of the engine (config.PATTERNS), from the engine's own definitions
+- Every open-loop pattern of the engine (traffic.PATTERNS), from the engine's own definitions
   (traffic/patterns.py): deterministic ones (permutation, bitcomp, transpose, tornado, shift, slimfly_worst)
   give one flow per node from its destination table; random ones become their demand matrix — uniform is one
   flow to every other host, hotspot adds the hot hosts' share, group_adversarial is one flow to every host of
@@ -16,13 +16,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import config as _config
 from ..build.network import Network
 from ..errors import ConfigError
+from ..traffic import PATTERNS
 from ..traffic.patterns import P_GROUP, P_HOTSPOT, P_TABLE, P_UNIFORM, _derangement, compile_traffic
-
-MODEL_PATTERNS = ("random", "perm")
-ALL_PATTERNS = MODEL_PATTERNS + tuple(_config.PATTERNS)
+from .settings import ALL_PATTERNS
 
 
 class Flows(NamedTuple):
@@ -109,7 +107,7 @@ def make_flows(net: Network, pattern: str, x: int, seed: int, sample: int, traff
         return random_x(net.n_nodes, x, np.random.default_rng([seed, sample, 0x7A4D]))
     if pattern == "perm":
         return perm_x(net.n_nodes, x, np.random.default_rng([seed, sample, 0x9E4A]))
-    if pattern not in _config.PATTERNS:
+    if pattern not in PATTERNS:
         raise ConfigError("throughput.pattern", "must be one of " + ", ".join(ALL_PATTERNS) + f" (got {pattern!r})")
     return engine_pattern(net, dict(traffic_cfg, pattern=pattern), seed + sample)
 
