@@ -6,15 +6,9 @@ Library entry points: `fastnet.run(config) -> xarray.Dataset`, `fastnet.sweep(sp
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 from .config import load_config
 from .errors import ConfigError, ConservationError, DeadlockError, FastnetError
-
-try:
-    __version__ = version("fastnet")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0.0.0+src"
+from .version import __version__
 
 __all__ = ["run", "sweep", "load_config", "ConfigError", "DeadlockError", "ConservationError", "FastnetError", "__version__"]
 

@@ -1,9 +1,11 @@
 """Run configuration: TOML sections, their documented defaults, validation and `--set` overrides.
 
-A config is a dict of sections (`topology`, `router`, `links`, `routing`, `traffic`, `sim`, `workload`). Every key
-has a default below; `resolve()` fills them in, checks each value and raises `ConfigError(field, message)` naming
-the dotted field and what is allowed. `fastnet run` with neither a config nor `--set` runs `configs/default.toml`,
-BookSim2's dragonfly reference run (shared/reference/booksim/dragonfly_k4_uniform_min_0.3.cfg).
+A config is a dict of sections: `topology`, `router`, `links`, `routing`, `traffic` and `sim` (their schemas are
+below), and those of EXTRA_SECTIONS (`workload`, `mpi`, `machine`, `faults`, `throughput`: each schema in its own
+module, which imports fastnet.checks and never this one). Every key has a default; `resolve()` fills them in,
+checks each value and raises `ConfigError(field, message)` naming the dotted field and what is allowed. With
+neither a config nor `--set`, `fastnet run` runs `configs/default.toml`, BookSim2's dragonfly reference run
+(shared/reference/booksim/dragonfly_k4_uniform_min_0.3.cfg).
 """
 
 from __future__ import annotations
@@ -19,12 +21,16 @@ from .checks import (
     MAX_VCS, Check, boolean, check_section, choice, integer, integer_list, integer_or_auto, real,
 )
 from .errors import ConfigError
+from .faults.schema import resolve_faults
+from .machines import preset, resolve_machine
+from .mpi.schema import resolve_mpi
 from .registry import (
     CROSSBARS, EJECTIONS, ROUTINGS, SWITCH_ALLOCATORS, UGAL_QUEUES, UGAL_VCS, UP_PORTS, VC_ALLOCATORS,
 )
+from .throughput.settings import resolve_section as resolve_throughput
 from .traffic.patterns import PATTERNS
 from .units import check_bandwidth, check_cycle, check_cycles_or_time, timing
-
+from .workloads.schema import resolve_workload
 
 SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
     "router": {
@@ -122,6 +128,16 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
 }
 
 SECTION_ORDER = ("topology", "router", "links", "routing", "traffic", "sim")
+
+# Every other section: name -> its resolver (the table as given -> the table resolved), in the order to_toml writes
+# them. A new section is its schema module (which imports fastnet.checks, never this module) and one line here.
+EXTRA_SECTIONS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "workload": resolve_workload,  # workloads/schema.py
+    "mpi": resolve_mpi,  # mpi/schema.py
+    "machine": resolve_machine,  # machines/__init__.py
+    "faults": resolve_faults,  # faults/schema.py
+    "throughput": resolve_throughput,  # throughput/settings.py
+}
 
 
 def defaults(kind: str = "dragonfly") -> dict[str, dict[str, Any]]:
@@ -239,6 +255,21 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def apply_machine(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The config with its machine's preset underneath (the config's own keys win)."""
+    if "machine" not in cfg:
+        return cfg
+    name = resolve_machine(cfg["machine"])["name"]
+    base = preset(name)
+    rest = {k: v for k, v in cfg.items() if k != "machine"}
+    topo = rest.get("topology")
+    if isinstance(topo, dict) and "kind" not in topo and "kind" in base.get("topology", {}):
+        rest["topology"] = {"kind": base["topology"]["kind"], **topo}
+    out = merge(base, rest)
+    out["machine"] = {"name": name}
+    return copy.deepcopy(out)
+
+
 def _resolve_topology(topo: Any) -> dict[str, Any]:
     """The `[topology]` table checked against its kind's keys (build/kinds.py), and its form's if it has forms."""
     if not isinstance(topo, dict):
@@ -247,7 +278,7 @@ def _resolve_topology(topo: Any) -> dict[str, Any]:
     if not isinstance(kind, str) or kind not in TOPOLOGIES:
         raise ConfigError("topology.kind", "must be one of " + ", ".join(TOPOLOGIES.names) + f" (got {kind!r})")
     if kind == "graph" and "graph" in topo:  # a networkx graph: stored as its edge list, so attrs stay plain data
-        from .build.graph import resolve_graph  # (networkx, only when a graph is given)
+        from .graph_input import resolve_graph  # (networkx: only when a graph is given)
 
         topo = resolve_graph(topo)
     given = {k: v for k, v in topo.items() if k != "kind"}
@@ -290,20 +321,3 @@ def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
             router[key] = router["buffer_phits"]
     timing(out)  # times and bandwidths convert to cycles (raises naming the field)
     return out
-
-
-# Sections other issues add (e.g. `workload`) register a resolver here: name -> callable(dict) -> dict.
-EXTRA_SECTIONS: dict[str, Callable[[Any], dict[str, Any]]] = {}
-
-from .workloads.schema import resolve_workload as _resolve_workload  # noqa: E402  (needs the checks above)
-
-from .mpi.schema import resolve_mpi as _resolve_mpi  # noqa: E402
-
-from .machines import apply_machine, resolve_machine as _resolve_machine  # noqa: E402
-
-from .faults.schema import resolve_faults as _resolve_faults  # noqa: E402
-
-EXTRA_SECTIONS["workload"] = _resolve_workload
-EXTRA_SECTIONS["mpi"] = _resolve_mpi
-EXTRA_SECTIONS["machine"] = _resolve_machine
-EXTRA_SECTIONS["faults"] = _resolve_faults

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class FastnetError(Exception):
     """Base class of errors reported as one line without a traceback."""
@@ -13,6 +15,13 @@ class ConfigError(FastnetError):
     def __init__(self, field: str, message: str):
         self.field = field
         super().__init__(f"{field}: {message}")
+
+
+class TraceError(ConfigError):
+    """An MPI trace cannot be read (fastnet/mpi/traces); `field` is the file (with `:line` where one is known)."""
+
+    def __init__(self, where: str | Path, message: str):
+        super().__init__(str(where), message)
 
 
 class DeadlockError(FastnetError):

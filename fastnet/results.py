@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from . import __version__
 from .build.routing import is_table
 from .units import timing
+from .version import __version__
 
 # name: (dims, units, description)
 VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {

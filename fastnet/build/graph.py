@@ -3,8 +3,8 @@
 Jellyfish (Singla et al.; seed 001): N switches with r ports each, p of them to hosts, the other r - p wired as
 a random regular graph (networkx's generator, redrawn with the next seed until connected).
 
-networkx in: `{"topology": {"kind": "graph", "graph": G}}` (config.resolve calls `resolve_graph`, which turns G into
-the `edges` and `p` keys, so the resolved config stays plain data). networkx out: `to_networkx(net)`, and
+networkx in: `{"topology": {"kind": "graph", "graph": G}}` (config.resolve calls fastnet/graph_input.py, which turns
+G into the `edges` and `p` keys, so the resolved config stays plain data). networkx out: `to_networkx(net)`, and
 `write_network(net, path)` writes GraphML (routers and nodes) or an edge list (router links) that the `file` key
 reads back. Both are described in docs/config.md.
 
@@ -19,7 +19,6 @@ reads back. Both are described in docs/config.md.
 
 from __future__ import annotations
 
-import numbers
 import re
 from pathlib import Path
 from typing import Any
@@ -28,9 +27,10 @@ import networkx as nx
 import numpy as np
 
 from ..errors import ConfigError
+from ..graph_input import GRAPH_LINK_CLASSES, resolve_graph
 from .network import CLASS_NAMES, GLOBAL, LOCAL, NODE, Network, RouterGraph
 
-LINK_CLASSES = {"local": LOCAL, "global": GLOBAL}  # router-to-router classes a graph may name
+LINK_CLASSES = dict(zip(GRAPH_LINK_CLASSES, (LOCAL, GLOBAL)))  # router-to-router classes a graph may name
 EDGE_LIST_SUFFIXES = (".edges", ".edgelist", ".txt")
 _P_LINE = re.compile(r"#\s*p\s*=\s*(.*)$")
 
@@ -81,10 +81,6 @@ def jellyfish(switches: int, radix: int, p: int, seed: int) -> RouterGraph:
     g = from_edges(sorted(G.edges()), switches, p, kind="jellyfish")
     g.params.update({"switches": switches, "radix": radix, "seed_used": seed + attempt})
     return g
-
-
-def _is_count(v: Any, lo: int) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool) and int(v) >= lo
 
 
 def read_edge_list(path: Path) -> tuple[list[list[Any]], list[int] | None]:
@@ -145,71 +141,6 @@ def edge_list(edges: list[list[Any]], file: str, p: int | list[int]) -> RouterGr
     g = from_edges(pairs, R, p, classes=classes)
     _check_connected(g, field)
     return g
-
-
-def resolve_graph(topo: dict[str, Any]) -> dict[str, Any]:
-    """A `[topology]` table with a networkx `graph` -> the same table with `edges` and `p` instead (the resolved
-    config must be plain data). Routers are relabelled 0..R-1 in sorted order (in the graph's node order when the
-    labels do not sort). A node with attribute `type = "node"` is a terminal: it must have one link, to a router;
-    when the graph has terminals they give each router's node count, else a router's attribute `p` does, else
-    `topology.p`. Edge attribute `link_class` is "local" (default) or "global"; other attributes are ignored."""
-    field = "topology.graph"
-    G = topo["graph"]
-    rest = {k: v for k, v in topo.items() if k != "graph"}
-    if rest.get("edges") or rest.get("file"):
-        raise ConfigError(field, "give exactly one of `graph`, `edges` or `file`")
-    default_p = rest.get("p", 1)
-    if not _is_count(default_p, 1):
-        raise ConfigError("topology.p", f"must be an integer >= 1 (got {default_p!r})")
-    if not isinstance(G, nx.Graph):
-        raise ConfigError(field, f"must be a networkx Graph or MultiGraph (got {type(G).__name__})")
-    if G.is_directed():
-        raise ConfigError(field, f"must be undirected (got a {type(G).__name__}; use G.to_undirected())")
-    if G.number_of_nodes() == 0:
-        raise ConfigError(field, "the graph is empty")
-    loop = next(iter(nx.selfloop_edges(G)), None)
-    if loop is not None:
-        raise ConfigError(field, f"self loop at node {loop[0]!r}: a link must join two different routers")
-    terminal = {v: d.get("type") == "node" for v, d in G.nodes(data=True)}
-    routers = [v for v in G if not terminal[v]]
-    try:
-        routers = sorted(routers)
-    except TypeError:  # labels of mixed types: keep the graph's order
-        pass
-    index = {v: i for i, v in enumerate(routers)}
-    edges: list[list[Any]] = []
-    for u, v, d in G.edges(data=True):
-        if terminal[u] or terminal[v]:
-            continue
-        cls = d.get("link_class", "local")
-        if cls not in LINK_CLASSES:
-            raise ConfigError(field, f"link ({u!r}, {v!r}): link_class must be \"local\" or \"global\" (got {cls!r})")
-        a, b = index[u], index[v]
-        edges.append([a, b, "global"] if cls == "global" else [a, b])
-    if not edges:
-        raise ConfigError(field, "the graph has no links between routers")
-    if not nx.is_connected(G.subgraph(routers)):
-        raise ConfigError(field, "the router graph is not connected")
-    counts = [0] * len(routers)
-    terminals = [v for v in G if terminal[v]]
-    for t in terminals:
-        peers = list(G[t])
-        if G.degree(t) != 1 or terminal[peers[0]]:
-            raise ConfigError(field, f"terminal {t!r} (type \"node\") must have exactly one link, to a router")
-        counts[index[peers[0]]] += 1
-    for r in routers:
-        given = G.nodes[r].get("p")
-        if given is not None and not _is_count(given, 0):
-            raise ConfigError(field, f"router {r!r}: node attribute p must be an integer >= 0 (got {given!r})")
-        if terminals:
-            if given is not None and int(given) != counts[index[r]]:
-                raise ConfigError(field, f"router {r!r} has p = {given} but {counts[index[r]]} terminal nodes")
-        else:
-            counts[index[r]] = int(given) if given is not None else int(default_p)
-    if sum(counts) == 0:
-        raise ConfigError(field, "no router has nodes (give node attribute p, terminal nodes or topology.p)")
-    rest.update(edges=edges, p=counts[0] if len(set(counts)) == 1 else counts)
-    return rest
 
 
 def from_networkx(G: nx.Graph, p: int = 1) -> RouterGraph:

@@ -10,7 +10,6 @@ in docs/machines.md; tests/test_machines.py resolves and builds every preset.
 
 from __future__ import annotations
 
-import copy
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -50,20 +49,3 @@ def resolve_machine(section: Any) -> dict[str, Any]:
         raise ConfigError(f"machine.{unknown[0]}", "unknown key; allowed: name")
     _path(section.get("name"))
     return {"name": section["name"]}
-
-
-def apply_machine(cfg: dict[str, Any]) -> dict[str, Any]:
-    """The config with its machine's preset underneath (the config's own keys win)."""
-    if "machine" not in cfg:
-        return cfg
-    from ..config import merge
-
-    name = resolve_machine(cfg["machine"])["name"]
-    base = preset(name)
-    rest = {k: v for k, v in cfg.items() if k != "machine"}
-    topo = rest.get("topology")
-    if isinstance(topo, dict) and "kind" not in topo and "kind" in base.get("topology", {}):
-        rest["topology"] = {"kind": base["topology"]["kind"], **topo}
-    out = merge(base, rest)
-    out["machine"] = {"name": name}
-    return copy.deepcopy(out)

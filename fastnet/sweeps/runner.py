@@ -25,9 +25,9 @@ from typing import Any, Callable, Iterator
 
 import xarray as xr
 
-from .. import __version__
 from .. import config as _config
 from ..errors import ConfigError, FastnetError
+from ..version import __version__
 from . import store
 from .spec import Spec, load_spec
 

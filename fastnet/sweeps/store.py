@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .. import __version__
 from ..errors import ConfigError
 from ..results import VARIABLES
 from ..workloads.build import table_rows
+from ..version import __version__
 from .spec import Spec, position
 
 DONE = ".done"  # a zarr group (so zarr and xarray ignore it quietly) holding one marker file per finished point

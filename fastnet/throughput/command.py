@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import config as _config
+from ..arguments import unresolved_config
 from ..errors import ConfigError
 from . import settings as _settings
 
@@ -47,8 +48,6 @@ def _models_arg(models: Optional[str]) -> Optional[list[str]]:
 
 
 def load_config(config: Optional[Path], overrides: list[str], options: dict[str, Any]) -> dict[str, Any]:
-    from ..cli import unresolved_config  # the run and info commands' base config and --set handling
-
     cfg = unresolved_config(config, overrides)
     given = {k: v for k, v in options.items() if v is not None}
     if given:
@@ -181,7 +180,7 @@ def run_crosscheck(cfg: dict[str, Any], loads: Optional[str], as_json: bool, out
                         f"({a['flows']} flows), {a['routing']} routing — models vs simulation")
     table.add_column("")
     table.add_column("throughput per host (phits/node/cycle)", justify="right")
-    table.add_column(f"simulation / model", justify="right")
+    table.add_column("simulation / model", justify="right")
     for ld in sorted(sim):
         s = sim[ld]
         state = "saturated" if s["saturated"] else "stable"

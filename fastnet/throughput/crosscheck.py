@@ -25,14 +25,15 @@ from typing import Any, Callable
 import numpy as np
 import xarray as xr
 
-from .. import __version__
 from ..build import build_routes
-from ..topology import build_network
+from ..build.kinds import K_HYPERX, K_MESH, K_TORUS
 from ..build.network import P_PEER_ROUTER, Network
 from ..build.routing import IP_KIND, IP_LINKS, Routes
 from ..errors import ConfigError
 from ..kernels._jit import jit_alloc
-from ..kernels.minimal import K_HYPERX, K_MESH, K_TORUS, hx_first_dim, min_ports, scan_of
+from ..kernels.minimal import hx_first_dim, min_ports, scan_of
+from ..topology import build_network
+from ..version import __version__
 from .build import _assemble, links_of
 from .evaluate import MODELS, resolve
 from .instance import Instance

@@ -15,12 +15,11 @@ from typing import Any, Callable
 import numpy as np
 import xarray as xr
 
-from .. import __version__
 from .. import config as _config
 from ..topology import build_network
 from ..build.network import Network
 from ..errors import ConfigError
-from . import settings as _settings  # registers [throughput]
+from ..version import __version__
 from .build import build_instance
 from .heuristics import hm, jm, waterfill
 from .instance import Instance

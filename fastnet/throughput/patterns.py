@@ -19,9 +19,8 @@ import numpy as np
 from ..build.network import Network
 from ..errors import ConfigError
 from ..traffic.patterns import P_GROUP, P_HOTSPOT, P_TABLE, P_UNIFORM, PATTERNS, _derangement, compile_traffic
+from .settings import ALL_PATTERNS
 
-MODEL_PATTERNS = ("random", "perm")
-ALL_PATTERNS = MODEL_PATTERNS + PATTERNS.names
 
 
 class Flows(NamedTuple):

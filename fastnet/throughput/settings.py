@@ -13,7 +13,8 @@
     seed = 1                  # patterns of sample i use (seed, i); path tie-breaks use seed
     confidence = 0.95         # of the interval reported around each mean
 
-Importing this module registers the section with fastnet.config, so `fastnet run` accepts configs that carry it.
+config.py registers the section (EXTRA_SECTIONS), so `fastnet run` accepts configs that carry it; this module
+imports only the checks and the engine's pattern names, so that config.py can import it.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .. import config as _config
 from ..checks import check_section, choice, integer, integer_or_auto, real
 from ..errors import ConfigError
-from .patterns import ALL_PATTERNS
+from ..traffic.patterns import PATTERNS
 
+MODEL_PATTERNS = ("random", "perm")  # seed 001's random(X) and perm(X) (patterns.py), beside the engine's patterns
+ALL_PATTERNS = MODEL_PATTERNS + PATTERNS.names
 MODEL_NAMES = ("mmf", "mcf", "hm", "jm", "waterfill")
 DEFAULT_MODELS = ["mmf", "mcf", "hm", "jm"]
 
@@ -60,5 +62,3 @@ def resolve_section(given: Any) -> dict[str, Any]:
                           f"needs throughput.k = 1 (got k = {out['k']})")
     return out
 
-
-_config.EXTRA_SECTIONS["throughput"] = resolve_section

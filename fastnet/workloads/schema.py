@@ -29,11 +29,12 @@ from ..checks import Check, boolean, check_section, choice, integer, real, strin
 from ..errors import ConfigError
 from ..mpi.generators import PROGRAMS
 from ..registry import WORKLOADS
+from ..mpi.traces import READERS
 
 # task placement: task i on slot i; a seeded random permutation; (mpi, trace) consecutive ranks on different routers
 # or on different groups (dragonfly groups, Slim Fly subgraph groups, fat-tree pods: Topology.router_group)
 MAPPINGS = ("linear", "random", "round_robin_routers", "round_robin_groups")
-TRACE_FORMATS = ("auto", "otf2", "dumpi", "dumpi_ascii")
+TRACE_FORMATS = ("auto", *READERS)  # the trace readers' registry (mpi/traces/__init__.py) names the formats
 
 
 def _auto_or(inner: Check) -> Check:

@@ -10,9 +10,10 @@
 | `write.py` | `write_otf2`, `write_dumpi`, `write_dumpi_ascii`: a `Trace` in each format (tests, users) |
 | `names.py` | which MPI functions move no data (`noop`), shared by the readers |
 
-To add a format: one module here with `read_<format>(path) -> Trace`, one entry in `READERS`, and a rule in
-`detect_format` if its files can be told apart by content. The `otf2` package is imported only inside the OTF2
-functions, so that importing fastnet stays fast.
+To add a format: one module here with `read_<format>(path) -> Trace`, and in this file one entry in `READERS` (the
+config's `[workload] format` takes its names from there) and a rule in `detect_format` if its files can be told
+apart by content. The readers import nothing from this file (their TraceError is in fastnet/errors.py). The `otf2`
+package is imported only inside the OTF2 functions, so that importing fastnet stays fast.
 """
 
 from __future__ import annotations
@@ -21,22 +22,13 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from fastnet.errors import ConfigError
+from fastnet.errors import TraceError
 from fastnet.mpi.calls import Trace
+from fastnet.mpi.traces.dumpi import MAGIC_BYTES, read_dumpi
+from fastnet.mpi.traces.dumpi_ascii import RANK_FILE, read_dumpi_ascii
+from fastnet.mpi.traces.otf2 import read_otf2
 
-
-class TraceError(ConfigError):
-    """A trace cannot be read; `field` is the file (with `:line` where one is known)."""
-
-    def __init__(self, where: str | Path, message: str):
-        super().__init__(str(where), message)
-
-
-# The readers import TraceError from this module, so they come after it.
-from fastnet.mpi.traces.dumpi import MAGIC_BYTES, read_dumpi  # noqa: E402
-from fastnet.mpi.traces.dumpi_ascii import RANK_FILE, read_dumpi_ascii  # noqa: E402
-from fastnet.mpi.traces.otf2 import read_otf2  # noqa: E402
-
+# format -> reader: the one list of trace formats (workloads/schema.py takes `[workload] format`'s names from it)
 READERS: dict[str, Callable[[str | Path], Trace]] = {"otf2": read_otf2, "dumpi": read_dumpi,
                                                      "dumpi_ascii": read_dumpi_ascii}
 

@@ -39,8 +39,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fastnet.errors import TraceError
 from fastnet.mpi.calls import Trace
-from fastnet.mpi.traces import TraceError
 from fastnet.mpi.traces.dumpi_calls import DumpiCall, RankCalls, Value, build_trace
 from fastnet.mpi.traces.dumpi_layout import ALL_FUNCTIONS, END_OF_STREAM, FUNCTION_ENTER, FUNCTION_EXIT, LAYOUTS, \
     NAMES, Field

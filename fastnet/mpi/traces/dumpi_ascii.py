@@ -20,8 +20,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from fastnet.errors import TraceError
 from fastnet.mpi.calls import Trace
-from fastnet.mpi.traces import TraceError
 from fastnet.mpi.traces.dumpi_calls import DumpiCall, RankCalls, Value, build_trace
 
 RANK_FILE = re.compile(r"^(?!\._)(?P<prefix>.*)-(?P<rank>\d+)\.txt$")  # (not a macOS ._ resource fork)

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Union
 
+from fastnet.errors import TraceError
 from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, Trace
-from fastnet.mpi.traces import TraceError
 from fastnet.mpi.traces.names import is_noop
 
 # DUMPI's numbering of the predefined datatypes (dumpi/common/constants.h) and their usual LP64 sizes.

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from fastnet.errors import TraceError
 from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, Trace
-from fastnet.mpi.traces import TraceError
 from fastnet.mpi.traces.names import is_noop
 
 UNDEFINED = 0xFFFFFFFF  # OTF2_UNDEFINED_UINT32: no root; as a source or tag, ANY_SOURCE / ANY_TAG

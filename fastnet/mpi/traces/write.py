@@ -21,8 +21,8 @@ import math
 import struct
 from pathlib import Path
 
+from fastnet.errors import TraceError
 from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, Trace
-from fastnet.mpi.traces import TraceError
 from fastnet.mpi.traces.dumpi import FOOTER_MAGIC, MAGIC, MAGIC_BYTES, THREAD, WALL_TIME
 from fastnet.mpi.traces.dumpi_calls import COMM_NULL, COMM_SELF, COMM_WORLD, DUMPI_ANY, DUMPI_DATATYPES, \
     MPI_UNDEFINED, READS_ARGUMENTS
