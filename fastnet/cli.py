@@ -199,10 +199,16 @@ def info(
     export: Optional[Path] = typer.Option(None, "--export", help="also write the topology: .graphml (routers and "
                                           "nodes) or .edges/.edgelist/.txt (router links, read by the graph kind)"),
     show: bool = typer.Option(False, "--show-config", help="print the resolved config as TOML and exit"),
+    list_names: bool = typer.Option(False, "--registries", help="list every name a config can choose (topology "
+                                    "kinds, routings, allocators, patterns, workloads, MPI programs, trace formats, "
+                                    "collective algorithms) and exit"),
 ) -> None:
     """Describe a topology: routers, nodes, radix, diameter, links and a memory estimate."""
-    from .inspect import describe
+    from .inspect import describe, registry_table
 
+    if list_names:
+        _print_registries(registry_table(), as_json)
+        return
     try:
         cfg = config_from_args(config, set_, machine)
         if show:
@@ -227,6 +233,19 @@ def info(
     for k, v in facts.items():
         table.add_row(k, _fmt(v))
     out.print(table)
+
+
+def _print_registries(tables: dict[str, list[dict[str, Any]]], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(tables))
+        return
+    for key, rows in tables.items():
+        table = Table(title=key)
+        table.add_column("name")
+        table.add_column("what")
+        for row in rows:
+            table.add_row(row["name"], row["doc"])
+        out.print(table)
 
 
 @app.command()

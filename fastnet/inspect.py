@@ -7,13 +7,49 @@ from typing import Any
 import numpy as np
 
 from .build import build_routes
-
-from .topology import build_network
+from .build.kinds import TOPOLOGIES
 from .build.network import GLOBAL, LOCAL, NODE
 from .build.routing import diameter, is_table
 from .build.vcs import vc_layout
 from .memory import memory_estimate
+from .mpi.generators import PROGRAMS
+from .mpi.traces import READERS
+from .registry import (
+    COLLECTIVE_ALGORITHMS, CROSSBARS, EJECTIONS, ROUTINGS, SWITCH_ALLOCATORS, UGAL_QUEUES, UGAL_VCS, UP_PORTS,
+    VC_ALLOCATORS, WORKLOADS, Registry,
+)
+from .topology import build_network
+from .traffic.patterns import PATTERNS
 from .units import timing
+
+
+def registries() -> dict[str, Registry]:
+    """Every registry of names a config chooses from, by the key that chooses (fastnet/registry.py says where each
+    is declared): what `fastnet info --registries` lists and docs/registries.md shows."""
+    return {
+        "topology.kind": TOPOLOGIES, "routing.algorithm": ROUTINGS, "routing.ugal_queue": UGAL_QUEUES,
+        "routing.ugal_vcs": UGAL_VCS, "routing.up_port": UP_PORTS, "router.allocator": SWITCH_ALLOCATORS,
+        "router.vc_choice": VC_ALLOCATORS, "router.crossbar": CROSSBARS, "router.ejection": EJECTIONS,
+        "traffic.pattern": PATTERNS, "workload.kind": WORKLOADS, "workload.program": PROGRAMS,
+        "workload.format": READERS, "mpi.allreduce, mpi.allgather": COLLECTIVE_ALGORITHMS,
+    }
+
+
+def registry_table() -> dict[str, list[dict[str, Any]]]:
+    """The registries as plain data: key -> [{name, code, doc}, ...] (aliases share their code)."""
+    return {key: [{"name": e.name, "code": e.code, "doc": e.doc} for e in reg] for key, reg in registries().items()}
+
+
+def registries_markdown() -> str:
+    """docs/registries.md: a table per registry (docs/gen_registries.py writes it; a test keeps it current)."""
+    lines = ["# What a config can choose", "",
+             "Generated from the registries by `python docs/gen_registries.py` (also `fastnet info --registries`); "
+             "docs/developing.md says how to add to each.", ""]
+    for key, rows in registry_table().items():
+        lines += [f"## `{key}`", "", "| name | what |", "|---|---|"]
+        lines += [f"| `{row['name']}` | {row['doc']} |" for row in rows]
+        lines.append("")
+    return "\n".join(lines)
 
 
 def describe(cfg: dict[str, Any]) -> dict[str, Any]:

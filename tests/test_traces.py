@@ -475,7 +475,7 @@ def test_detect_format(tmp_path):
         assert detect_format(path) == "dumpi"
     renamed = bins[0].rename(tmp_path / "rank0.data")  # told by DUMPI's magic number, not the name
     assert detect_format(renamed) == "dumpi" and read_trace(renamed).n_ranks == 1
-    assert set(READERS) == {"otf2", "dumpi", "dumpi_ascii"}
+    assert set(READERS.names) == {"otf2", "dumpi", "dumpi_ascii"}
     assert read_trace(tmp_path / "o").n_ranks == 2
     assert read_trace(tmp_path / "d", format="dumpi_ascii").n_ranks == 2
     with pytest.raises(TraceError, match="unknown trace format 'vampir'"):

@@ -34,7 +34,7 @@ from ..mpi.traces import READERS
 # task placement: task i on slot i; a seeded random permutation; (mpi, trace) consecutive ranks on different routers
 # or on different groups (dragonfly groups, Slim Fly subgraph groups, fat-tree pods: Topology.router_group)
 MAPPINGS = ("linear", "random", "round_robin_routers", "round_robin_groups")
-TRACE_FORMATS = ("auto", *READERS)  # the trace readers' registry (mpi/traces/__init__.py) names the formats
+TRACE_FORMATS = ("auto", *READERS.names)  # the trace readers' registry (mpi/traces/__init__.py) names the formats
 
 
 def _auto_or(inner: Check) -> Check:

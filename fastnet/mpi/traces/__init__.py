@@ -20,17 +20,19 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable
 
 from fastnet.errors import TraceError
 from fastnet.mpi.calls import Trace
 from fastnet.mpi.traces.dumpi import MAGIC_BYTES, read_dumpi
 from fastnet.mpi.traces.dumpi_ascii import RANK_FILE, read_dumpi_ascii
 from fastnet.mpi.traces.otf2 import read_otf2
+from fastnet.registry import Registry
 
-# format -> reader: the one list of trace formats (workloads/schema.py takes `[workload] format`'s names from it)
-READERS: dict[str, Callable[[str | Path], Trace]] = {"otf2": read_otf2, "dumpi": read_dumpi,
-                                                     "dumpi_ascii": read_dumpi_ascii}
+# The one list of trace formats, each with its reader (workloads/schema.py takes `[workload] format`'s names from it)
+READERS = Registry("trace format")
+READERS.add("otf2", "an OTF2 archive (Score-P), through the otf2 package", read=read_otf2)
+READERS.add("dumpi", "binary DUMPI (sst-dumpi's .bin per rank and .meta)", read=read_dumpi)
+READERS.add("dumpi_ascii", "DUMPI as text (dumpi2ascii -a, one file per rank)", read=read_dumpi_ascii)
 
 
 def read_trace(path: str | Path, format: str = "auto") -> Trace:
@@ -38,8 +40,8 @@ def read_trace(path: str | Path, format: str = "auto") -> Trace:
     if format == "auto":
         format = detect_format(path)
     if format not in READERS:
-        raise TraceError(path, f"unknown trace format {format!r}; known: auto, {', '.join(READERS)}")
-    return READERS[format](path)
+        raise TraceError(path, f"unknown trace format {format!r}; known: auto, {', '.join(READERS.names)}")
+    return READERS[format].read(path)
 
 
 def detect_format(path: str | Path) -> str:
