@@ -7,8 +7,8 @@ for one code still prunes the others' branches), `fastnet info` and the docs tab
 declares is refused by `require` where a kernel is made for it, never routed, allocated or generated some other way.
 
 The registries of concepts whose kernels branch on a code are declared here, below; topology kinds, whose entries
-hold their builders, in build/kinds.py; traffic patterns in traffic/patterns.py; trace formats in
-mpi/traces/formats.py. docs/developing.md says what adding to each touches.
+hold their builders, in build/kinds.py; traffic patterns in traffic/patterns.py; MPI programs in
+mpi/generators.py; trace formats in mpi/traces/__init__.py. docs/developing.md says what adding to each touches.
 """
 
 from __future__ import annotations
@@ -80,13 +80,18 @@ class Registry:
 # ---------------------------------------------------------------- routing (kernels/routing.py route)
 ROUTINGS = Registry("routing algorithm")
 R_MIN = ROUTINGS.add("min", "a random minimal port at each hop (or one fixed shortest path: routing.min_path)")
-R_VAL = ROUTINGS.add("val", "Valiant: minimal to a random intermediate, then minimal to the destination")
-R_UGAL_L = ROUTINGS.add("ugal_l", "UGAL with local queues: minimal or Valiant, chosen at the source")
-R_UGAL_G = ROUTINGS.add("ugal_g", "UGAL with global knowledge: queues summed along each path")
-R_DOR = ROUTINGS.add("dor", "dimension order", kinds=("torus", "mesh", "hyperx"))
-R_ADAPTIVE = ROUTINGS.add("adaptive", "minimal adaptive with a dimension-order escape (Duato)", kinds=("torus", "mesh"))
+R_VAL = ROUTINGS.add("val", "Valiant: minimal to a random intermediate, then minimal to the destination",
+                     ordered=True)
+R_UGAL_L = ROUTINGS.add("ugal_l", "UGAL with local queues: minimal or Valiant, chosen at the source", ordered=True)
+R_UGAL_G = ROUTINGS.add("ugal_g", "UGAL with global knowledge: queues summed along each path", ordered=True)
+R_DOR = ROUTINGS.add("dor", "dimension order", kinds=("torus", "mesh", "hyperx"), ordered=True)
+R_ADAPTIVE = ROUTINGS.add("adaptive", "minimal adaptive with a dimension-order escape (Duato)", kinds=("torus", "mesh"),
+                          ordered=True)
 R_UPDOWN = ROUTINGS.add("updown", "up*/down* with a choice of up port (routing.up_port)", kinds=("fattree",))
 R_KSP = ROUTINGS.add("ksp", "source routing over the k shortest paths (seed 001)")
+# `kinds`: the topologies a routing needs (build/vcs.py check_routing refuses others). `ordered`: on a torus, mesh
+# or HyperX it moves in dimension order (in each phase), with dateline or phase VC classes (build/vcs.py); any
+# other routing takes minimal ports there, with hop-indexed classes, as on any graph.
 VALIANT_ROUTINGS = ("val", "ugal_l", "ugal_g")  # two phases through an intermediate
 
 UGAL_QUEUES = Registry("UGAL queue")  # routing.ugal_queue: what UGAL-L on a dragonfly reads at each path's first port

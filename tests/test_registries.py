@@ -131,16 +131,20 @@ def test_every_mpi_program_generates_a_trace(program):
     assert len(trace.ranks) == 8 and any(trace.ranks)
 
 
+WRITERS = {  # format -> how a Trace is written in it (fastnet/mpi/traces/write.py)
+    "otf2": lambda trace, d: write_otf2(trace, d / "t.otf2"),
+    "dumpi": lambda trace, d: write_dumpi(trace, d) and d,
+    "dumpi_ascii": lambda trace, d: write_dumpi_ascii(trace, d) and d,
+}
+
+
 @pytest.mark.parametrize("fmt", READERS.names)
 def test_every_trace_format_is_read_by_its_reader(fmt, tmp_path):
+    if fmt not in WRITERS:
+        pytest.skip(f"no writer for {fmt}: give WRITERS one to round-trip it (its reader's own tests cover it)")
     trace = Trace([[Call("send", peer=1, bytes=64), Call("barrier")], [Call("recv", peer=0, bytes=64),
                                                                        Call("barrier")]])
-    if fmt == "otf2":
-        path = write_otf2(trace, tmp_path / "t.otf2")
-    else:
-        (write_dumpi if fmt == "dumpi" else write_dumpi_ascii)(trace, tmp_path)
-        path = tmp_path
-    back = READERS[fmt].read(path)
+    back = READERS[fmt].read(WRITERS[fmt](trace, tmp_path))
     assert [[c.kind for c in calls if c.kind != "noop"] for calls in back.ranks] == [["send", "barrier"],
                                                                                    ["recv", "barrier"]]
 

@@ -104,7 +104,7 @@ K_TWISTED_TORUS = TOPOLOGIES.add(
           "p": (1, integer(1))},
     build=_torus_like("twisted_torus")[0], size=_torus_like("twisted_torus")[1], algebra="never")
 K_FATTREE = TOPOLOGIES.add(
-    "fattree", "a k-ary n-tree or an m-port n-tree (build/fattree.py)",
+    "fattree", "a k-ary n-tree or an m-port n-tree (build/fattree.py)", title="fat tree",
     keys={  # `form` picks the keys (forms)
         "form": ("k_ary_n_tree", choice("k_ary_n_tree", "m_port_n_tree")),
         "k": (4, integer(2)),  # k_ary_n_tree: children and parents per switch

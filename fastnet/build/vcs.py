@@ -35,16 +35,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from ..registry import ROUTINGS, VALIANT_ROUTINGS
+from .kinds import TOPOLOGIES
 from .network import GLOBAL, LOCAL, NODE, Network
 from .routing import Routes, diameter
 
 # VC-class rules the kernel applies (kernels/routing.py: vc_class)
 VCP_HOP, VCP_DRAGONFLY, VCP_NONE, VCP_DATELINE, VCP_ESCAPE = 0, 1, 2, 3, 4
 
-ROUTING_CODES = {"min": 0, "val": 1, "ugal_l": 2, "ugal_g": 3, "dor": 4, "adaptive": 5, "updown": 6, "ksp": 7}
-VALIANT = ("val", "ugal_l", "ugal_g")
 GRID = ("torus", "mesh")
-ORDERED = (*GRID, "hyperx")  # dimension-order routing
 
 
 @dataclass
@@ -56,13 +55,11 @@ class VcLayout:
 
 
 def check_routing(net: Network, routing: str) -> None:
-    kind = net.kind
-    if routing == "dor" and kind not in ORDERED:
-        raise ConfigError("routing.algorithm", f"dor needs a torus, mesh or hyperx (topology is {kind})")
-    if routing == "adaptive" and kind not in GRID:
-        raise ConfigError("routing.algorithm", f"adaptive needs a torus or mesh (topology is {kind})")
-    if routing == "updown" and kind != "fattree":
-        raise ConfigError("routing.algorithm", f"updown needs a fat tree (topology is {kind})")
+    kinds = ROUTINGS[routing].attrs.get("kinds")
+    if kinds and net.kind not in kinds:
+        names = [TOPOLOGIES[k].attrs.get("title", k) for k in kinds]
+        needs = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        raise ConfigError("routing.algorithm", f"{routing} needs a {needs} (topology is {net.kind})")
 
 
 def _needs(net: Network, routes: Routes, rcfg: dict[str, Any]) -> tuple[int, int, int, int, int]:
@@ -84,20 +81,20 @@ def _classes(net: Network, routes: Routes, rcfg: dict[str, Any]) -> tuple[int, i
         return VCP_HOP, limit, limit, 0, limit
     if kind == "fattree":
         return VCP_NONE, 1, 1, 0, 0
-    if kind == "dragonfly" and routing in ("min", *VALIANT):
+    if kind == "dragonfly" and routing in ("min", *VALIANT_ROUTINGS):
         if routing == "min":
             return VCP_DRAGONFLY, 2, 1, 0, 0
         return VCP_DRAGONFLY, 4 if routing != "val" and rcfg.get("ugal_vcs") == "separate" else 3, 2, 0, 0
-    if kind == "hyperx" and routing in ("dor", *VALIANT):  # dimension order, in one or two phases
-        phases = 2 if routing in VALIANT else 1
+    if kind == "hyperx" and routing in ("dor", *VALIANT_ROUTINGS):  # dimension order, in one or two phases
+        phases = 2 if routing in VALIANT_ROUTINGS else 1
         return VCP_DATELINE, phases, phases, 0, 0
-    if kind in GRID and routing != "min":
+    if kind in GRID and ROUTINGS[routing].attrs.get("ordered"):
         wrap = 2 if kind == "torus" else 1  # dateline partitions per dimension
         if routing == "adaptive":
             return VCP_ESCAPE, wrap + 1, wrap + 1, wrap, 0
-        phases = 2 if routing in VALIANT else 1
+        phases = 2 if routing in VALIANT_ROUTINGS else 1
         return VCP_DATELINE, wrap * phases, wrap * phases, 0, 0
-    classes = 2 * D if routing in VALIANT else D
+    classes = 2 * D if routing in VALIANT_ROUTINGS else D
     return VCP_HOP, classes, classes, 0, 0
 
 

@@ -681,12 +681,14 @@ def next_port(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk
     elif kind == K_FATTREE and (routing == R_UPDOWN or routing == R_VAL or routing == R_UGAL_L
                                 or routing == R_UGAL_G):
         out = tree_port(ps, port, vc, pt, ip, alg, prm, pk, rng, r, d, dn, target, to_inter, h)
-    elif (kind == K_TORUS or kind == K_MESH) and routing != R_MIN:
+    elif (kind == K_TORUS or kind == K_MESH) and (routing == R_DOR or routing == R_ADAPTIVE or routing == R_VAL
+                                                  or routing == R_UGAL_L or routing == R_UGAL_G):  # (ordered)
         if routing == R_ADAPTIVE and pk[h, PK_PHASE] != ESCAPED:
             if adaptive_port(ps, port, dist, ip, alg, vcr, vc, prm, pk, buf, r, d, h, scan):
                 return ADAPTIVE_TAKEN, 0
         out, part = dor_step(ps, port, pt, ip, alg, pk, rng, r, target, h, prm.faults)
-    elif scan == K_HYPERX and routing != R_MIN:  # dor, and the dimension-order phases of val and ugal
+    elif scan == K_HYPERX and (routing == R_DOR or routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G):
+        # dor, and the dimension-order phases of val and ugal (registry.py `ordered`)
         out = hx_dor_step(ps, port, pt, ip, rng, r, target)
     elif kind == K_DRAGONFLY and (routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G) and to_inter:
         out, _, _ = df_to_group(ps, port, ip, rng, r, target)
