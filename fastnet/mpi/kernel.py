@@ -552,9 +552,10 @@ def collective_op(wl, r, pc, t):
 
 @jit_inline
 def request_op(wl, r, pc, base, t):
-    """Rank r's isend or irecv op pc starts its request (slot `base` + the op's): a receive looks for its
-    envelope; a send to itself is a local copy, arrived at once; any other send posts its envelope (eager data,
-    complete at once, or a rendezvous RTS), queued at the receiver in post order."""
+    """Rank r's isend or irecv op pc starts its request (slot `base` + the op's): one with PROC_NULL is complete
+    at once; a receive looks for its envelope; a send to itself is a local copy, arrived at once; any other send
+    posts its envelope (eager data, complete at once, or a rendezvous RTS), queued at the receiver in post
+    order."""
     tk, ops, rq = wl.tk, wl.ops, wl.rq
     q = base + ops[pc, OP_REQ]
     peer, comm, nbytes = ops[pc, OP_PEER], ops[pc, OP_COMM], ops[pc, OP_BYTES]
