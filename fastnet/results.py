@@ -19,7 +19,7 @@ import numpy as np
 import xarray as xr
 
 from .build.routing import is_table
-from .units import timing
+from .units import Timing, timing
 from .version import __version__
 
 # name: (dims, units, description)
@@ -158,21 +158,41 @@ def _mean(total: float, count: float) -> float:
 
 
 def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
+    """The results of run `s` (after `wall_seconds` of wall time): its packet statistics, per port and per latency
+    bin, the time series, the failures' counts and the workload's figures, each variable described by VARIABLES."""
+    prm = s.params
+    bg = s.program.background if prm.background else None
+    N = len(bg.nodes) if bg is not None else s.net.n_nodes  # the nodes whose packets are measured
+    window = min(prm.w1, s.cycle) - prm.w0  # a closed-loop run measures all its cycles
+    t = timing(s.cfg)
+    stats = _packet_statistics(s, N, window, bg is not None)
+    ports, port_coords = _per_port(s, window)
+    hists, hist_coords = _histograms(s.state)
+    values = {**stats, **ports, **hists, **_in_physical_units(stats, t, s.cfg["traffic"]["phit_bytes"])}
+    coords = {**port_coords, **hist_coords}
+    if prm.ts_interval:
+        ts_values, coords["time"] = _timeseries(s)
+        values.update(ts_values)
+    fattrs: dict[str, Any] = {}
+    if s.faults is not None:
+        fvalues, coords["drop_cause"], fattrs = _fault_values(s)
+        values.update(fvalues)
+    wvalues, wcoords, wattrs = _workload_values(s, wall_seconds)
+    values.update(wvalues)
+    coords.update(wcoords)
+    attrs = {**_run_attrs(s, N, bg, t, wall_seconds), **fattrs, **wattrs}
+    return xr.Dataset(_described(values), coords=coords, attrs=attrs)
+
+
+def _packet_statistics(s: Any, N: int, window: int, background: bool) -> dict[str, Any]:
+    """Throughput per node over the window, latency and hops of the measured packets, and the packet counts."""
     from .kernels import state as K
 
-    from .workloads.results import workload_values
-
-    st, prm, net = s.state, s.params, s.net
+    st = s.state
     sc, ctr = st.sc, st.ctr
-    bg = s.program.background if prm.background else None
-    N = len(bg.nodes) if bg is not None else net.n_nodes  # the nodes whose packets are measured
-    window = min(prm.w1, s.cycle) - prm.w0  # a closed-loop run measures all its cycles
-
-    t = timing(s.cfg)
-    gbytes = s.cfg["traffic"]["phit_bytes"] / t.cycle_ns  # one phit per node per cycle, in GB/s
     count = int(sc[K.S_COUNT])
     in_network = int(ctr[K.C_CREATED] - ctr[K.C_DELIVERED] - ctr[K.C_DROPPED] - ctr[K.C_QUEUED])
-    values: dict[str, Any] = {
+    return {
         "accepted_phits_per_node_cycle": sc[K.S_ACCEPTED_PHITS] / (N * window),
         "offered_phits_per_node_cycle": sc[K.S_OFFERED_PHITS] / (N * window),
         "injected_phits_per_node_cycle": sc[K.S_INJECTED_PHITS] / (N * window),
@@ -198,59 +218,94 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "phit_hops": int(ctr[K.C_PHIT_HOPS]),
         # background traffic stops with the MPI run, its last packets in flight: it is unstable if the sources'
         # queues hold more than a packet per node then (the network did not keep up with the offered load)
-        "unstable": int(ctr[K.C_QUEUED] > N if bg is not None else
+        "unstable": int(ctr[K.C_QUEUED] > N if background else
                         ctr[K.C_MEAS_CREATED] != ctr[K.C_MEAS_DELIVERED] + ctr[K.C_MEAS_DROPPED]),
-        "port_utilization": st.pt[:, K.PT_PHITS] / window,
-        "packet_latency_histogram": st.lat_hist.copy(),
-        "network_latency_histogram": st.net_hist.copy(),
     }
-    values.update({  # the same figures in physical units
-        "packet_latency_mean_ns": values["packet_latency_mean"] * t.cycle_ns,
-        "network_latency_mean_ns": values["network_latency_mean"] * t.cycle_ns,
-        "accepted_gbytes_per_node": values["accepted_phits_per_node_cycle"] * gbytes,
-        "offered_gbytes_per_node": values["offered_phits_per_node_cycle"] * gbytes,
-    })
-    coords: dict[str, Any] = {
+
+
+def _per_port(s: Any, window: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each output port's utilization over the window; the port coordinates (router, class)."""
+    from .kernels.state import PT_PHITS
+
+    net = s.net
+    coords = {
         "port": np.arange(net.n_ports),
         "port_router": ("port", net.port_router.copy()),
         "port_class": xr.Variable("port", net.port_class.astype(np.int8),  # CF flags, not strings (zarr v3)
                                   attrs={"flag_values": [0, 1, 2], "flag_meanings": "injection local global"}),
-        "latency_bin": np.arange(len(st.lat_hist)),
-        "latency_bin_lower": ("latency_bin", bin_edges(len(st.lat_hist))[:-1]),
     }
-    if prm.ts_interval:
-        rows = -(-int(s.cycle) // prm.ts_interval)
-        ts = st.ts[:rows]
-        values.update({
-            "ts_created_phits": ts[:, K.TS_CREATED_PHITS],
-            "ts_delivered_phits": ts[:, K.TS_DELIVERED_PHITS],
-            "ts_packet_latency_mean": np.where(ts[:, K.TS_LAT_COUNT] > 0,
-                                               ts[:, K.TS_LAT_SUM] / np.maximum(ts[:, K.TS_LAT_COUNT], 1), np.nan),
-            "ts_packets_in_network": ts[:, K.TS_IN_NETWORK],
-            "ts_packets_queued": ts[:, K.TS_QUEUED],
-        })
-        coords["time"] = np.arange(rows) * prm.ts_interval
-    fattrs: dict[str, Any] = {}
-    if s.faults is not None:
-        values["packets_dropped_by_cause"] = ctr[[K.C_DROP_LINK, K.C_DROP_ROUTER, K.C_DROP_UNROUTABLE]].copy()
-        values["port_failed_cycles"] = s.faults.port_failed_cycles(int(s.cycle))
-        coords["drop_cause"] = list(K.DROP_CAUSES)
-        first = s.faults.states[0][1]
-        fattrs = {"faults_links_down_at_start": len(first.links), "faults_routers_down_at_start": len(first.routers),
-                  "faults_events_applied": s.faults.step,
-                  "faults_route_recompute_seconds": float(sum(s.faults.recompute_seconds))}
-    wvalues, wcoords, wattrs = workload_values(s)
-    values.update(wvalues)
+    return {"port_utilization": s.state.pt[:, PT_PHITS] / window}, coords
+
+
+def _histograms(st: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The measured packets per latency bin, and the bins' lower edges."""
+    values = {"packet_latency_histogram": st.lat_hist.copy(), "network_latency_histogram": st.net_hist.copy()}
+    coords = {"latency_bin": np.arange(len(st.lat_hist)),
+              "latency_bin_lower": ("latency_bin", bin_edges(len(st.lat_hist))[:-1])}
+    return values, coords
+
+
+def _in_physical_units(stats: dict[str, Any], t: Timing, phit_bytes: int) -> dict[str, Any]:
+    """The mean latencies in ns and the throughputs in GB/s per node."""
+    gbytes = phit_bytes / t.cycle_ns  # one phit per node per cycle, in GB/s
+    return {
+        "packet_latency_mean_ns": stats["packet_latency_mean"] * t.cycle_ns,
+        "network_latency_mean_ns": stats["network_latency_mean"] * t.cycle_ns,
+        "accepted_gbytes_per_node": stats["accepted_phits_per_node_cycle"] * gbytes,
+        "offered_gbytes_per_node": stats["offered_phits_per_node_cycle"] * gbytes,
+    }
+
+
+def _timeseries(s: Any) -> tuple[dict[str, Any], np.ndarray]:
+    """Per time-series interval (sim.timeseries) up to the last cycle run: phits created and delivered, mean
+    latency, packets in the network and queued; and the interval's first cycle."""
+    from .kernels import state as K
+
+    interval = s.params.ts_interval
+    rows = -(-int(s.cycle) // interval)
+    ts = s.state.ts[:rows]
+    values = {
+        "ts_created_phits": ts[:, K.TS_CREATED_PHITS],
+        "ts_delivered_phits": ts[:, K.TS_DELIVERED_PHITS],
+        "ts_packet_latency_mean": np.where(ts[:, K.TS_LAT_COUNT] > 0,
+                                           ts[:, K.TS_LAT_SUM] / np.maximum(ts[:, K.TS_LAT_COUNT], 1), np.nan),
+        "ts_packets_in_network": ts[:, K.TS_IN_NETWORK],
+        "ts_packets_queued": ts[:, K.TS_QUEUED],
+    }
+    return values, np.arange(rows) * interval
+
+
+def _fault_values(s: Any) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+    """The packets dropped by cause, each port's failed cycles, the causes, and the failures' attributes."""
+    from .kernels import state as K
+
+    ctr, plan = s.state.ctr, s.faults
+    values = {"packets_dropped_by_cause": ctr[[K.C_DROP_LINK, K.C_DROP_ROUTER, K.C_DROP_UNROUTABLE]].copy(),
+              "port_failed_cycles": plan.port_failed_cycles(int(s.cycle))}
+    first = plan.states[0][1]
+    attrs = {"faults_links_down_at_start": len(first.links), "faults_routers_down_at_start": len(first.routers),
+             "faults_events_applied": plan.step,
+             "faults_route_recompute_seconds": float(sum(plan.recompute_seconds))}
+    return values, list(K.DROP_CAUSES), attrs
+
+
+def _workload_values(s: Any, wall_seconds: float) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The closed-loop workload's values, coordinates and attributes (workloads/results.py); for MPI also the
+    events replayed and their rate."""
+    from .workloads.results import workload_values
+
+    values, coords, attrs = workload_values(s)
     if "mpi_calls" in values:
         values["mpi_events"] = values["mpi_calls"] + values["messages"] + values["control_messages"]
         # over the cycle loop alone: the build and a first run's compilation are not the replay's speed
-        wattrs["mpi_events_per_second"] = values["mpi_events"] / max(s.simulate_seconds or wall_seconds, 1e-9)
-    coords.update(wcoords)
-    data_vars = {}
-    for name, value in values.items():
-        dims, units, doc = VARIABLES[name]
-        data_vars[name] = xr.Variable(dims, np.asarray(value), attrs={"units": units, "description": doc})
-    attrs = {
+        attrs["mpi_events_per_second"] = values["mpi_events"] / max(s.simulate_seconds or wall_seconds, 1e-9)
+    return values, coords, attrs
+
+
+def _run_attrs(s: Any, N: int, bg: Any, t: Timing, wall_seconds: float) -> dict[str, Any]:
+    """What ran: version, seed, config, network, routing mode, timing, wall time, and background traffic."""
+    net = s.net
+    return {
         "fastnet_version": __version__,
         "seed": int(s.cfg["sim"]["seed"]),
         "config": json.dumps(s.cfg, sort_keys=True),
@@ -258,17 +313,23 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
         "routers": net.n_routers,
         "nodes": N,
         "ports": net.n_ports,
-        "vcs": prm.vcs,
+        "vcs": s.params.vcs,
         "routing_mode": "table" if is_table(s.routes) else "algebraic",
         "wall_seconds": float(wall_seconds),
         "cycle_ns": t.cycle_ns,
         "timing": json.dumps(t.report(s.cfg["traffic"]["phit_bytes"]), sort_keys=True),
         **({"background_job": bg.job, "background_nodes": len(bg.nodes), "background_load": bg.load}
            if bg is not None else {}),
-        **fattrs,
-        **wattrs,
     }
-    return xr.Dataset(data_vars, coords=coords, attrs=attrs)
+
+
+def _described(values: dict[str, Any]) -> dict[str, xr.Variable]:
+    """Each value as a Variable with the dims, units and description VARIABLES gives it."""
+    data_vars = {}
+    for name, value in values.items():
+        dims, units, doc = VARIABLES[name]
+        data_vars[name] = xr.Variable(dims, np.asarray(value), attrs={"units": units, "description": doc})
+    return data_vars
 
 
 def summary(ds: xr.Dataset) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import numpy as np
 from .build import build_routes
 from .build.network import GLOBAL, LOCAL, NODE, Network
 from .build.routing import Routes, minimal_scan, with_distance_table
-from .build.vcs import vc_layout
+from .build.vcs import VcLayout, vc_layout
 from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
 from .faults.plan import plan_faults
 from .memory import check_memory, check_network_fits, memory_estimate
@@ -32,7 +32,7 @@ from .registry import (
 )
 from .topology import build_network
 from .traffic.patterns import Traffic, background_traffic, compile_traffic
-from .units import PERIOD_ONE, timing
+from .units import PERIOD_ONE, Timing, timing
 
 CHUNK = 2048  # most cycles per kernel call: the granularity of progress reports and pool growth
 CHUNK_SECONDS = 0.5  # wall time a kernel call aims at (fewer cycles than CHUNK on large networks)
@@ -62,66 +62,101 @@ class Simulation:
 
 def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int | None = None) -> Simulation:
     """Resolve and check a config, compile network, routing, traffic and the initial state."""
-    from .kernels.state import Params, first_pool_rows, new_state
-    from .traffic.openloop import start_open_loop
-    from .workloads.build import compile_workload, workload_section
+    cfg = _resolved(cfg)
+    buffers = _buffers(cfg)
+    check_network_fits(cfg)  # before the build, which could exhaust the machine itself
+    net, routes = _network_and_routes(cfg, table_budget)
+    plan = None
+    if "faults" in cfg:  # (even with none failed: a sweep's points then have the same variables)
+        plan = plan_faults(cfg, net, routes)
+        net, routes = plan.start(net, routes)
+    layout = vc_layout(net, routes, cfg["router"], cfg["routing"])
+    routes = routes._replace(vcr=layout.ranges)
+    cfg["router"].update(vcs=layout.vcs[LOCAL], vcs_global=layout.vcs[GLOBAL], vcs_injection=layout.vcs[NODE])
+    closed = _closed_loop(cfg)
+    prm = _params(cfg, net, layout, buffers, closed, faults=plan is not None)
+    tr, wl, program, prm = _traffic_and_workload(cfg, net, prm)
+    # refuse now, before the state (most of a large run's memory) exists, rather than swap or be killed
+    check_memory(memory_estimate(net, routes, cfg, prm.vcs, layout.hop_limit, extra=(tr, wl)), cfg)
+    st = _initial_state(cfg, net, prm, tr, _vc_capacity(net, layout.vcs, buffers, prm.vcs), closed)
+    return Simulation(cfg=cfg, net=net, routes=routes, params=prm, traffic=tr, state=st, workload=wl,
+                      program=program, faults=plan)
 
+
+def _resolved(cfg: dict[str, Any] | str | Path | None) -> dict[str, Any]:
+    """The full config: the default one, a TOML file's, or the dict given, with every default filled in."""
     if cfg is None:
         cfg = _config.DEFAULT_CONFIG
     if isinstance(cfg, (str, Path)):
         cfg = _config.read_toml(cfg)
-    cfg = _config.resolve(cfg)
-    router, traffic, sim, rcfg = cfg["router"], cfg["traffic"], cfg["sim"], cfg["routing"]
+    return _config.resolve(cfg)
+
+
+def _buffers(cfg: dict[str, Any]) -> dict[int, int]:
+    """Phits of one VC's buffer by port class; ConfigError if one cannot hold a whole packet."""
+    router, traffic = cfg["router"], cfg["traffic"]
     buffers = {NODE: router["buffer_phits_injection"], LOCAL: router["buffer_phits"],
                GLOBAL: router["buffer_phits_global"]}
     for cls, key in ((LOCAL, "buffer_phits"), (GLOBAL, "buffer_phits_global"), (NODE, "buffer_phits_injection")):
         if buffers[cls] < traffic["packet_phits"]:  # (a flit crossbar's smaller buffers: docs/booksim.md)
             raise ConfigError(f"router.{key}", f"must hold a whole packet for virtual cut-through "
                               f"(>= traffic.packet_phits = {traffic['packet_phits']}, got {buffers[cls]})")
-    check_network_fits(cfg)  # before the build, which could exhaust the machine itself
+    return buffers
+
+
+def _fixed_min(rcfg: dict[str, Any]) -> bool:
+    """Minimal routing over one fixed shortest path per router pair (routing.min_path = "fixed")."""
+    return rcfg["algorithm"] == "min" and rcfg["min_path"] == "fixed"
+
+
+def _network_and_routes(cfg: dict[str, Any], table_budget: int | None) -> tuple[Network, Routes]:
+    """The network as built, and its routes: with a distance table where the routing reads one (ksp, fixed min)."""
+    rcfg = cfg["routing"]
     net = build_network(cfg)
     routes = build_routes(net) if table_budget is None else build_routes(net, table_budget)
-    fixed_min = rcfg["algorithm"] == "min" and rcfg["min_path"] == "fixed"
-    if fixed_min and net.kind == "dragonfly":
+    if _fixed_min(rcfg) and net.kind == "dragonfly":
         raise ConfigError("routing.min_path", "fixed is for graphs whose minimal paths are shortest paths; a "
                           "dragonfly's are hierarchical (one global hop): use random")
-    if rcfg["algorithm"] == "ksp" or fixed_min:
+    if rcfg["algorithm"] == "ksp" or _fixed_min(rcfg):
         routes = with_distance_table(net, routes)
-    plan = None
-    if "faults" in cfg:  # (even with none failed: a sweep's points then have the same variables)
-        plan = plan_faults(cfg, net, routes)
-        net, routes = plan.start(net, routes)
-    layout = vc_layout(net, routes, router, rcfg)
-    routes = routes._replace(vcr=layout.ranges)
-    cfg["router"].update(vcs=layout.vcs[LOCAL], vcs_global=layout.vcs[GLOBAL], vcs_injection=layout.vcs[NODE])
-    V = max(layout.vcs.values())
-    max_packet = traffic["packet_phits"]
-    tm = timing(cfg)
-    delay, inject_latency = tm.delay, tm.latency["injection"]
-    max_lat = max(int(net.port_latency.max()), inject_latency)
-    max_send = -(-max_packet * int(net.port_period.max()) // PERIOD_ONE)  # the slowest link's time for a packet
-    closed = workload_section(cfg)["kind"] != "open_loop"
+    return net, routes
+
+
+def _closed_loop(cfg: dict[str, Any]) -> bool:
+    """A workload other than open-loop traffic: it runs until it finishes."""
+    from .workloads.build import workload_section
+
+    return workload_section(cfg)["kind"] != "open_loop"
+
+
+def _window(sim: dict[str, Any], closed: bool) -> tuple[int, int]:
+    """The measurement window [w0, w1): a closed-loop workload's whole run (at most sim.max_cycles), else
+    sim.warmup to warmup + measure, checked to leave the drain room within sim.max_cycles."""
     if closed:  # a closed-loop workload runs until it finishes (at most sim.max_cycles); all of it is measured
-        w0, w1 = 0, sim["max_cycles"]
         if sim["timeseries"] and sim["max_cycles"] // sim["timeseries"] > 10**7:
             raise ConfigError("sim.timeseries", "with a closed-loop workload, set sim.max_cycles so that "
                               "max_cycles / timeseries <= 10,000,000 rows")
-    else:
-        w0 = sim["warmup"]
-        w1 = w0 + sim["measure"]
-        if w1 + sim["drain"] > sim["max_cycles"]:
-            raise ConfigError("sim.max_cycles", f"warmup + measure + drain = {w1 + sim['drain']} exceeds it")
-    watchdog = max(sim["watchdog"], 4 * (max_send + max_lat + delay + router["credit_delay"]))
-    algorithm = rcfg["algorithm"]
-    # per-packet allocation stages: route, VC and switch allocation (at most 3 cycles; a longer `delay` is
-    # pipeline latency, not occupancy)
-    stages = min(delay, 4)
-    head_delay = max(stages - 1, 0) if router["head_delay"] == "auto" else router["head_delay"]
-    vc_realloc = max(stages - 2, 0) if router["vc_realloc"] == "auto" else router["vc_realloc"]
-    # farthest event ahead of now: a head's ready time (link queue + latency + router delay) or a credit
+        return 0, sim["max_cycles"]
+    w0 = sim["warmup"]
+    w1 = w0 + sim["measure"]
+    if w1 + sim["drain"] > sim["max_cycles"]:
+        raise ConfigError("sim.max_cycles", f"warmup + measure + drain = {w1 + sim['drain']} exceeds it")
+    return w0, w1
+
+
+def _watchdog_and_horizon(cfg: dict[str, Any], net: Network, tm: Timing, vcs: dict[int, int],
+                          buffers: dict[int, int], head_delay: int) -> tuple[int, int]:
+    """The watchdog (cycles with packets in flight and no phit moving before a DeadlockError: sim.watchdog, at
+    least four of the slowest hops) and the horizon (the farthest ahead of now an event is scheduled: a head's
+    ready time after link queue, latency and router delay, or a credit). ConfigError names the largest part of
+    a hop too long for the event wheel."""
+    router, max_packet, delay = cfg["router"], cfg["traffic"]["packet_phits"], tm.delay
+    max_lat = max(int(net.port_latency.max()), tm.latency["injection"])
+    max_send = -(-max_packet * int(net.port_period.max()) // PERIOD_ONE)  # the slowest link's time for a packet
+    watchdog = max(cfg["sim"]["watchdog"], 4 * (max_send + max_lat + delay + router["credit_delay"]))
     # the most an output queue holds: one packet, or with a flit crossbar every credit of the VCs downstream
     flit_crossbar = CROSSBARS.code(router["crossbar"]) == X_FLIT
-    queued = max(n * buffers[cls] for cls, n in layout.vcs.items()) if flit_crossbar else max_packet
+    queued = max(n * buffers[cls] for cls, n in vcs.items()) if flit_crossbar else max_packet
     max_queue = -(-queued * int(net.port_period.max()) // PERIOD_ONE)
     horizon = max_send + max_queue + max_lat + router["credit_delay"] + max(delay, head_delay) + 8
     if horizon > MAX_HORIZON:  # the event wheel spans it: name the largest part
@@ -133,52 +168,88 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
                "credits" if field == "router.buffer_phits" else "use a longer cycle: links.cycle")
         raise ConfigError(field, f"makes a hop take {horizon:,} cycles, more than the {MAX_HORIZON:,} the event "
                                  f"wheel allows ({fix})")
-    adaptive_choice = algorithm == "ksp" and rcfg["path_choice"] == "adaptive"
-    prm = Params(
-        vcs=V, delay=delay, inject_latency=inject_latency, head_delay=head_delay, vc_realloc=vc_realloc,
-        speedup=float(router["speedup"]),
+    return watchdog, horizon
+
+
+def _params(cfg: dict[str, Any], net: Network, layout: VcLayout, buffers: dict[int, int], closed: bool,
+            faults: bool) -> Any:
+    """The kernels' Params: the router's pipeline, the routing's choices by code, the window and the event wheel."""
+    from .kernels.state import Params
+
+    router, sim, rcfg = cfg["router"], cfg["sim"], cfg["routing"]
+    algorithm = rcfg["algorithm"]
+    tm = timing(cfg)
+    w0, w1 = _window(sim, closed)
+    # per-packet allocation stages: route, VC and switch allocation (at most 3 cycles; a longer `delay` is
+    # pipeline latency, not occupancy)
+    stages = min(tm.delay, 4)
+    head_delay = max(stages - 1, 0) if router["head_delay"] == "auto" else router["head_delay"]
+    vc_realloc = max(stages - 2, 0) if router["vc_realloc"] == "auto" else router["vc_realloc"]
+    watchdog, horizon = _watchdog_and_horizon(cfg, net, tm, layout.vcs, buffers, head_delay)
+    return Params(
+        vcs=max(layout.vcs.values()), delay=tm.delay, inject_latency=tm.latency["injection"],
+        head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]),
         iters=router["alloc_iters"], allocator=SWITCH_ALLOCATORS.code(router["allocator"]),
         credit_delay=router["credit_delay"], multi_eject=EJECTIONS.code(router["ejection"]) == EJ_MULTIPLE,
         routing=ROUTINGS.code(algorithm), vc_policy=layout.policy,
         n_escape=(2 if net.kind == "torus" else 1) if algorithm == "adaptive" else 0, hop_limit=layout.hop_limit,
-        paths=rcfg["paths"], adaptive_choice=adaptive_choice,
-        up_port=UP_PORTS.code(rcfg["up_port"]), fixed_min=fixed_min,
+        paths=rcfg["paths"], adaptive_choice=algorithm == "ksp" and rcfg["path_choice"] == "adaptive",
+        up_port=UP_PORTS.code(rcfg["up_port"]), fixed_min=_fixed_min(rcfg),
         indirect=rcfg["indirect_candidates"], penalty=float(rcfg["penalty"]), threshold=float(rcfg["threshold"]),
         ugal_vcs=UGAL_VCS.code(rcfg["ugal_vcs"]),
         ugal_queue=UGAL_QUEUES.code(rcfg["ugal_queue"]),
         reroute=algorithm == "adaptive" or (algorithm == "updown" and rcfg["up_port"] == "adaptive"),
-        max_packet=max_packet, flit_crossbar=flit_crossbar, vc_round_robin=VC_ALLOCATORS[router["vc_choice"]].pointer,
-        vc_alloc=VC_ALLOCATORS.code(router["vc_choice"]),
+        max_packet=cfg["traffic"]["packet_phits"], flit_crossbar=CROSSBARS.code(router["crossbar"]) == X_FLIT,
+        vc_round_robin=VC_ALLOCATORS[router["vc_choice"]].pointer, vc_alloc=VC_ALLOCATORS.code(router["vc_choice"]),
         watchdog=watchdog, skip_idle=sim["skip_idle"], background=False, w0=w0, w1=w1,
-        ts_interval=sim["timeseries"], occupancy=False, faults=plan is not None,
+        ts_interval=sim["timeseries"], occupancy=False, faults=faults,
         wheel_mask=(1 << max(4, math.ceil(math.log2(horizon)))) - 1,
     )
-    vc_cap = np.zeros((net.n_ports, V), dtype=np.int32)
-    for cls, n in layout.vcs.items():
-        vc_cap[net.port_class == cls, :n] = buffers[cls]
-    tr = compile_traffic(net, traffic, sim["seed"])
-    program = None
-    if workload_section(cfg)["kind"] in ("mpi", "trace"):
-        from .mpi.build import compile_mpi
 
-        wl, program = compile_mpi(cfg, net, sim["seed"])
-        if program.background is not None:  # a job of kind open_loop: its sources run beside the ranks
-            bg = program.background
-            tr = background_traffic(net, bg.nodes, bg.load, traffic["packet_phits"])
-            prm = prm._replace(background=True)
-    else:
-        wl = compile_workload(cfg, net, sim["seed"])
-    # refuse now, before the state (most of a large run's memory) exists, rather than swap or be killed
-    check_memory(memory_estimate(net, routes, cfg, V, layout.hop_limit, extra=(tr, wl)), cfg)
-    end = sim["max_cycles"] if closed else w1 + sim["drain"]
+
+def _traffic_and_workload(cfg: dict[str, Any], net: Network, prm: Any) -> tuple[Traffic, Any, Any, Any]:
+    """The open-loop traffic, the workload and, for MPI, its program (with background traffic from a job of kind
+    open_loop, which replaces the traffic and sets prm.background): (traffic, workload, program, prm)."""
+    from .workloads.build import compile_workload, workload_section
+
+    seed = cfg["sim"]["seed"]
+    tr = compile_traffic(net, cfg["traffic"], seed)
+    if workload_section(cfg)["kind"] not in ("mpi", "trace"):
+        return tr, compile_workload(cfg, net, seed), None, prm
+    from .mpi.build import compile_mpi
+
+    wl, program = compile_mpi(cfg, net, seed)
+    if program.background is not None:  # a job of kind open_loop: its sources run beside the ranks
+        bg = program.background
+        tr = background_traffic(net, bg.nodes, bg.load, cfg["traffic"]["packet_phits"])
+        prm = prm._replace(background=True)
+    return tr, wl, program, prm
+
+
+def _vc_capacity(net: Network, vcs: dict[int, int], buffers: dict[int, int], V: int) -> np.ndarray:
+    """int32[P, V]: each VC's buffer in phits, by its port's class (0 for the VCs a class does not use)."""
+    vc_cap = np.zeros((net.n_ports, V), dtype=np.int32)
+    for cls, n in vcs.items():
+        vc_cap[net.port_class == cls, :n] = buffers[cls]
+    return vc_cap
+
+
+def _initial_state(cfg: dict[str, Any], net: Network, prm: Any, tr: Traffic, vc_cap: np.ndarray,
+                   closed: bool) -> Any:
+    """The kernels' State at cycle 0: the first pools, the time-series rows of the whole run, and the open-loop
+    sources' first arrivals."""
+    from .kernels.state import first_pool_rows, new_state
+    from .traffic.openloop import start_open_loop
+
+    sim = cfg["sim"]
+    end = sim["max_cycles"] if closed else prm.w1 + sim["drain"]
     n_ts = math.ceil(end / sim["timeseries"]) if sim["timeseries"] else 0
     st = new_state(net.n_routers, net.n_ports, net.n_nodes, net.radix, prm, sim["seed"], n_ts,
                    packets=first_pool_rows(net.n_nodes), events=first_pool_rows(net.n_nodes), vc_cap=vc_cap,
                    arrival_slots=arrival_slots(tr.rate) if prm.background or not closed else 1)
     if prm.background or not closed:
         start_open_loop(tr, st)
-    return Simulation(cfg=cfg, net=net, routes=routes, params=prm, traffic=tr, state=st, workload=wl,
-                      program=program, faults=plan)
+    return st
 
 
 def arrival_slots(rate: float) -> int:

@@ -191,8 +191,27 @@ def plan_faults(cfg: dict[str, Any], net: Network, routes: Routes) -> FaultPlan:
     why = _supported(net, routing, table)
     if why:
         raise ConfigError("faults", why)
+    peer, pair_u, pair_v, pairs = _port_pairs(net)
+    names = _Names(pairs, net.n_routers, net.kind, routing, table)
+    states = _with_events(f, names, _at_start(f, names))
+    _check_open_loop(cfg, f, states)
+    updown = _switch_levels(net) if routing == "updown" else None
+    plan = FaultPlan(table=table and updown is None, updown=updown, states=states, peer=peer, pair_u=pair_u,
+                     pair_v=pair_v, n_routers=net.n_routers,
+                     n_leaves=net.params["switches_per_level"] if updown is not None else 0)
+    if not f["allow_disconnected"]:
+        for cycle, s in states:
+            problem = _disconnected(plan, net, routes, routing, s)
+            if problem:
+                raise ConfigError("faults", f"{problem} (from cycle {cycle}); set faults.allow_disconnected = "
+                                  "true to drop and count the traffic that cannot arrive instead")
+    return plan
+
+
+def _port_pairs(net: Network) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, int], int]]:
+    """Each port's peer router as built; the router pair (u < v) of every network port (-1, -1 on node ports);
+    and the link class of every linked router pair."""
     port = net.topo.port
-    R = net.n_routers
     peer = port[:, P_PEER_ROUTER].copy()
     cls = port[:, 3]
     is_net = cls != NODE
@@ -202,53 +221,78 @@ def plan_faults(cfg: dict[str, Any], net: Network, routes: Routes) -> FaultPlan:
     pairs: dict[tuple[int, int], int] = {}  # router pair -> link class
     for u, v, c in zip(pair_u[is_net].tolist(), pair_v[is_net].tolist(), cls[is_net].tolist()):
         pairs[(u, v)] = c
+    return peer, pair_u, pair_v, pairs
 
-    def link(u: int, v: int, fld: str) -> tuple[int, int]:
+
+@dataclass
+class _Names:
+    """Checks the links and routers a [faults] section names against the network and its routing."""
+    pairs: dict[tuple[int, int], int]  # linked router pair (u < v) -> link class
+    n_routers: int
+    kind: str  # the topology
+    routing: str
+    table: bool  # the routing reads a distance table
+
+    def link(self, u: int, v: int, fld: str) -> tuple[int, int]:
+        """The router pair of link [u, v] (u < v); ConfigError on `fld` if it is no link or may not fail."""
+        R = self.n_routers
         key = (min(u, v), max(u, v))
-        if key not in pairs:
+        if key not in self.pairs:
             raise ConfigError(fld, f"routers {u} and {v} are not linked" if max(u, v) < R else
                               f"router {max(u, v)} does not exist (the network has {R} routers: 0..{R - 1})")
-        if net.kind == "dragonfly" and pairs[key] == LOCAL:
+        if self.kind == "dragonfly" and self.pairs[key] == LOCAL:
             raise ConfigError(fld, f"[{u}, {v}] is a link inside a dragonfly group; only global links may fail "
                               "(routing has no VC class for a detour inside a group)")
         return key
 
-    def router_id(r: int, fld: str) -> int:
+    def router(self, r: int, fld: str) -> int:
+        """Router r; ConfigError on `fld` if it does not exist or the routing cannot route around its failure."""
+        R = self.n_routers
         if r >= R:
             raise ConfigError(fld, f"router {r} does not exist (the network has {R} routers: 0..{R - 1})")
-        if not (routing == "updown" or (table and net.kind != "dragonfly" and routing in TABLE_ROUTINGS)):
+        if not (self.routing == "updown" or (self.table and self.kind != "dragonfly"
+                                             and self.routing in TABLE_ROUTINGS)):
             raise ConfigError(fld, "a router may fail only under updown on a fat tree or a table routing (min, val, "
                               "ugal_l, ugal_g, ksp on a network small enough for a routing table); this run uses "
-                              f"{routing} on a {net.kind}")
+                              f"{self.routing} on a {self.kind}")
         return r
 
-    links = {link(u, v, "faults.links") for u, v in f["links"]}
-    routers = {router_id(r, "faults.routers") for r in f["routers"]}
+
+def _at_start(f: dict[str, Any], names: _Names) -> FaultState:
+    """The failures from cycle 0: the links and routers named, and a random `fraction` of the links of
+    `link_class` (drawn with faults.seed)."""
+    links = {names.link(u, v, "faults.links") for u, v in f["links"]}
+    routers = {names.router(r, "faults.routers") for r in f["routers"]}
     if f["fraction"] > 0:
         wanted = {"any": (LOCAL, GLOBAL), "local": (LOCAL,), "global": (GLOBAL,)}[f["link_class"]]
-        if net.kind == "dragonfly" and f["link_class"] != "global":
+        if names.kind == "dragonfly" and f["link_class"] != "global":
             raise ConfigError("faults.link_class", "must be \"global\" on a dragonfly (only its global links may "
                               "fail)")
-        pool = sorted(k for k, c in pairs.items() if c in wanted)
+        pool = sorted(k for k, c in names.pairs.items() if c in wanted)
         if not pool:
             raise ConfigError("faults.link_class", f"the network has no {f['link_class']} links")
         n = round(f["fraction"] * len(pool))
         rng = np.random.default_rng(f["seed"])
         links |= {pool[i] for i in rng.choice(len(pool), size=n, replace=False).tolist()}
-    state = FaultState(frozenset(links), frozenset(routers))
+    return FaultState(frozenset(links), frozenset(routers))
+
+
+def _with_events(f: dict[str, Any], names: _Names, state: FaultState) -> list[tuple[int, FaultState]]:
+    """The states in cycle order, `state` from cycle 0, then one for each cycle with events (faults.events, in
+    cycle order; each fails what is up or recovers what is down)."""
     states = [(0, state)]
     for i, event in sorted(enumerate(f["events"]), key=lambda ie: ie[1][0]):
         fld = f"faults.events[{i}]"
         cycle, action, *ends = event
         if len(ends) == 1:
-            r = router_id(ends[0], fld)
+            r = names.router(ends[0], fld)
             if (r in state.routers) == (action == "fail"):
                 raise ConfigError(fld, f"router {r} is {'already' if action == 'fail' else 'not'} down at "
                                   f"cycle {cycle}")
             state = FaultState(state.links, state.routers | {r} if action == "fail" else state.routers - {r})
         else:
             u, v = ends
-            key = link(u, v, fld)
+            key = names.link(u, v, fld)
             if (key in state.links) == (action == "fail"):
                 raise ConfigError(fld, f"link [{u}, {v}] is {'already' if action == 'fail' else 'not'} down at "
                                   f"cycle {cycle}")
@@ -257,26 +301,23 @@ def plan_faults(cfg: dict[str, Any], net: Network, routes: Routes) -> FaultPlan:
             states[-1] = (cycle, state)
         else:
             states.append((cycle, state))
+    return states
+
+
+def _check_open_loop(cfg: dict[str, Any], f: dict[str, Any], states: list[tuple[int, FaultState]]) -> None:
+    """A closed-loop workload cannot lose packets: only failures from the start, on a connected network."""
     from ..workloads.build import workload_section
 
     if workload_section(cfg)["kind"] != "open_loop" and (len(states) > 1 or f["allow_disconnected"]):
         raise ConfigError("faults.events" if len(states) > 1 else "faults.allow_disconnected",
                           "a closed-loop workload cannot lose packets (its messages would never complete): use "
                           "failures from the start on a network that stays connected, or open-loop traffic")
-    updown = None
-    if routing == "updown":
-        S = net.params["switches_per_level"]
-        updown = np.minimum(np.arange(R) // S, net.params["n"] - 1)
-    plan = FaultPlan(table=table and updown is None, updown=updown, states=states, peer=peer, pair_u=pair_u,
-                     pair_v=pair_v, n_routers=R, n_leaves=net.params["switches_per_level"] if updown is not None
-                     else 0)
-    if not f["allow_disconnected"]:
-        for cycle, s in states:
-            problem = _disconnected(plan, net, routes, routing, s)
-            if problem:
-                raise ConfigError("faults", f"{problem} (from cycle {cycle}); set faults.allow_disconnected = "
-                                  "true to drop and count the traffic that cannot arrive instead")
-    return plan
+
+
+def _switch_levels(net: Network) -> np.ndarray:
+    """A fat tree's switches' levels (0: the leaves), for up*/down* routing."""
+    S = net.params["switches_per_level"]
+    return np.minimum(np.arange(net.n_routers) // S, net.params["n"] - 1)
 
 
 def _disconnected(plan: FaultPlan, net: Network, routes: Routes, routing: str, s: FaultState) -> str | None:

@@ -463,17 +463,136 @@ def compute_cycles(wl, r, d):
 
 
 @jit_inline
+def end_block(wl, r, t):
+    """Rank r goes on after a wait it blocked in at cycle tk[r, RK_BLOCK_T]: the cycles count as time in the call."""
+    tk = wl.tk
+    d = t - tk[r, RK_BLOCK_T]
+    tk[r, RK_WAIT_CYC] += d
+    wl.call_time[tk[r, RK_BLOCK_CALL]] += d
+    if d > 0:
+        log_interval(wl, r, tk[r, RK_BLOCK_CALL], tk[r, RK_BLOCK_T], t)
+    tk[r, RK_BLOCK_T] = -1
+
+
+@jit_inline
+def compute_op(wl, r, pc, t):
+    """Rank r's compute op pc: True if it now computes (the heap wakes it), False if the op takes no cycle."""
+    tk, ops = wl.tk, wl.ops
+    d = ops[pc, OP_ARG]
+    if wl.compute_model:
+        d = compute_cycles(wl, r, d)
+    tk[r, RK_PC] = pc + 1
+    if d > 0:
+        tk[r, RK_STATE] = S_COMPUTE
+        tk[r, RK_COMPUTE_CYC] += d
+        log_interval(wl, r, ops[pc, OP_CALL], t, t + d)
+        heap_push(wl, t + d, r)
+        wl.wc[WC_WAKE] = max(wl.wc[WC_WAKE], t + d)
+        return True
+    return False
+
+
+@jit_inline
+def wait_op(wl, r, pc, base, t):
+    """Rank r's wait op pc on the requests of its list (slots from `base`, the rank's first request): True if
+    some are pending (it blocks until they complete), else they are freed and it goes on (False)."""
+    tk, ops, rq = wl.tk, wl.ops, wl.rq
+    first, count = ops[pc, OP_LIST], ops[pc, OP_ARG]
+    pend = 0
+    for i in range(first, first + count):
+        q = base + wl.req_list[i]
+        if rq[q, RQ_STATE] == Q_PENDING:
+            rq[q, RQ_WAITED] = 1
+            pend += 1
+    if pend > 0:
+        tk[r, RK_PEND] = pend
+        tk[r, RK_STATE] = S_WAIT
+        tk[r, RK_BLOCK_T] = t
+        tk[r, RK_BLOCK_CALL] = ops[pc, OP_CALL]
+        return True
+    for i in range(first, first + count):
+        q = base + wl.req_list[i]
+        rq[q, RQ_STATE] = Q_FREE
+        rq[q, RQ_WAITED] = 0
+    tk[r, RK_PC] = pc + 1
+    return False
+
+
+@jit_inline
+def collective_op(wl, r, pc, t):
+    """Rank r's collective op pc: entered the first time, then moved through the steps that can complete now.
+    COLL_DONE: the rank goes on, its time in the call counted; COLL_BLOCKED: it waits for a step's messages;
+    COLL_DEFERRED: the message pool is too low to post a step (it runs again next cycle)."""
+    tk, ops = wl.tk, wl.ops
+    if tk[r, RK_COP] != pc:  # entering it
+        tk[r, RK_COP] = pc
+        comm = ops[pc, OP_COMM]
+        tk[r, RK_CME] = comm_rank(wl, r, comm)
+        tk[r, RK_CN] = wl.comm_size[comm]
+        tk[r, RK_STEP] = 0
+        tk[r, RK_CRECV] = -1
+        tk[r, RK_CSEND] = 0
+        tk[r, RK_CSTART] = t
+    res = coll_advance(wl, r, t)
+    if res == COLL_DEFERRED:
+        tk[r, RK_STATE] = S_READY
+        return res
+    if res == COLL_BLOCKED:
+        tk[r, RK_STATE] = S_COLL
+        return res
+    d = t - tk[r, RK_CSTART]
+    tk[r, RK_WAIT_CYC] += d
+    wl.call_time[ops[pc, OP_CALL]] += d
+    if d > 0:
+        log_interval(wl, r, ops[pc, OP_CALL], tk[r, RK_CSTART], t)
+    tk[r, RK_COP] = -1
+    tk[r, RK_PC] = pc + 1
+    return res
+
+
+@jit_inline
+def request_op(wl, r, pc, base, t):
+    """Rank r's isend or irecv op pc starts its request (slot `base` + the op's): one with PROC_NULL is complete
+    at once; a receive looks for its envelope; a send to itself is a local copy, arrived at once; any other send
+    posts its envelope (eager data, complete at once, or a rendezvous RTS), queued at the receiver in post
+    order."""
+    tk, ops, rq = wl.tk, wl.ops, wl.rq
+    q = base + ops[pc, OP_REQ]
+    peer, comm, nbytes = ops[pc, OP_PEER], ops[pc, OP_COMM], ops[pc, OP_BYTES]
+    rq[q, RQ_STATE] = Q_PENDING
+    rq[q, RQ_RANK] = r
+    rq[q, RQ_WAITED] = 0
+    rq[q, RQ_CALL] = ops[pc, OP_CALL]
+    rq[q, RQ_NEXT] = -1
+    tk[r, RK_PC] = pc + 1
+    if peer == PROC_NULL:
+        rq[q, RQ_STATE] = Q_DONE
+    elif ops[pc, OP_CODE] == OP_IRECV:
+        rq[q, RQ_PEER] = peer
+        rq[q, RQ_TAG] = ops[pc, OP_TAG]
+        rq[q, RQ_COMM] = comm
+        post_receive(wl, r, q, t)
+    elif peer == r:
+        m = local_message(wl, r, nbytes, comm, ops[pc, OP_TAG], ops[pc, OP_CALL], t)
+        rq[q, RQ_STATE] = Q_DONE
+        fifo_append(wl.msg, MS_QNEXT, wl.tk, r, RK_QHEAD, RK_QTAIL, m)
+        envelope_arrived(wl, r, m, t)
+    else:
+        eager = nbytes <= wl.eager_bytes
+        m = post(wl, r, peer, M_EAGER if eager else M_RTS, nbytes, comm, ops[pc, OP_TAG], -1,
+                 -1 if eager else q, -1, ops[pc, OP_CALL], t, t)
+        if eager:
+            rq[q, RQ_STATE] = Q_DONE
+        fifo_append(wl.msg, MS_QNEXT, wl.tk, peer, RK_QHEAD, RK_QTAIL, m)
+
+
+@jit_inline
 def run_rank(wl, r, t):
     """Run rank r's ops until one blocks (True) or the message pool is too low to post (False: run it again
     next cycle, after the pool has grown)."""
-    tk, ops, rq, wc = wl.tk, wl.ops, wl.rq, wl.wc
+    tk, ops = wl.tk, wl.ops
     if tk[r, RK_BLOCK_T] >= 0:  # it was blocked in a wait
-        d = t - tk[r, RK_BLOCK_T]
-        tk[r, RK_WAIT_CYC] += d
-        wl.call_time[tk[r, RK_BLOCK_CALL]] += d
-        if d > 0:
-            log_interval(wl, r, tk[r, RK_BLOCK_CALL], tk[r, RK_BLOCK_T], t)
-        tk[r, RK_BLOCK_T] = -1
+        end_block(wl, r, t)
     tk[r, RK_STATE] = S_RUNNING
     base = r * wl.max_requests
     while True:
@@ -483,91 +602,20 @@ def run_rank(wl, r, t):
             return True
         code = ops[pc, OP_CODE]
         if code == OP_COMPUTE:
-            d = ops[pc, OP_ARG]
-            if wl.compute_model:
-                d = compute_cycles(wl, r, d)
-            tk[r, RK_PC] = pc + 1
-            if d > 0:
-                tk[r, RK_STATE] = S_COMPUTE
-                tk[r, RK_COMPUTE_CYC] += d
-                log_interval(wl, r, ops[pc, OP_CALL], t, t + d)
-                heap_push(wl, t + d, r)
-                wc[WC_WAKE] = max(wc[WC_WAKE], t + d)
+            if compute_op(wl, r, pc, t):
                 return True
         elif code == OP_WAIT:
-            first, count = ops[pc, OP_LIST], ops[pc, OP_ARG]
-            pend = 0
-            for i in range(first, first + count):
-                q = base + wl.req_list[i]
-                if rq[q, RQ_STATE] == Q_PENDING:
-                    rq[q, RQ_WAITED] = 1
-                    pend += 1
-            if pend > 0:
-                tk[r, RK_PEND] = pend
-                tk[r, RK_STATE] = S_WAIT
-                tk[r, RK_BLOCK_T] = t
-                tk[r, RK_BLOCK_CALL] = ops[pc, OP_CALL]
+            if wait_op(wl, r, pc, base, t):
                 return True
-            for i in range(first, first + count):
-                q = base + wl.req_list[i]
-                rq[q, RQ_STATE] = Q_FREE
-                rq[q, RQ_WAITED] = 0
-            tk[r, RK_PC] = pc + 1
         elif code == OP_COLL:
-            if tk[r, RK_COP] != pc:  # entering it
-                tk[r, RK_COP] = pc
-                comm = ops[pc, OP_COMM]
-                tk[r, RK_CME] = comm_rank(wl, r, comm)
-                tk[r, RK_CN] = wl.comm_size[comm]
-                tk[r, RK_STEP] = 0
-                tk[r, RK_CRECV] = -1
-                tk[r, RK_CSEND] = 0
-                tk[r, RK_CSTART] = t
-            res = coll_advance(wl, r, t)
-            if res == COLL_DEFERRED:
-                tk[r, RK_STATE] = S_READY
-                return False
-            if res == COLL_BLOCKED:
-                tk[r, RK_STATE] = S_COLL
-                return True
-            d = t - tk[r, RK_CSTART]
-            tk[r, RK_WAIT_CYC] += d
-            wl.call_time[ops[pc, OP_CALL]] += d
-            if d > 0:
-                log_interval(wl, r, ops[pc, OP_CALL], tk[r, RK_CSTART], t)
-            tk[r, RK_COP] = -1
-            tk[r, RK_PC] = pc + 1
+            res = collective_op(wl, r, pc, t)
+            if res != COLL_DONE:
+                return res == COLL_BLOCKED
         else:  # OP_ISEND, OP_IRECV
-            if wc[WC_FREE_COUNT] < wl.msg_headroom:
+            if wl.wc[WC_FREE_COUNT] < wl.msg_headroom:
                 tk[r, RK_STATE] = S_READY
                 return False
-            q = base + ops[pc, OP_REQ]
-            peer, comm, nbytes = ops[pc, OP_PEER], ops[pc, OP_COMM], ops[pc, OP_BYTES]
-            rq[q, RQ_STATE] = Q_PENDING
-            rq[q, RQ_RANK] = r
-            rq[q, RQ_WAITED] = 0
-            rq[q, RQ_CALL] = ops[pc, OP_CALL]
-            rq[q, RQ_NEXT] = -1
-            tk[r, RK_PC] = pc + 1
-            if peer == PROC_NULL:
-                rq[q, RQ_STATE] = Q_DONE
-            elif code == OP_IRECV:
-                rq[q, RQ_PEER] = peer
-                rq[q, RQ_TAG] = ops[pc, OP_TAG]
-                rq[q, RQ_COMM] = comm
-                post_receive(wl, r, q, t)
-            elif peer == r:
-                m = local_message(wl, r, nbytes, comm, ops[pc, OP_TAG], ops[pc, OP_CALL], t)
-                rq[q, RQ_STATE] = Q_DONE
-                fifo_append(wl.msg, MS_QNEXT, wl.tk, r, RK_QHEAD, RK_QTAIL, m)
-                envelope_arrived(wl, r, m, t)
-            else:
-                eager = nbytes <= wl.eager_bytes
-                m = post(wl, r, peer, M_EAGER if eager else M_RTS, nbytes, comm, ops[pc, OP_TAG], -1,
-                         -1 if eager else q, -1, ops[pc, OP_CALL], t, t)
-                if eager:
-                    rq[q, RQ_STATE] = Q_DONE
-                fifo_append(wl.msg, MS_QNEXT, wl.tk, peer, RK_QHEAD, RK_QTAIL, m)
+            request_op(wl, r, pc, base, t)
 
 
 @jit

@@ -264,6 +264,25 @@ _COLUMN = {"peer": OP_PEER, "tag": OP_TAG, "comm": OP_COMM, "nbytes": OP_BYTES, 
 
 
 def lower(trace: Trace, opt: Options) -> Program:
+    """The program of `trace`: every rank's calls lowered to op rows (ranks with the same rows share them), the
+    communicators as arrays, and the calls counted."""
+    comm_index, member_sets, comm_arrays = _communicators(trace)
+    table = _OpTable(trace.n_ranks)
+    lowered, repeats = _lower_ranks(trace, opt, comm_index, member_sets, table)
+    call_counts, skipped = _call_totals(lowered, repeats)
+    return Program(
+        ops=np.concatenate(table.blocks) if table.blocks else np.zeros((0, N_OP), np.int64), op_begin=table.begin,
+        op_end=table.end, req_list=np.array(table.req_list or [0], np.int64),
+        counts=np.array(table.counts or [0], np.int64), max_requests=max([1] + [low.slots for low in lowered]),
+        call_counts=call_counts, skipped=skipped, not_recorded=dict(trace.not_recorded),
+        files=[trace.where(r) for r in range(trace.n_ranks)] if trace.files else [], **comm_arrays,
+    )
+
+
+def _communicators(trace: Trace) -> tuple[dict[int, int], dict[int, frozenset[int]], dict[str, np.ndarray]]:
+    """Each communicator's index (world, 0, stays 0) and members as a set, and the arrays the kernel reads: the
+    world ranks of each communicator (comm_off, comm_size, comm_members), and each rank's communicators other
+    than world with its rank in them (rc_off, rc_comm, rc_me)."""
     R = trace.n_ranks
     comm_ids = sorted(trace.comms)
     comm_index = {cid: i for i, cid in enumerate(comm_ids)}  # world (0) stays 0
@@ -276,31 +295,78 @@ def lower(trace: Trace, opt: Options) -> Program:
                 raise ProgramError(f"communicator {comm_ids[i]} names rank {w}, but the program has {R} ranks")
             if i > 0:
                 rc[w].append((i, me))
-    ops: list[np.ndarray] = []
-    req_lists: list[int] = []
-    counts: list[int] = []
-    begin = np.zeros(R, np.int64)
-    end = np.zeros(R, np.int64)
-    shared: dict[bytes, tuple[int, int]] = {}
-    n_ops = 0
-    max_requests = 1
-    call_counts = np.zeros(len(CALL_CODE), np.int64)
-    skipped: dict[str, int] = {}
-    sequences: dict[int, list[tuple[int, str, int]]] = {}
-    callers: dict[int, set[int]] = {}  # the ranks that call collectives on each communicator
+    comm_size = np.array([len(m) for m in members], np.int64)
+    rc_off = np.zeros(R + 1, np.int64)
+    rc_off[1:] = np.cumsum([len(x) for x in rc])
+    flat = [p for x in rc for p in x]
+    arrays = {
+        "comm_off": np.concatenate([[0], np.cumsum(comm_size)[:-1]]).astype(np.int64), "comm_size": comm_size,
+        "comm_members": np.array([w for m in members for w in m] or [0], np.int64), "rc_off": rc_off,
+        "rc_comm": np.array([c for c, _ in flat] or [0], np.int64),
+        "rc_me": np.array([m for _, m in flat] or [0], np.int64),
+    }
+    return comm_index, member_sets, arrays
+
+
+class _OpTable:
+    """The program's op rows, wait lists and alltoallv counts, rank by rank: rank r runs rows begin[r]..end[r]-1.
+    Ranks whose rows are the same (and name no wait list or counts) share one copy."""
+
+    def __init__(self, n_ranks: int):
+        self.blocks: list[np.ndarray] = []
+        self.req_list: list[int] = []
+        self.counts: list[int] = []
+        self.begin = np.zeros(n_ranks, np.int64)
+        self.end = np.zeros(n_ranks, np.int64)
+        self.n_ops = 0
+        self.shared: dict[bytes, tuple[int, int]] = {}
+
+    def add(self, r: int, low: _RankLowering) -> None:
+        """Rank r's rows, their wait lists and counts appended (offsets into them made the table's)."""
+        rows = np.array(low.rows, dtype=np.int64).reshape(-1, N_OP)
+        if len(rows):  # offsets into the shared wait-list and count arrays
+            waits = rows[:, OP_CODE] == OP_WAIT
+            rows[waits, OP_LIST] += len(self.req_list)
+            v = (rows[:, OP_CODE] == OP_COLL) & (rows[:, OP_ARG] == CALL_CODE["alltoallv"])
+            rows[v, OP_LIST] += len(self.counts)
+        key = rows.tobytes() if not low.req_list and not low.counts else b""
+        if key and key in self.shared:
+            self.begin[r], self.end[r] = self.shared[key]
+            return
+        self.req_list.extend(low.req_list)
+        self.counts.extend(low.counts)
+        self.begin[r], self.end[r] = self.n_ops, self.n_ops + len(rows)
+        if key:
+            self.shared[key] = (self.begin[r], self.end[r])
+        self.blocks.append(rows)
+        self.n_ops += len(rows)
+
+    def same_as_previous(self, r: int) -> None:
+        """Rank r runs the rows of rank r - 1."""
+        self.begin[r], self.end[r] = self.begin[r - 1], self.end[r - 1]
+
+
+def _lower_ranks(trace: Trace, opt: Options, comm_index: dict[int, int], member_sets: dict[int, frozenset[int]],
+                 table: _OpTable) -> tuple[list[_RankLowering], np.ndarray]:
+    """Lower every rank's calls into `table` (a list several ranks share, a generator's, once), checking that the
+    members of each communicator call the same collectives. Returns the lowerings and, at the rank each was made
+    for, how many ranks run it."""
     lists = {id(calls): calls for calls in trace.ranks}  # a list several ranks share is looked at once
     firsts = [next((c.start_ns for c in calls if not math.isnan(c.start_ns)), math.nan) for calls in lists.values()]
     origin = min((f for f in firsts if not math.isnan(f)), default=math.nan)  # the trace's first call: cycle 0
-    last: list[Call] | None = None  # the previous rank's call list and lowering
-    repeats = np.zeros(R, np.int64)  # ranks that ran the lowering of rank r's list (r and the ones after it)
+    sequences: dict[int, list[tuple[int, str, int]]] = {}
+    callers: dict[int, set[int]] = {}  # the ranks that call collectives on each communicator
+    last: list[Call] | None = None  # the previous rank's call list (lowered[-1] is its lowering)
+    repeats = np.zeros(trace.n_ranks, np.int64)  # ranks that run the lowering of rank r's list (r, those after it)
     lowered: list[_RankLowering] = []
     for r, calls in enumerate(trace.ranks):
         if calls is last:  # a generator gives every rank one list (a collective loop): lower it once
-            low.reuse_for(r)
-            repeats[lowered[-1].rank] += 1
-            for comm in low.coll_comms:
+            prev = lowered[-1]
+            prev.reuse_for(r)
+            repeats[prev.rank] += 1
+            for comm in prev.coll_comms:
                 callers[comm].add(r)
-            begin[r], end[r] = begin[r - 1], end[r - 1]
+            table.same_as_previous(r)
             continue
         low = _RankLowering(r, trace, opt, comm_index, {}, member_sets)
         low.lower(calls, origin)
@@ -311,43 +377,20 @@ def lower(trace: Trace, opt: Options) -> Program:
         for comm in low.coll_comms:
             callers.setdefault(comm, set()).add(r)
         last = calls
-        max_requests = max(max_requests, low.slots)
-        rows = np.array(low.rows, dtype=np.int64).reshape(-1, N_OP)
-        if len(rows):  # offsets into the shared wait-list and count arrays
-            waits = rows[:, OP_CODE] == OP_WAIT
-            rows[waits, OP_LIST] += len(req_lists)
-            v = (rows[:, OP_CODE] == OP_COLL) & (rows[:, OP_ARG] == CALL_CODE["alltoallv"])
-            rows[v, OP_LIST] += len(counts)
-        key = rows.tobytes() if not low.req_list and not low.counts else b""
-        if key and key in shared:
-            begin[r], end[r] = shared[key]
-            continue
-        req_lists.extend(low.req_list)
-        counts.extend(low.counts)
-        begin[r], end[r] = n_ops, n_ops + len(rows)
-        if key:
-            shared[key] = (begin[r], end[r])
-        ops.append(rows)
-        n_ops += len(rows)
+        table.add(r, low)
+    _check_members_called(sequences, callers, trace)
+    return lowered, repeats
+
+
+def _call_totals(lowered: list[_RankLowering], repeats: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
+    """MPI calls of each kind over all ranks, and the unknown calls skipped, by name."""
+    call_counts = np.zeros(len(CALL_CODE), np.int64)
+    skipped: dict[str, int] = {}
     for low in lowered:
         call_counts += low.calls * repeats[low.rank]
         for name, n in low.skipped.items():
             skipped[name] = skipped.get(name, 0) + n * int(repeats[low.rank])
-    _check_members_called(sequences, callers, trace)
-    comm_size = np.array([len(m) for m in members], np.int64)
-    comm_off = np.concatenate([[0], np.cumsum(comm_size)[:-1]]).astype(np.int64)
-    rc_off = np.zeros(R + 1, np.int64)
-    rc_off[1:] = np.cumsum([len(x) for x in rc])
-    flat = [p for x in rc for p in x]
-    return Program(
-        ops=np.concatenate(ops) if ops else np.zeros((0, N_OP), np.int64), op_begin=begin, op_end=end,
-        req_list=np.array(req_lists or [0], np.int64), counts=np.array(counts or [0], np.int64),
-        max_requests=max_requests, comm_off=comm_off, comm_size=comm_size,
-        comm_members=np.array([w for m in members for w in m] or [0], np.int64), rc_off=rc_off,
-        rc_comm=np.array([c for c, _ in flat] or [0], np.int64), rc_me=np.array([m for _, m in flat] or [0], np.int64),
-        call_counts=call_counts, skipped=skipped, not_recorded=dict(trace.not_recorded),
-        files=[trace.where(r) for r in range(R)] if trace.files else [],
-    )
+    return call_counts, skipped
 
 
 def _check_collectives(rank: int, colls: list[tuple[int, str, int]],

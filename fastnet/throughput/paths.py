@@ -68,10 +68,68 @@ def bfs_to(nbr_start, nbr, t, dist, queue):
     return far
 
 
+@jit_inline
+def _paths_of_length(net_start, port_end, port_peer, dist, s, t, L, need, order, cap, state, stamp, cur, node, tried,
+                     off, ports, res):
+    """Every simple path of exactly L hops from router s to router t (a depth-first search that steps only to
+    routers within reach: dist[v], the distance to t, <= hops left), `need` of them kept in res[:need, :L]: the
+    first in port order, or a uniform sample (reservoir) in random order, each router's ports then visited from
+    a random offset. Random order stops after `cap` steps. Returns how many paths were seen. Scratch: stamp
+    (the routers on the current path are marked `cur`), and at each depth of the path its router (node), the
+    ports tried there and their offset, and the port taken (ports)."""
+    seen = 0
+    depth = 0
+    node[0] = s
+    stamp[s] = cur
+    tried[0] = 0
+    deg = port_end[s] - net_start[s]
+    off[0] = _below(state, deg) if deg > 0 and order == ORDER_RANDOM else 0
+    steps = 0
+    while depth >= 0 and (steps < cap or order == ORDER_PORT):
+        u = node[depth]
+        deg = port_end[u] - net_start[u]
+        if tried[depth] == deg:
+            stamp[u] = 0
+            depth -= 1
+            continue
+        q = net_start[u] + (off[depth] + tried[depth]) % deg
+        tried[depth] += 1
+        v = port_peer[q]
+        left = L - depth - 1  # hops left after taking q
+        if stamp[v] == cur or dist[v] > left:
+            continue
+        if v == t:
+            if left == 0:
+                ports[depth] = q
+                seen += 1
+                if seen <= need:
+                    slot = seen - 1
+                elif order == ORDER_PORT:
+                    break  # the first `need` in port order are kept
+                else:
+                    slot = _below(state, seen)
+                if slot < need:
+                    for h in range(L):
+                        res[slot, h] = ports[h]
+            continue
+        if left == 0:
+            continue
+        steps += 1
+        ports[depth] = q
+        depth += 1
+        node[depth] = v
+        stamp[v] = cur
+        tried[depth] = 0
+        dv = port_end[v] - net_start[v]
+        off[depth] = _below(state, dv) if dv > 0 and order == ORDER_RANDOM else 0
+    return seen
+
+
 @jit_alloc
 def _ksp_range(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k, max_hops, seed, cap, order,
                out_ports, out_len, out_count, lo, hi):
-    """Paths for pairs lo..hi-1 (sorted by destination, so each destination's BFS runs once per range)."""
+    """Paths for pairs lo..hi-1 (sorted by destination, so each destination's BFS runs once per range): those of
+    the shortest length first, then one hop longer, until k are found or the paths reach max_hops."""
     R = len(net_start)
     dist = np.empty(R, dtype=np.int64)
     queue = np.empty(R, dtype=np.int64)
@@ -96,52 +154,9 @@ def _ksp_range(net_start, port_end, port_peer, nbr_start, nbr, pair_s, pair_t, k
         state[0] = _mix(np.uint64(seed) * np.uint64(0x2545F4914F6CDD1D) + np.uint64(s * R + t))
         for L in range(dist[s], max_hops + 1):
             need = k - found
-            seen = 0
             cur += 1
-            depth = 0
-            node[0] = s
-            stamp[s] = cur
-            tried[0] = 0
-            deg = port_end[s] - net_start[s]
-            off[0] = _below(state, deg) if deg > 0 and order == ORDER_RANDOM else 0
-            steps = 0
-            while depth >= 0 and (steps < cap or order == ORDER_PORT):
-                u = node[depth]
-                deg = port_end[u] - net_start[u]
-                if tried[depth] == deg:
-                    stamp[u] = 0
-                    depth -= 1
-                    continue
-                q = net_start[u] + (off[depth] + tried[depth]) % deg
-                tried[depth] += 1
-                v = port_peer[q]
-                left = L - depth - 1  # hops left after taking q
-                if stamp[v] == cur or dist[v] > left:
-                    continue
-                if v == t:
-                    if left == 0:
-                        ports[depth] = q
-                        seen += 1
-                        if seen <= need:
-                            slot = seen - 1
-                        elif order == ORDER_PORT:
-                            break  # the first `need` in port order are kept
-                        else:
-                            slot = _below(state, seen)
-                        if slot < need:
-                            for h in range(L):
-                                res[slot, h] = ports[h]
-                    continue
-                if left == 0:
-                    continue
-                steps += 1
-                ports[depth] = q
-                depth += 1
-                node[depth] = v
-                stamp[v] = cur
-                tried[depth] = 0
-                dv = port_end[v] - net_start[v]
-                off[depth] = _below(state, dv) if dv > 0 and order == ORDER_RANDOM else 0
+            seen = _paths_of_length(net_start, port_end, port_peer, dist, s, t, L, need, order, cap, state, stamp,
+                                    cur, node, tried, off, ports, res)
             got = min(seen, need)
             for j in range(got):
                 for h in range(L):

@@ -133,10 +133,10 @@ def receive_step(wl, tk, p):
     return FStage.RECEIVE
 
 
-@jit
-def advance_graph500_fogsim(wl, nd, packet_bytes, t):
-    wc, msg, tk, stage, rng = wl.wc, wl.msg, wl.tk, wl.stage, wl.rng
-    n, root, P = wl.n_tasks, wl.root, wl.packet_phits
+@jit_inline
+def start_level(wl, t):
+    """At cycle 0 the first level starts; a cycle after every process has ended a level, the next one."""
+    wc = wl.wc
     if t == 0:
         wc[WC_REMAIN] = wc[WC_QTOT]
         fogsim_draws(wl, 0, t)
@@ -144,6 +144,13 @@ def advance_graph500_fogsim(wl, nd, packet_bytes, t):
         wc[WC_AT_LEVEL_END] = 0
         wc[WC_LEVEL] += 1
         fogsim_draws(wl, wc[WC_LEVEL], t)
+
+
+@jit_inline
+def receive_messages(wl, t):
+    """The messages that arrived: a query message adds its queries' time (t_q each) to its receiver's backlog and
+    takes them off the queries still unreceived; signals, reduces and broadcasts are counted."""
+    wc, msg, tk = wl.wc, wl.msg, wl.tk
     for i in range(wc[WC_N_INBOX]):
         m = wl.inbox[i]
         d = msg[m, MS_DST]
@@ -158,76 +165,145 @@ def advance_graph500_fogsim(wl, nd, packet_bytes, t):
             count_control(tk, d, tag)
         retire(msg, wc, m, t)
     wc[WC_N_INBOX] = 0
-    wc[WC_NEXT] = t + 1  # the stage machine is cycle by cycle: called every cycle
+
+
+@jit_inline
+def generate(wl, packet_bytes, p, t):
+    """GENERATE: p_s cycles after its last injection, each cycle with probability p_gen, process p creates its
+    next query message, to another process drawn at random, and holds it (SEND_MSG)."""
+    tk, wc, rng, P = wl.tk, wl.wc, wl.rng, wl.packet_phits
+    wc[WC_WAKE] = max(wc[WC_WAKE], t + P + np.int64(40.0 / wl.p_gen))  # the Bernoulli wait, generously
+    gap_ok = tk[p, TK_LAST_INJ] < 0 or t >= tk[p, TK_LAST_INJ] + P
+    if gap_ok and uniform(rng, p) < wl.p_gen:
+        k = next_queries(tk, wl.coalescing, p)
+        d = below(rng, p, wl.n_tasks - 1)
+        d = d + 1 if d >= p else d
+        send(wl.msg, tk, wc, wl.senders, p, d, packet_bytes, packet_bytes, G_QUERY, k, True, t)
+        tk[p, TK_HOLD] = k
+        return FStage.SEND_MSG
+    return FStage.GENERATE
+
+
+@jit_inline
+def send_msg(wl, nd, p, t):
+    """SEND_MSG: once the held message has entered the network (last cycle), process p signals after its last
+    message or takes its RECEIVE step; until then only its backlog goes down."""
+    tk = wl.tk
+    if sending(tk, nd, wl.task_node, p):
+        tk[p, TK_BUSY] -= 1  # the RECEIVE step while holding: backlog only
+        return FStage.SEND_MSG
+    tk[p, TK_LAST_INJ] = t - 1
+    tk[p, TK_MSGS_LEFT] -= 1
+    tk[p, TK_Q_LEFT] -= tk[p, TK_HOLD]
+    tk[p, TK_HOLD] = -1
+    if tk[p, TK_MSGS_LEFT] == 0:
+        return FStage.SIGNALLING
+    return receive_step(wl, tk, p)
+
+
+@jit_inline
+def signalling(wl, nd, packet_bytes, p, t):
+    """SIGNALLING: process p posts its end-of-level signal to every other process; once the last has entered the
+    network, it takes its RECEIVE step; until then only its backlog goes down."""
+    tk = wl.tk
+    if tk[p, TK_HOLD] == -1:
+        tk[p, TK_HOLD] = -2  # posted
+        for u in range(wl.n_tasks):
+            if u != p:
+                send(wl.msg, tk, wl.wc, wl.senders, p, u, packet_bytes, packet_bytes, G_SIGNAL, 0, False, t)
+        return FStage.SIGNALLING
+    if not sending(tk, nd, wl.task_node, p):
+        tk[p, TK_HOLD] = -1
+        tk[p, TK_LAST_INJ] = t - 1
+        return receive_step(wl, tk, p)
+    tk[p, TK_BUSY] -= 1
+    return FStage.SIGNALLING
+
+
+@jit_inline
+def ar_reduce(wl, nd, packet_bytes, p, t):
+    """AR_REDUCE: the root's host waits for the n-1 reduces and then broadcasts to every other process; any
+    other process sends its reduce to the root's host and, once it has entered the network, waits for the
+    broadcast (AR_BCAST)."""
+    tk, n, root = wl.tk, wl.n_tasks, wl.root
+    if p == root:
+        if tk[p, TK_RED_RX] >= n - 1:
+            for u in range(n):
+                if u != p:
+                    send(wl.msg, tk, wl.wc, wl.senders, p, u, packet_bytes, packet_bytes, G_BCAST, 0, False, t)
+            return FStage.AR_BCAST
+    elif tk[p, TK_HOLD] == -1:
+        send(wl.msg, tk, wl.wc, wl.senders, p, root, packet_bytes, packet_bytes, G_REDUCE, 0, False, t)
+        tk[p, TK_HOLD] = -2
+    elif not sending(tk, nd, wl.task_node, p):
+        tk[p, TK_HOLD] = -1
+        return FStage.AR_BCAST
+    return FStage.AR_REDUCE
+
+
+@jit_inline
+def ar_bcast(wl, nd, p):
+    """AR_BCAST: the level ends for the root's host once its last broadcast has entered the network (last
+    cycle), for any other process once the broadcast has arrived."""
+    if p == wl.root:
+        if not sending(wl.tk, nd, wl.task_node, p):
+            return FStage.LEVEL_END
+    elif wl.tk[p, TK_BCAST_RX] >= 1:
+        return FStage.LEVEL_END
+    return FStage.AR_BCAST
+
+
+@jit_inline
+def process_step(wl, nd, packet_bytes, p, s, t):
+    """One cycle of process p in stage s; returns its stage for the next cycle. A process that finishes its
+    messages or its RECEIVE step this cycle goes on to signal or reduce in the same cycle."""
+    if s == FStage.GENERATE:
+        s = generate(wl, packet_bytes, p, t)
+    elif s == FStage.SEND_MSG:
+        s = send_msg(wl, nd, p, t)
+    elif s == FStage.RECEIVE:
+        s = receive_step(wl, wl.tk, p)
+    if s == FStage.SIGNALLING:
+        s = signalling(wl, nd, packet_bytes, p, t)
+    elif s == FStage.AR_REDUCE:
+        s = ar_reduce(wl, nd, packet_bytes, p, t)
+    elif s == FStage.AR_BCAST:
+        s = ar_bcast(wl, nd, p)
+    return s
+
+
+@jit_inline
+def end_level(wl, t):
+    """Every process has ended the level: the BFS stops when no query is left unreceived, at max_levels, or from
+    level 5 once at most 10 % of the budget is left; else the next level starts next cycle."""
+    wc, tk = wl.wc, wl.tk
+    l = wc[WC_LEVEL]
+    wl.table[l, TB_END] = t
+    R, Q_tot = wc[WC_REMAIN], wc[WC_QTOT]
+    if R <= 0 or l + 1 >= wl.max_levels or (l >= 5 and R <= 0.1 * Q_tot):
+        wc[WC_FINISHED] = 1
+        wc[WC_END] = t
+        for p in range(wl.n_tasks):
+            tk[p, TK_FINISH] = t
+    else:
+        wc[WC_AT_LEVEL_END] = 1  # every process starts the next level next cycle
+
+
+@jit
+def advance_graph500_fogsim(wl, nd, packet_bytes, t):
+    """One cycle of every process: a level starts (its draws made for all), the arrived messages are received,
+    each process takes a step of its stage machine, and the level ends once every process has reached
+    LEVEL_END."""
+    stage = wl.stage
+    start_level(wl, t)
+    receive_messages(wl, t)
+    wl.wc[WC_NEXT] = t + 1  # the stage machine is cycle by cycle: called every cycle
     ended = 0
-    for p in range(n):
-        s = np.int64(stage[p])  # int64, so that IntEnum stages can be assigned to it
-        if s == FStage.GENERATE:
-            wc[WC_WAKE] = max(wc[WC_WAKE], t + P + np.int64(40.0 / wl.p_gen))  # the Bernoulli wait, generously
-            gap_ok = tk[p, TK_LAST_INJ] < 0 or t >= tk[p, TK_LAST_INJ] + P
-            if gap_ok and uniform(rng, p) < wl.p_gen:
-                k = next_queries(tk, wl.coalescing, p)
-                d = below(rng, p, n - 1)
-                d = d + 1 if d >= p else d
-                send(msg, tk, wc, wl.senders, p, d, packet_bytes, packet_bytes, G_QUERY, k, True, t)
-                tk[p, TK_HOLD] = k
-                s = FStage.SEND_MSG
-        elif s == FStage.SEND_MSG:
-            if not sending(tk, nd, wl.task_node, p):  # it entered the network last cycle
-                tk[p, TK_LAST_INJ] = t - 1
-                tk[p, TK_MSGS_LEFT] -= 1
-                tk[p, TK_Q_LEFT] -= tk[p, TK_HOLD]
-                tk[p, TK_HOLD] = -1
-                if tk[p, TK_MSGS_LEFT] == 0:
-                    s = FStage.SIGNALLING
-                else:
-                    s = receive_step(wl, tk, p)
-            else:
-                tk[p, TK_BUSY] -= 1  # the RECEIVE step while holding: backlog only
-        elif s == FStage.RECEIVE:
-            s = receive_step(wl, tk, p)
-        if s == FStage.SIGNALLING:
-            if tk[p, TK_HOLD] == -1:
-                tk[p, TK_HOLD] = -2  # posted
-                for u in range(n):
-                    if u != p:
-                        send(msg, tk, wc, wl.senders, p, u, packet_bytes, packet_bytes, G_SIGNAL, 0, False, t)
-            elif not sending(tk, nd, wl.task_node, p):
-                tk[p, TK_HOLD] = -1
-                tk[p, TK_LAST_INJ] = t - 1
-                s = receive_step(wl, tk, p)
-            else:
-                tk[p, TK_BUSY] -= 1
-        elif s == FStage.AR_REDUCE:
-            if p == root:
-                if tk[p, TK_RED_RX] >= n - 1:
-                    for u in range(n):
-                        if u != p:
-                            send(msg, tk, wc, wl.senders, p, u, packet_bytes, packet_bytes, G_BCAST, 0, False, t)
-                    s = FStage.AR_BCAST
-            elif tk[p, TK_HOLD] == -1:
-                send(msg, tk, wc, wl.senders, p, root, packet_bytes, packet_bytes, G_REDUCE, 0, False, t)
-                tk[p, TK_HOLD] = -2
-            elif not sending(tk, nd, wl.task_node, p):
-                tk[p, TK_HOLD] = -1
-                s = FStage.AR_BCAST
-        elif s == FStage.AR_BCAST:
-            if p == root:
-                if not sending(tk, nd, wl.task_node, p):  # the last broadcast was injected last cycle
-                    s = FStage.LEVEL_END
-            elif tk[p, TK_BCAST_RX] >= 1:
-                s = FStage.LEVEL_END
+    for p in range(wl.n_tasks):
+        # the stage as int64, so that the steps can assign IntEnum stages to it
+        s = process_step(wl, nd, packet_bytes, p, np.int64(stage[p]), t)
         stage[p] = s
         if s == FStage.LEVEL_END:
             ended += 1
-    if ended == n:
-        l = wc[WC_LEVEL]
-        wl.table[l, TB_END] = t
-        R, Q_tot = wc[WC_REMAIN], wc[WC_QTOT]
-        if R <= 0 or l + 1 >= wl.max_levels or (l >= 5 and R <= 0.1 * Q_tot):
-            wc[WC_FINISHED] = 1
-            wc[WC_END] = t
-            for p in range(n):
-                tk[p, TK_FINISH] = t
-        else:
-            wc[WC_AT_LEVEL_END] = 1  # every process starts the next level next cycle
+    if ended == wl.n_tasks:
+        end_level(wl, t)
