@@ -70,7 +70,7 @@ def midrun() -> str:
     0-1 failing at cycle 5,000, the audit after every cycle."""
     from fastnet import sim as S
     from fastnet.faults.kernel import on_link
-    from fastnet.kernels.audit import A_DELIVERING, A_IN_VCS, audit
+    from fastnet.kernels.audit import AU_DELIVERING, AU_IN_VCS, audit
     from fastnet.kernels.state import C_DELIVERED, C_DROP_LINK, C_DROPPED, C_INJECTED
 
     S.CHUNK = S.FIRST_CHUNK = 1  # a kernel call per cycle
@@ -93,7 +93,7 @@ def midrun() -> str:
     def check(t, end):
         a = audit(s.params, s.state)
         ctr = s.state.ctr
-        bad[0] += int(ctr[C_INJECTED] != ctr[C_DELIVERED] + ctr[C_DROPPED] + a[A_IN_VCS] + a[A_DELIVERING])
+        bad[0] += int(ctr[C_INJECTED] != ctr[C_DELIVERED] + ctr[C_DROPPED] + a[AU_IN_VCS] + a[AU_DELIVERING])
         audited.add(t)
 
     S.simulate(s, progress=check)

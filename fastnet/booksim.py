@@ -115,8 +115,8 @@ NOT_MAPPED: dict[tuple[str, str], str] = {
 FLATFLY_NUMBERING_FREE = ("uniform", "randperm", "bitcomp")
 
 # BookSim2 traffic -> fastnet traffic.pattern (tornado only where fastnet's digit-wise definition applies)
-PATTERNS = {"uniform": "uniform", "bitcomp": "bitcomp", "transpose": "transpose", "randperm": "permutation",
-            "tornado": "tornado", "bad_dragon": "group_adversarial"}
+BOOKSIM_PATTERNS = {"uniform": "uniform", "bitcomp": "bitcomp", "transpose": "transpose", "randperm": "permutation",
+                    "tornado": "tornado", "bad_dragon": "group_adversarial"}
 
 MIN_MEASURE: int = SECTIONS["sim"]["measure"][0]  # fastnet's default measurement window (10,000 cycles)
 
@@ -507,8 +507,8 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
 
 def _traffic(b: dict[str, Value], topo: str) -> dict[str, Any]:
     name = _string(b, "traffic")
-    if name not in PATTERNS:
-        raise ConfigError("traffic", f"{name!r} has no fastnet pattern; mapped: " + ", ".join(PATTERNS))
+    if name not in BOOKSIM_PATTERNS:
+        raise ConfigError("traffic", f"{name!r} has no fastnet pattern; mapped: " + ", ".join(BOOKSIM_PATTERNS))
     if name == "tornado" and topo not in ("torus", "mesh"):
         raise ConfigError("traffic", f"BookSim2's tornado is defined on k-ary n-cube digits; not mapped on {topo}")
     if topo == "flatfly" and b["c"] != 1 and name not in FLATFLY_NUMBERING_FREE:
@@ -531,7 +531,8 @@ def _traffic(b: dict[str, Value], topo: str) -> dict[str, Any]:
         raise ConfigError("injection_rate", f"{rate} {unit} {load:g} flits/node/cycle; fastnet's load must be in "
                                             "(0, 1]")
     # BookSim2's uniform draws the source itself too, and its randperm keeps fixed points
-    return {"pattern": PATTERNS[name], "load": load, "packet_phits": size, "to_self": name in ("uniform", "randperm")}
+    return {"pattern": BOOKSIM_PATTERNS[name], "load": load, "packet_phits": size,
+            "to_self": name in ("uniform", "randperm")}
 
 
 def _sim(b: dict[str, Value], given: dict[str, Value]) -> dict[str, Any]:

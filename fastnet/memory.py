@@ -32,7 +32,6 @@ KERNEL_BYTES = 320 * 2**20  # compiling the cycle loop and the audit on a cold c
 # measured 2026-11-28: a cold run of the 3,042-node Slim Fly peaked at 425 MB, ~300 MB of it compiling)
 QUEUE_CAP = 0.9  # the highest link load the queueing factor is taken at
 EVENTS_PER_PACKET = 1.5  # events pending per live packet (its ready time or delivery, a credit on its way back)
-VALIANT = ("val", "ugal_l", "ugal_g")
 
 
 class MemoryEstimate(NamedTuple):
@@ -64,6 +63,8 @@ def _doubled(start: int, needed: float) -> tuple[int, int]:
 def packets_in_flight(cfg: dict[str, Any], n_nodes: int, hops: int, latency: int) -> int:
     """Little's law with a queueing stretch (module docstring); `hops`: router-to-router links of the longest
     route, `latency`: the slowest link's latency in cycles."""
+    from .build.vcs import VALIANT
+
     traffic = cfg["traffic"]
     L = traffic["packet_phits"]
     # virtual cut-through: every router adds its delay and every link (injection and ejection too) its latency,
@@ -81,6 +82,7 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
     """The peak memory of running `cfg` on the built `net` and `routes` with `vcs` VC slots per port; `extra`:
     other built arrays or NamedTuples of arrays the run keeps (traffic, workload)."""
     from .build.routing import diameter
+    from .build.vcs import VALIANT
     from .kernels.state import N_EV, N_PK, N_TS, first_pool_rows
     from .occupancy import BUFFER_BYTES
 
@@ -136,7 +138,7 @@ def network_floor(cfg: dict[str, Any]) -> tuple[tuple[int, int, int], int] | Non
     (with the configured VCs, one if "auto") and the initial pools. None where the size is not known (an edge
     list)."""
     from .build import network_size
-    from .build.network import N_PORT, P_PERIOD
+    from .build.network import NODE_PORT, P_PERIOD
     from .kernels.state import N_EV, N_PK, first_pool_rows
 
     size = network_size(cfg["topology"])
@@ -144,7 +146,7 @@ def network_floor(cfg: dict[str, Any]) -> tuple[tuple[int, int, int], int] | Non
         return None
     R, P, N = size
     vcs = cfg["router"]["vcs"] if isinstance(cfg["router"]["vcs"], int) else 1
-    topology = P * (P_PERIOD + 1) * 4 + N * (N_PORT + 1) * 4  # Topology.port and .node (int32 records)
+    topology = P * (P_PERIOD + 1) * 4 + N * (NODE_PORT + 1) * 4  # Topology.port and .node (int32 records)
     pools = first_pool_rows(N) * (N_PK + N_EV) * 8
     return size, KERNEL_BYTES + topology + state_bytes(R, P, N, vcs, cfg) + pools
 

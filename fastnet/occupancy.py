@@ -21,7 +21,7 @@ import numpy as np
 from .errors import ConfigError
 
 BUFFER_BYTES = 32 * 2**20  # rows held before an append (at least one row)
-CHUNK_BYTES = 4 * 2**20  # target size of a zarr chunk
+ZARR_CHUNK_BYTES = 4 * 2**20  # target size of a zarr chunk
 MAX_ROWS = 256  # most rows buffered (and per chunk), however few the ports
 TIME_DIM, VARIABLE = "occupancy_time", "port_occupancy"
 
@@ -38,7 +38,7 @@ def layout(n_ports: int, itemsize: int) -> tuple[int, int]:
     """(rows per buffer and per chunk, ports per chunk): a whole number of chunk rows is written per append, so
     zarr never reads a chunk back to complete it."""
     rows = max(1, min(MAX_ROWS, BUFFER_BYTES // (n_ports * itemsize)))
-    ports = max(1, min(n_ports, CHUNK_BYTES // (rows * itemsize)))
+    ports = max(1, min(n_ports, ZARR_CHUNK_BYTES // (rows * itemsize)))
     return rows, ports
 
 

@@ -31,8 +31,8 @@ MAX_PORT_ROWS = 1500  # rows of the occupancy heatmap: more ports are averaged i
 MAX_TIME_COLUMNS = 2000  # its columns: more samples are averaged in consecutive groups
 READ_BYTES = 64 * 2**20  # occupancy read per block of samples
 REDUCTIONS = ("mean", "max")  # how the ports (and samples) drawn in one cell of the heatmap combine
-TIMELINE, COMM_MATRIX = "timeline", "comm_matrix_bytes"
-RUN_FIGURES = (OCCUPANCY, TIMELINE, COMM_MATRIX)  # what a run's store can draw (--y)
+TIMELINE, COMMUNICATION_MATRIX = "timeline", "comm_matrix_bytes"
+RUN_FIGURES = (OCCUPANCY, TIMELINE, COMMUNICATION_MATRIX)  # what a run's store can draw (--y)
 MAX_GANTT_BARS = 128  # ranks drawn as bars; more ranks are drawn as an image of rank groups x time
 # the Gantt chart's colours: computation, then the blocking calls by what the rank waits for
 ACTIVITIES = (("compute", ("compute",), "0.75"),
@@ -81,7 +81,7 @@ def open_result(path: str | Path) -> xr.Dataset:
         ds = xr.open_zarr(path, chunks=None)  # lazy: the occupancy array is read a block of rows at a time
     except Exception as e:  # noqa: BLE001 - any failure to open means the same to the user
         raise ConfigError("RESULT", f"cannot open {path} as a zarr dataset ({type(e).__name__})") from None
-    if "sweep_layout" not in ds.attrs and OCCUPANCY not in ds and COMM_MATRIX not in ds:
+    if "sweep_layout" not in ds.attrs and OCCUPANCY not in ds and COMMUNICATION_MATRIX not in ds:
         raise ConfigError("RESULT", f"{path} is neither a sweep store nor a run store with {OCCUPANCY} (record it "
                           "with fastnet run --out PATH --set sim.occupancy_interval=N) or an MPI run's timeline")
     return ds
@@ -383,7 +383,7 @@ def occupancy_figure(ds: xr.Dataset, network_only: bool = False, reduce: str = "
 
 
 def _mpi_store(ds: xr.Dataset, what: str) -> None:
-    if COMM_MATRIX not in ds:
+    if COMMUNICATION_MATRIX not in ds:
         raise ConfigError("RESULT", f"no MPI results: {what} is drawn from an MPI run's store (workload.kind = "
                           "\"mpi\" or \"trace\", fastnet run --out PATH)")
 
@@ -448,7 +448,7 @@ def comm_matrix_figure(ds: xr.Dataset) -> Any:
     from matplotlib.figure import Figure
 
     _mpi_store(ds, "the communication matrix")
-    m = ds[COMM_MATRIX].values.astype(np.float64)
+    m = ds[COMMUNICATION_MATRIX].values.astype(np.float64)
     per_cell = int(ds.attrs.get("comm_matrix_ranks_per_cell", 1))
     n = ds.sizes["task"]
     fig = Figure(figsize=(6.4, 5.4), layout="constrained")

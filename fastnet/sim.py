@@ -389,30 +389,30 @@ def blocked_vcs(s: Simulation, limit: int = 8) -> list[tuple[int, int, int]]:
 def check_conservation(s: Simulation) -> dict[str, int]:
     """Created = delivered + dropped + in flight + queued, each packet in exactly one place, credits balanced."""
     from .kernels.audit import (
-        A_CREDIT_ERRORS, A_DELIVERING, A_DUPLICATES, A_FREE, A_IN_VCS, A_QUEUED, A_READY_ERRORS, audit,
+        AU_CREDIT_ERRORS, AU_DELIVERING, AU_DUPLICATES, AU_FREE, AU_IN_VCS, AU_QUEUED, AU_READY_ERRORS, audit,
     )
     from .kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_FREE_COUNT, C_QUEUED
 
     st = s.state
     a = audit(s.params, st)
     created, delivered = int(st.ctr[C_CREATED]), int(st.ctr[C_DELIVERED]) + int(st.ctr[C_DROPPED])
-    live = int(a[A_QUEUED] + a[A_IN_VCS] + a[A_DELIVERING])
+    live = int(a[AU_QUEUED] + a[AU_IN_VCS] + a[AU_DELIVERING])
     problems = []
-    if a[A_DUPLICATES]:
-        problems.append(f"{a[A_DUPLICATES]} packets found in two places")
+    if a[AU_DUPLICATES]:
+        problems.append(f"{a[AU_DUPLICATES]} packets found in two places")
     if created - delivered != live:
         problems.append(f"created {created} - delivered or dropped {delivered} != {live} live packets")
-    if a[A_FREE] + live != len(st.pk) or a[A_FREE] != st.ctr[C_FREE_COUNT]:
-        problems.append(f"pool: {a[A_FREE]} free + {live} live != capacity {len(st.pk)}")
-    if a[A_QUEUED] != st.ctr[C_QUEUED]:
-        problems.append(f"source queues hold {a[A_QUEUED]}, counter says {st.ctr[C_QUEUED]}")
-    if a[A_CREDIT_ERRORS]:
-        problems.append(f"{a[A_CREDIT_ERRORS]} VCs whose credits do not add up to the buffer size")
-    if a[A_READY_ERRORS]:
-        problems.append(f"{a[A_READY_ERRORS]} VCs whose head packet is not waiting for allocation exactly once")
+    if a[AU_FREE] + live != len(st.pk) or a[AU_FREE] != st.ctr[C_FREE_COUNT]:
+        problems.append(f"pool: {a[AU_FREE]} free + {live} live != capacity {len(st.pk)}")
+    if a[AU_QUEUED] != st.ctr[C_QUEUED]:
+        problems.append(f"source queues hold {a[AU_QUEUED]}, counter says {st.ctr[C_QUEUED]}")
+    if a[AU_CREDIT_ERRORS]:
+        problems.append(f"{a[AU_CREDIT_ERRORS]} VCs whose credits do not add up to the buffer size")
+    if a[AU_READY_ERRORS]:
+        problems.append(f"{a[AU_READY_ERRORS]} VCs whose head packet is not waiting for allocation exactly once")
     if problems:
         raise ConservationError("conservation check failed at cycle " + str(s.cycle) + ": " + "; ".join(problems))
-    return {"queued": int(a[A_QUEUED]), "in_network": int(a[A_IN_VCS] + a[A_DELIVERING])}
+    return {"queued": int(a[AU_QUEUED]), "in_network": int(a[AU_IN_VCS] + a[AU_DELIVERING])}
 
 
 def run(config: dict[str, Any] | str | Path | None = None, *, progress: Callable[[int, int], None] | None = None,

@@ -12,7 +12,7 @@ from fastnet import sim as S
 from fastnet.cli import app
 from fastnet.errors import ConfigError
 from fastnet.faults.kernel import on_link
-from fastnet.kernels.audit import A_CREDIT_ERRORS, A_DELIVERING, A_DUPLICATES, A_IN_VCS, A_QUEUED, audit
+from fastnet.kernels.audit import AU_CREDIT_ERRORS, AU_DELIVERING, AU_DUPLICATES, AU_IN_VCS, AU_QUEUED, audit
 from fastnet.kernels.state import (
     C_CREATED, C_DELIVERED, C_DROP_LINK, C_DROP_ROUTER, C_DROP_UNROUTABLE, C_DROPPED, C_INJECTED, VS_NODE_PKT,
 )
@@ -60,10 +60,10 @@ def test_link_failing_mid_run_drops_what_was_on_it_and_the_run_goes_on(monkeypat
     def check(t, end):
         a = audit(s.params, s.state)
         ctr = s.state.ctr
-        in_flight = int(a[A_IN_VCS] + a[A_DELIVERING])
+        in_flight = int(a[AU_IN_VCS] + a[AU_DELIVERING])
         assert ctr[C_INJECTED] == ctr[C_DELIVERED] + ctr[C_DROPPED] + in_flight, t
-        assert ctr[C_CREATED] == ctr[C_INJECTED] + a[A_QUEUED], t
-        assert a[A_DUPLICATES] == 0 and a[A_CREDIT_ERRORS] == 0
+        assert ctr[C_CREATED] == ctr[C_INJECTED] + a[AU_QUEUED], t
+        assert a[AU_DUPLICATES] == 0 and a[AU_CREDIT_ERRORS] == 0
         seen["node_sends"] = seen.get("node_sends", 0) + int((s.state.vs[:, VS_NODE_PKT] >= 0).sum())
         cycles.append(t)
 

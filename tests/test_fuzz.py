@@ -56,7 +56,7 @@ from fastnet.machines import names as machine_names
 from fastnet.mpi.schema import KEYS as MPI_KEYS
 from fastnet.results import summary
 from fastnet.sim import prepare
-from fastnet.workloads.schema import KEYS as WORKLOAD_KEYS
+from fastnet.workloads.schema import WORKLOAD_KEYS
 
 FUZZ = settings(settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci")))
 

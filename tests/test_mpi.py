@@ -442,15 +442,15 @@ def test_largest_message_bounds_every_collective_round():
     from fastnet.mpi import state as S
     from fastnet.mpi.collectives import largest_message, n_steps, round_plan
 
-    cases = [(S.C_BARRIER, R.ALG_DISSEMINATION), (S.C_BCAST, R.ALG_BINOMIAL), (S.C_REDUCE, R.ALG_BINOMIAL),
-             (S.C_GATHER, R.ALG_BINOMIAL), (S.C_SCATTER, R.ALG_BINOMIAL), (S.C_ALLREDUCE, R.ALG_RECURSIVE_DOUBLING),
-             (S.C_ALLREDUCE, R.ALG_RING), (S.C_ALLREDUCE, R.ALG_RABENSEIFNER), (S.C_ALLGATHER, R.ALG_RING),
-             (S.C_ALLGATHER, R.ALG_RECURSIVE_DOUBLING), (S.C_ALLTOALL, R.ALG_PAIRWISE)]
+    cases = [(S.CO_BARRIER, R.ALG_DISSEMINATION), (S.CO_BCAST, R.ALG_BINOMIAL), (S.CO_REDUCE, R.ALG_BINOMIAL),
+             (S.CO_GATHER, R.ALG_BINOMIAL), (S.CO_SCATTER, R.ALG_BINOMIAL), (S.CO_ALLREDUCE, R.ALG_RECURSIVE_DOUBLING),
+             (S.CO_ALLREDUCE, R.ALG_RING), (S.CO_ALLREDUCE, R.ALG_RABENSEIFNER), (S.CO_ALLGATHER, R.ALG_RING),
+             (S.CO_ALLGATHER, R.ALG_RECURSIVE_DOUBLING), (S.CO_ALLTOALL, R.ALG_PAIRWISE)]
     peers, sizes, counts = np.zeros(S.MAX_FANOUT, np.int64), np.zeros(S.MAX_FANOUT, np.int64), np.zeros(1, np.int64)
     nbytes = 1000
     for kind, alg in cases:
         for n in [*range(1, 20), 32, 33, 48]:
-            if alg == R.ALG_RECURSIVE_DOUBLING and kind == S.C_ALLGATHER and n & (n - 1):
+            if alg == R.ALG_RECURSIVE_DOUBLING and kind == S.CO_ALLGATHER and n & (n - 1):
                 continue
             bound = int(largest_message(np.array([kind]), np.array([n]), np.array([nbytes]))[0])
             sent = 0
@@ -460,7 +460,7 @@ def test_largest_message_bounds_every_collective_round():
                         ns, _ = round_plan(kind, alg, me, n, root, step, nbytes, counts, 0, peers, sizes)
                         sent = max([sent, *sizes[:ns]])
             assert sent <= bound, (kind, alg, n, sent, bound)
-            if n > 1 and kind != S.C_BARRIER:
+            if n > 1 and kind != S.CO_BARRIER:
                 assert sent > 0
 
 

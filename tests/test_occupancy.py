@@ -90,9 +90,9 @@ def test_rows_are_appended_a_bounded_buffer_at_a_time(tmp_path, monkeypatch):
 def test_a_14_million_port_network_buffers_one_row_in_chunks_of_a_few_mb():
     rows, ports = occ.layout(14_028_432, 2)
     assert rows == 1 and rows * 14_028_432 * 2 <= occ.BUFFER_BYTES
-    assert ports * rows * 2 <= occ.CHUNK_BYTES
+    assert ports * rows * 2 <= occ.ZARR_CHUNK_BYTES
     rows, ports = occ.layout(9_464, 2)  # Slim Fly q = 13: whole chunks of many samples
-    assert rows == occ.MAX_ROWS and rows * ports * 2 <= occ.CHUNK_BYTES
+    assert rows == occ.MAX_ROWS and rows * ports * 2 <= occ.ZARR_CHUNK_BYTES
 
 
 @pytest.mark.parametrize("largest, dtype", [(255, np.uint8), (3200, np.uint16), (80_000, np.uint32)])

@@ -216,8 +216,8 @@ def test_a_code_no_branch_takes_does_not_compile():
 
 def test_a_collective_algorithm_pair_no_branch_implements_is_refused():
     from fastnet.mpi.collectives import round_plan
-    from fastnet.mpi.state import C_BARRIER, MAX_FANOUT
+    from fastnet.mpi.state import CO_BARRIER, MAX_FANOUT
 
     peers, sizes = np.zeros(MAX_FANOUT, np.int64), np.zeros(MAX_FANOUT, np.int64)
     with pytest.raises(ValueError, match="no implementation"):
-        round_plan(C_BARRIER, R.ALG_RING, 0, 4, 0, 0, 8, np.zeros(1, np.int64), 0, peers, sizes)
+        round_plan(CO_BARRIER, R.ALG_RING, 0, 4, 0, 0, 8, np.zeros(1, np.int64), 0, peers, sizes)

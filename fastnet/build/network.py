@@ -25,7 +25,7 @@ CLASS_NAMES = ("injection", "local", "global")
 # Topology.port columns
 P_ROUTER, P_PEER_ROUTER, P_PEER_PORT, P_CLASS, P_LATENCY, P_PERIOD = 0, 1, 2, 3, 4, 5
 # Topology.node columns
-N_ROUTER, N_PORT = 0, 1
+NODE_ROUTER, NODE_PORT = 0, 1
 
 
 class Topology(NamedTuple):
@@ -96,8 +96,8 @@ class Network:
     port_class = property(lambda self: self.topo.port[:, P_CLASS])
     port_latency = property(lambda self: self.topo.port[:, P_LATENCY])
     port_period = property(lambda self: self.topo.port[:, P_PERIOD])
-    node_router = property(lambda self: self.topo.node[:, N_ROUTER])
-    node_port = property(lambda self: self.topo.node[:, N_PORT])
+    node_router = property(lambda self: self.topo.node[:, NODE_ROUTER])
+    node_port = property(lambda self: self.topo.node[:, NODE_PORT])
 
     def link_counts(self) -> dict[str, int]:
         """Bidirectional links by class (each counted once)."""

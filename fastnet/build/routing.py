@@ -159,10 +159,10 @@ def is_table(routes: Routes) -> bool:
     return int(routes.ip[IP_MODE]) == TABLE
 
 
-S_TABLE = -1  # minimal_scan of table routing; otherwise the topology kind code whose algebra is scanned
+SCAN_TABLE = -1  # minimal_scan of table routing; otherwise the topology kind code whose algebra is scanned
 
 
 def minimal_scan(routes: Routes) -> int:
-    """How the kernels find minimal ports for these routes (kernels/minimal.py `scan`): S_TABLE or the kind code.
+    """How the kernels find minimal ports for these routes (kernels/minimal.py `scan`): SCAN_TABLE or the kind code.
     A constant of the cycle loop, so a run compiles only its own topology's scan."""
-    return S_TABLE if is_table(routes) else int(routes.ip[IP_KIND])
+    return SCAN_TABLE if is_table(routes) else int(routes.ip[IP_KIND])

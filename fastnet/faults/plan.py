@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from ..build.network import GLOBAL, LOCAL, NODE, P_PEER_ROUTER, Network
-from ..build.routing import S_TABLE, UNREACHABLE, IP_DIAMETER, Routes, _bfs_all, minimal_scan
+from ..build.routing import SCAN_TABLE, UNREACHABLE, IP_DIAMETER, Routes, _bfs_all, minimal_scan
 from ..errors import ConfigError
 
-TABLE_ROUTINGS = ("min", "val", "ugal_l", "ugal_g", "ksp")
+DETOUR_ROUTINGS = ("min", "val", "ugal_l", "ugal_g", "ksp")
 
 
 @dataclass
@@ -176,7 +176,7 @@ def _supported(net: Network, routing: str, table: bool) -> str | None:
             "(with a routing table)")
     if kind == "fattree" and routing == "updown":
         return None
-    if table and kind not in ("fattree", "hyperx", "dragonfly") and routing in TABLE_ROUTINGS:
+    if table and kind not in ("fattree", "hyperx", "dragonfly") and routing in DETOUR_ROUTINGS:
         return None
     return (f"{routing} routing on a {kind} does not route around failures; supported: dragonfly with min, val, "
             f"ugal_l or ugal_g; torus and mesh with dor or adaptive; fat tree with updown; min, val, ugal_l, ugal_g or ksp on a "
@@ -187,7 +187,7 @@ def plan_faults(cfg: dict[str, Any], net: Network, routes: Routes) -> FaultPlan:
     """Check cfg["faults"] against the network and routing; ConfigError names the field and what is wrong."""
     f = cfg["faults"]
     routing = cfg["routing"]["algorithm"]
-    table = minimal_scan(routes) == S_TABLE
+    table = minimal_scan(routes) == SCAN_TABLE
     why = _supported(net, routing, table)
     if why:
         raise ConfigError("faults", why)
@@ -251,7 +251,7 @@ class _Names:
         if r >= R:
             raise ConfigError(fld, f"router {r} does not exist (the network has {R} routers: 0..{R - 1})")
         if not (self.routing == "updown" or (self.table and self.kind != "dragonfly"
-                                             and self.routing in TABLE_ROUTINGS)):
+                                             and self.routing in DETOUR_ROUTINGS)):
             raise ConfigError(fld, "a router may fail only under updown on a fat tree or a table routing (min, val, "
                               "ugal_l, ugal_g, ksp on a network small enough for a routing table); this run uses "
                               f"{self.routing} on a {self.kind}")

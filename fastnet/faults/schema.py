@@ -22,7 +22,7 @@ from typing import Any
 from ..checks import Check, boolean, check_section, choice, integer, real, string
 from ..errors import ConfigError
 
-LINK_CLASSES = ("any", "local", "global")
+FAULT_LINK_CLASSES = ("any", "local", "global")
 ACTIONS = ("fail", "recover")
 
 
@@ -53,7 +53,7 @@ SCHEMA: dict[str, tuple[Any, Check]] = {
     "links": ([], _pairs),
     "routers": ([], _routers),
     "fraction": (0.0, real(0.0, 1.0)),
-    "link_class": ("any", choice(*LINK_CLASSES)),
+    "link_class": ("any", choice(*FAULT_LINK_CLASSES)),
     "seed": (1, integer(0, 2**63 - 1)),
     "events": ([], _events),
     "file": ("", string),

@@ -10,13 +10,13 @@ from .cycle import phits_crossed, phits_sent_in
 from .state import C_FREE_HEAD, C_N_ACTIVE, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_POS, VS_DVC, VS_PKT, VS_SENT
 
 # result indices
-A_FREE, A_QUEUED, A_IN_VCS, A_DELIVERING, A_DUPLICATES, A_CREDIT_ERRORS, A_READY_ERRORS = 0, 1, 2, 3, 4, 5, 6
+AU_FREE, AU_QUEUED, AU_IN_VCS, AU_DELIVERING, AU_DUPLICATES, AU_CREDIT_ERRORS, AU_READY_ERRORS = 0, 1, 2, 3, 4, 5, 6
 
 
 @jit_inline
 def _mark(seen, h, out):
     if seen[h]:
-        out[A_DUPLICATES] += 1
+        out[AU_DUPLICATES] += 1
     seen[h] = 1
 
 
@@ -28,13 +28,13 @@ def audit(prm, st):
     h = st.ctr[C_FREE_HEAD]
     while h >= 0:
         _mark(seen, h, out)
-        out[A_FREE] += 1
+        out[AU_FREE] += 1
         h = pk[h, PK_NEXT]
     for n in range(len(st.nd)):
         h = st.nd[n, ND_HEAD]
         while h >= 0:
             _mark(seen, h, out)
-            out[A_QUEUED] += 1
+            out[AU_QUEUED] += 1
             h = pk[h, PK_NEXT]
     held = np.zeros(len(vc), dtype=np.int64)  # phits in FIFOs + credits on their way back
     waits = np.zeros(len(vc), dtype=np.int64)  # ready-list entries + pending E_READY events
@@ -44,7 +44,7 @@ def audit(prm, st):
         h = vc[v, VC_HEAD]
         while h >= 0:
             _mark(seen, h, out)
-            out[A_IN_VCS] += 1
+            out[AU_IN_VCS] += 1
             held[v] += phits_sent_in(prm, pk, st.vs, v, h)
             h = pk[h, PK_NEXT]
         if prm.flit_crossbar and st.vs[v, VS_PKT] >= 0:  # streaming a packet out: what has not crossed is here;
@@ -52,7 +52,7 @@ def audit(prm, st):
             held[v] += phits_sent_in(prm, pk, st.vs, v, h) - phits_crossed(prm, pk[h, PK_SIZE], st.vs[v, VS_SENT])
             if st.vs[v, VS_DVC] < 0:
                 _mark(seen, h, out)
-                out[A_IN_VCS] += 1
+                out[AU_IN_VCS] += 1
     for slot in range(len(st.wheel)):
         e = st.wheel[slot]
         while e >= 0:
@@ -62,18 +62,18 @@ def audit(prm, st):
                 waits[ev[e, EV_TARGET]] += 1
             elif ev[e, EV_KIND] == E_DELIVER:
                 _mark(seen, ev[e, EV_TARGET], out)
-                out[A_DELIVERING] += 1
+                out[AU_DELIVERING] += 1
             e = ev[e, EV_NEXT]
     V = prm.vcs
     for v in range(len(vc)):
         if held[v] + vc[v, VC_FREE] != vc[v, VC_CAP]:
-            out[A_CREDIT_ERRORS] += 1
+            out[AU_CREDIT_ERRORS] += 1
         if waits[v] != (vc[v, VC_HEAD] >= 0 or (prm.flit_crossbar and st.vs[v, VS_PKT] >= 0)):
-            out[A_READY_ERRORS] += 1
+            out[AU_READY_ERRORS] += 1
     for ip in range(len(vc) // V):  # the port totals UGAL and adaptive routing read
         total = 0
         for v in range(ip * V, ip * V + V):
             total += vc[v, VC_CAP] - vc[v, VC_FREE]
         if total != st.pt[ip, PT_HELD]:
-            out[A_CREDIT_ERRORS] += 1
+            out[AU_CREDIT_ERRORS] += 1
     return out

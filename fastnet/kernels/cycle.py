@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..build.network import N_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_PERIOD, P_ROUTER
+from ..build.network import NODE_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_PERIOD, P_ROUTER
 from ..traffic.openloop import generate_open_loop
 from ..workloads.kernel import WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_status
 from ..workloads.messages import packet_arrived
@@ -330,7 +330,7 @@ def inject(topo, rt, prm, st, t):
             continue
         h = nd[n, ND_HEAD]
         size = pk[h, PK_SIZE]
-        port = topo.node[n, N_PORT]
+        port = topo.node[n, NODE_PORT]
         v = injection_vc(vc, nd, prm, n, port * prm.vcs, rt.vcr[NODE, 0, 1], 1 if prm.flit_crossbar else size)
         if v < 0:
             continue

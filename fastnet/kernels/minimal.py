@@ -5,7 +5,7 @@ The routing algorithms themselves (min, val, ugal, dor, ...) are in routing.py a
 `min_ports(ps, port, dist, ip, alg, r, d, buf, scan)` writes into `buf` the global ids of the ports of router r that
 start a minimal path to router d (r != d) and returns how many; `distance(...)` is the hop count. `ps` is
 Topology.router_port_start, `port` Topology.port, and `dist, ip, alg` are the fields of build/routing.py's
-Routes; `scan` is S_TABLE or the topology kind (`scan_of(ip)`, or a constant of the cycle loop). Port layouts
+Routes; `scan` is SCAN_TABLE or the topology kind (`scan_of(ip)`, or a constant of the cycle loop). Port layouts
 are documented in each builder module under fastnet/build/. The port of a failed link has no peer router
 (fastnet/faults): the table's and the dragonfly's scans skip it, and return 0 candidates when none is left.
 """
@@ -16,7 +16,7 @@ from ..build.kinds import K_DRAGONFLY, K_FATTREE, K_HYPERX, K_MESH, K_SLIMFLY, K
 from ..build.network import P_PEER_ROUTER
 from ..build.routing import (
     IP_A, IP_BUNDLE, IP_DIMS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P,
-    IP_PALM, IP_Q, IP_ROW, IP_STRIDES, IP_WRAP, S_TABLE, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
+    IP_PALM, IP_Q, IP_ROW, IP_STRIDES, IP_WRAP, SCAN_TABLE, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
 )
 from ._jit import jit, jit_inline, no_implementation
 
@@ -277,7 +277,7 @@ def _ft_scan(ps, ip, r, d, buf):
 
 
 # ---------------------------------------------------------------- dispatch
-# `scan` (build/routing.py minimal_scan): S_TABLE or the topology kind. The cycle loop passes it as a constant,
+# `scan` (build/routing.py minimal_scan): SCAN_TABLE or the topology kind. The cycle loop passes it as a constant,
 # so numba prunes the other topologies' scans before compiling them (kernels/_jit.py).
 @jit_inline
 def algebraic_scan(ps, port, ip, alg, r, d, buf, scan):
@@ -297,7 +297,7 @@ def algebraic_scan(ps, port, ip, alg, r, d, buf, scan):
 
 @jit_inline
 def min_ports(ps, port, dist, ip, alg, r, d, buf, scan):
-    if scan == S_TABLE:
+    if scan == SCAN_TABLE:
         return table_min_ports(ps, port, dist, r, d, buf)
     return algebraic_scan(ps, port, ip, alg, r, d, buf, scan)[0]
 
@@ -305,7 +305,7 @@ def min_ports(ps, port, dist, ip, alg, r, d, buf, scan):
 @jit_inline
 def min_ports_len(ps, port, dist, ip, alg, r, d, buf, scan):
     """min_ports and the minimal path length in one scan."""
-    if scan == S_TABLE:
+    if scan == SCAN_TABLE:
         return table_min_ports(ps, port, dist, r, d, buf), int(dist[r, d])
     return algebraic_scan(ps, port, ip, alg, r, d, buf, scan)
 
@@ -314,7 +314,7 @@ def min_ports_len(ps, port, dist, ip, alg, r, d, buf, scan):
 def distance(ps, port, dist, ip, alg, r, d, buf, scan):
     if r == d:
         return 0
-    if scan == S_TABLE:
+    if scan == SCAN_TABLE:
         return int(dist[r, d])
     return algebraic_scan(ps, port, ip, alg, r, d, buf, scan)[1]
 
@@ -322,4 +322,4 @@ def distance(ps, port, dist, ip, alg, r, d, buf, scan):
 @jit_inline
 def scan_of(ip):
     """The `scan` of a Routes.ip, read at run time (for callers that are not specialised on it)."""
-    return S_TABLE if ip[IP_MODE] == TABLE else ip[IP_KIND]
+    return SCAN_TABLE if ip[IP_MODE] == TABLE else ip[IP_KIND]

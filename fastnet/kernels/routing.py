@@ -42,10 +42,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..build.network import GLOBAL, N_PORT, N_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER
+from ..build.network import GLOBAL, NODE_PORT, NODE_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER
 from ..build.routing import (
     IP_A, IP_BUNDLE, IP_DIMS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_N, IP_NDIM, IP_P, IP_ROW,
-    IP_STRIDES, IP_WRAP, S_TABLE, UNREACHABLE,
+    IP_STRIDES, IP_WRAP, SCAN_TABLE, UNREACHABLE,
 )
 from ..build.kinds import K_DRAGONFLY, K_FATTREE, K_HYPERX, K_MESH, K_TORUS
 from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
@@ -474,7 +474,7 @@ def valiant_live(ps, port, dist, ip, r, inter, d, scan):
     if ip[IP_KIND] == K_DRAGONFLY:
         G, Gd = r // ip[IP_A], d // ip[IP_A]
         return df_linked(ps, port, ip, G, inter) and df_linked(ps, port, ip, inter, Gd)
-    if scan == S_TABLE:
+    if scan == SCAN_TABLE:
         return dist[r, inter] != UNREACHABLE and dist[inter, d] != UNREACHABLE
     return True
 
@@ -609,8 +609,8 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
     `routing` with that algorithm's code directly, so the helpers of the others are pruned before they are
     inlined (_jit._PruneThenInline), and a code no branch takes does not compile (_jit.no_implementation)."""
     dn = pk[h, PK_DST]
-    d = node[dn, N_ROUTER]
-    if prm.faults and scan == S_TABLE and routing != R_UPDOWN and dist[r, d] == UNREACHABLE:  # (a failed
+    d = node[dn, NODE_ROUTER]
+    if prm.faults and scan == SCAN_TABLE and routing != R_UPDOWN and dist[r, d] == UNREACHABLE:  # (a failed
         pk[h, PK_OUT] = -1  # router is unreachable even from itself): no route, dropped (cycle.drop_head)
         return
     if prm.faults and routing == R_UPDOWN and (alg[r, d] & 1) == 0:  # no live up*/down* way to leaf d
@@ -626,7 +626,7 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
     to_inter = valiant and pk[h, PK_PHASE] == TO_INTER
     target = pk[h, PK_INTER] if to_inter else d
     if r == d and not to_inter:
-        pk[h, PK_OUT] = node[dn, N_PORT]
+        pk[h, PK_OUT] = node[dn, NODE_PORT]
         pk[h, PK_CLS] = 0
         return
     out, part = next_port(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r, d,
@@ -712,7 +712,7 @@ def next_port(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk
 def ksp_port(ps, port, node, dist, pt, prm, pk, rng, buf, buf2, r, d, h):
     """k shortest paths: the packet's path, chosen at its source (at random, or by least-occupied first hop), and
     its port at this hop."""
-    s = node[pk[h, PK_SRC], N_ROUTER]
+    s = node[pk[h, PK_SRC], NODE_ROUTER]
     if pk[h, PK_INTER] < 0:  # choose the packet's path at its source
         n = ksp_walk(ps, port, dist, s, d, prm.hop_limit, -prm.paths, 0, buf, buf2)
         choice = 0

@@ -62,7 +62,7 @@ def compute_times(w: dict[str, Any], task_node: np.ndarray, n_nodes: int) -> np.
 
 
 class Background(NamedTuple):
-    """A job of kind open_loop: these nodes send each other packets at `load` (traffic/patterns.py P_JOB)."""
+    """A job of kind open_loop: these nodes send each other packets at `load` (traffic/patterns.py PAT_JOB)."""
     job: int  # its index in workload.jobs
     nodes: np.ndarray  # int64[B] sorted
     load: float

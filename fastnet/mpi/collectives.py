@@ -29,7 +29,7 @@ from ..registry import (
     ALG_BINOMIAL, ALG_DISSEMINATION, ALG_PAIRWISE, ALG_RABENSEIFNER, ALG_RECURSIVE_DOUBLING, ALG_RING,
 )
 from .state import (
-    C_ALLGATHER, C_ALLREDUCE, C_ALLTOALL, C_ALLTOALLV, C_BARRIER, C_BCAST, C_GATHER, C_REDUCE, C_SCATTER,
+    CO_ALLGATHER, CO_ALLREDUCE, CO_ALLTOALL, CO_ALLTOALLV, CO_BARRIER, CO_BCAST, CO_GATHER, CO_REDUCE, CO_SCATTER,
 )
 
 
@@ -61,17 +61,17 @@ def lowest_bit(rel, n):
 def n_steps(kind, alg, n):
     if n <= 1:
         return 0
-    if kind == C_BCAST or kind == C_SCATTER:
+    if kind == CO_BCAST or kind == CO_SCATTER:
         return 1 + ceil_log2(n)
-    if kind == C_BARRIER or kind == C_REDUCE or kind == C_GATHER:
+    if kind == CO_BARRIER or kind == CO_REDUCE or kind == CO_GATHER:
         return ceil_log2(n)
-    if kind == C_ALLREDUCE:
+    if kind == CO_ALLREDUCE:
         if alg == ALG_RING:
             return 2 * (n - 1)
         if alg == ALG_RABENSEIFNER:
             return 2 * ceil_log2(floor_pow2(n)) + 2
         return ceil_log2(floor_pow2(n)) + 2  # recursive doubling
-    if kind == C_ALLGATHER:
+    if kind == CO_ALLGATHER:
         if alg == ALG_RECURSIVE_DOUBLING:
             return ceil_log2(n)
         return n - 1  # ring
@@ -162,38 +162,38 @@ def round_plan(kind, alg, me, n, root, step, nbytes, counts, coff, peers, sizes)
     rel = (me - root + n) % n
     ns = 0
     nr = 0
-    if kind == C_BARRIER and alg == ALG_DISSEMINATION:
+    if kind == CO_BARRIER and alg == ALG_DISSEMINATION:
         peers[0] = (me + (1 << step)) % n
         sizes[0] = 0
         ns, nr = 1, 1
-    elif (kind == C_BCAST or kind == C_SCATTER) and alg == ALG_BINOMIAL:  # one child per step, largest subtree first
+    elif (kind == CO_BCAST or kind == CO_SCATTER) and alg == ALG_BINOMIAL:  # one child per step, largest subtree first
         if step == 0:
             nr = 1 if rel != 0 else 0
         else:
             mask = (1 << ceil_log2(n)) >> step
             if mask < lowest_bit(rel, n) and rel + mask < n:
                 peers[0] = (rel + mask + root) % n
-                sizes[0] = nbytes if kind == C_BCAST else min(mask, n - rel - mask) * nbytes
+                sizes[0] = nbytes if kind == CO_BCAST else min(mask, n - rel - mask) * nbytes
                 ns = 1
-    elif (kind == C_REDUCE or kind == C_GATHER) and alg == ALG_BINOMIAL:
+    elif (kind == CO_REDUCE or kind == CO_GATHER) and alg == ALG_BINOMIAL:
         mask = 1 << step
         if rel & (mask - 1) == 0:
             if rel & mask:
                 peers[0] = (rel - mask + root) % n
-                sizes[0] = nbytes if kind == C_REDUCE else min(mask, n - rel) * nbytes
+                sizes[0] = nbytes if kind == CO_REDUCE else min(mask, n - rel) * nbytes
                 ns = 1
             elif rel + mask < n:
                 nr = 1
-    elif kind == C_ALLREDUCE and alg == ALG_RING:
+    elif kind == CO_ALLREDUCE and alg == ALG_RING:
         peers[0] = (me + 1) % n
         if step < n - 1:  # reduce-scatter
             sizes[0] = chunk(nbytes, (me - step + n) % n, n)
         else:  # allgather
             sizes[0] = chunk(nbytes, (me + 1 - (step - n + 1) + n) % n, n)
         ns, nr = 1, 1
-    elif kind == C_ALLREDUCE and alg == ALG_RABENSEIFNER:
+    elif kind == CO_ALLREDUCE and alg == ALG_RABENSEIFNER:
         ns, nr = rabenseifner(me, n, step, nbytes, peers, sizes)
-    elif kind == C_ALLREDUCE and alg == ALG_RECURSIVE_DOUBLING:  # MPICH's handling of n not a power of two
+    elif kind == CO_ALLREDUCE and alg == ALG_RECURSIVE_DOUBLING:  # MPICH's handling of n not a power of two
         p = floor_pow2(n)
         rem = n - p
         last = ceil_log2(p) + 1
@@ -205,22 +205,22 @@ def round_plan(kind, alg, me, n, root, step, nbytes, counts, coff, peers, sizes)
                 peers[0] = real_rank(newrank ^ (1 << (step - 1)), rem)
                 sizes[0] = nbytes
                 ns, nr = 1, 1
-    elif kind == C_ALLGATHER and alg == ALG_RECURSIVE_DOUBLING:
+    elif kind == CO_ALLGATHER and alg == ALG_RECURSIVE_DOUBLING:
         peers[0] = me ^ (1 << step)
         sizes[0] = (1 << step) * nbytes
         ns, nr = 1, 1
-    elif kind == C_ALLGATHER and alg == ALG_RING:
+    elif kind == CO_ALLGATHER and alg == ALG_RING:
         peers[0] = (me + 1) % n
         sizes[0] = nbytes
         ns, nr = 1, 1
-    elif (kind == C_ALLTOALL or kind == C_ALLTOALLV) and alg == ALG_PAIRWISE:
+    elif (kind == CO_ALLTOALL or kind == CO_ALLTOALLV) and alg == ALG_PAIRWISE:
         i = step + 1
         if n & (n - 1) == 0:
             dst = me ^ i
         else:
             dst = (me + i) % n
         peers[0] = dst
-        sizes[0] = counts[coff + dst] if kind == C_ALLTOALLV else nbytes
+        sizes[0] = counts[coff + dst] if kind == CO_ALLTOALLV else nbytes
         ns, nr = 1, 1
     else:  # a (collective, algorithm) no branch implements: program.py chose what registry.py does not declare
         no_implementation(alg)
@@ -232,5 +232,5 @@ def largest_message(kind: np.ndarray, n: np.ndarray, nbytes: np.ndarray) -> np.n
     """A bound on the payload of any one message that `round_plan` posts for collectives of these kinds, comm
     sizes and byte counts (alltoallv: its counts are the messages). Only the gathering kinds (gather, scatter,
     allgather) send more than one block in a message, and never more than n blocks; a barrier sends nothing."""
-    whole = (kind == C_GATHER) | (kind == C_SCATTER) | (kind == C_ALLGATHER)
-    return np.where(kind == C_BARRIER, 0, np.where(whole, n * nbytes, nbytes))
+    whole = (kind == CO_GATHER) | (kind == CO_SCATTER) | (kind == CO_ALLGATHER)
+    return np.where(kind == CO_BARRIER, 0, np.where(whole, n * nbytes, nbytes))

@@ -29,19 +29,18 @@ from ..kernels.rng import uniform
 from ..kernels.pool import fifo_append, fifo_unlink, hist_bin
 from ..workloads.messages import new_message, retire, send
 from ..workloads.state import (
-    MS_DST, MS_SRC, MS_TAG, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
+    MS_DST, MS_SRC, MS_KIND, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
     WC_N_INBOX, WC_NEXT, WC_TASKS_DONE, WC_WAKE,
 )
 from .collectives import n_steps, round_plan
 from .state import (
-    ANY, C_BCAST, C_SCATTER, M_CTS, M_DATA, M_EAGER, M_RTS, MS_ARRIVED, MS_CALL, MS_COMM, MS_MTAG, MS_PAYLOAD, MS_QNEXT,
-    MS_RREQ, MS_SENT, MS_SEQ, MS_SREQ, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE,
-    OP_IRECV, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, PROC_NULL,
-    Q_DONE, Q_FREE, Q_PENDING, RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV,
-    RK_CSEND, RK_CSTART, RK_EARLY, RK_PC, RK_PEND, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, RK_STATE, RK_STEP,
-    RK_WAIT_CYC, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER, RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, S_COLL,
-    S_COMPUTE, S_DONE, S_READY, S_RUNNING, S_WAIT, TL_CALL, TL_END, TL_RANK, TL_START, WM_BYTES, WM_CONTROL,
-    WM_HEAP, WM_READY, WM_STAMP, WM_TIMELINE, WM_TRANSFERS,
+    ANY, CO_BCAST, CO_SCATTER, M_CTS, M_DATA, M_EAGER, M_RTS, MM_ARRIVED, MM_CALL, MM_COMM, MM_PAYLOAD, MM_QNEXT,
+    MM_RREQ, MM_SENT, MM_SEQ, MM_SREQ, MM_TAG, NULL_PEER, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM,
+    OP_COMPUTE, OP_IRECV, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, Q_DONE, Q_FREE, Q_PENDING,
+    RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV, RK_CSEND, RK_CSTART, RK_EARLY, RK_PC,
+    RK_PEND, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, RK_STATE, RK_STEP, RK_WAIT_CYC, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER,
+    RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, RS_COLL, RS_COMPUTE, RS_DONE, RS_READY, RS_RUNNING, RS_WAIT, TL_CALL, TL_END,
+    TL_RANK, TL_START, WM_BYTES, WM_CONTROL, WM_HEAP, WM_READY, WM_STAMP, WM_TIMELINE, WM_TRANSFERS,
 )
 
 
@@ -52,8 +51,8 @@ from .state import (
 def make_ready(wl, r):
     """A blocked or computing rank can go on: it runs later in this cycle's advance."""
     st = wl.tk[r, RK_STATE]
-    if st == S_WAIT or st == S_COLL or st == S_COMPUTE:
-        wl.tk[r, RK_STATE] = S_READY
+    if st == RS_WAIT or st == RS_COLL or st == RS_COMPUTE:
+        wl.tk[r, RK_STATE] = RS_READY
         wl.ready[wl.wc[WM_READY]] = r
         wl.wc[WM_READY] += 1
 
@@ -122,16 +121,16 @@ def envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, arriv
     """MPI's columns of message m, and the transfer counters: eager and rendezvous data carry `nbytes`, an RTS
     or CTS is about them."""
     msg = wl.msg
-    msg[m, MS_COMM] = comm
-    msg[m, MS_MTAG] = mtag
-    msg[m, MS_SEQ] = seq
-    msg[m, MS_SREQ] = sreq
-    msg[m, MS_RREQ] = rreq
-    msg[m, MS_QNEXT] = -1
-    msg[m, MS_ARRIVED] = arrived
-    msg[m, MS_CALL] = call
-    msg[m, MS_PAYLOAD] = nbytes
-    msg[m, MS_SENT] = sent
+    msg[m, MM_COMM] = comm
+    msg[m, MM_TAG] = mtag
+    msg[m, MM_SEQ] = seq
+    msg[m, MM_SREQ] = sreq
+    msg[m, MM_RREQ] = rreq
+    msg[m, MM_QNEXT] = -1
+    msg[m, MM_ARRIVED] = arrived
+    msg[m, MM_CALL] = call
+    msg[m, MM_PAYLOAD] = nbytes
+    msg[m, MM_SENT] = sent
     if kind == M_EAGER or kind == M_DATA:
         wl.wc[WM_BYTES] += nbytes
         wl.wc[WM_TRANSFERS] += 1
@@ -167,8 +166,8 @@ def answer(wl, m, kind, rreq, t):
     """The receiver of m sends its sender the next message of the rendezvous (CTS, then data) about the same
     bytes, envelope and requests (`rreq`: the receive a CTS names)."""
     msg = wl.msg
-    post(wl, msg[m, MS_DST], msg[m, MS_SRC], kind, msg[m, MS_PAYLOAD], msg[m, MS_COMM], msg[m, MS_MTAG],
-         msg[m, MS_SEQ], msg[m, MS_SREQ], rreq, msg[m, MS_CALL], msg[m, MS_SENT], t)
+    post(wl, msg[m, MS_DST], msg[m, MS_SRC], kind, msg[m, MM_PAYLOAD], msg[m, MM_COMM], msg[m, MM_TAG],
+         msg[m, MM_SEQ], msg[m, MM_SREQ], rreq, msg[m, MM_CALL], msg[m, MM_SENT], t)
 
 
 @jit_inline
@@ -183,7 +182,7 @@ def local_message(wl, r, payload, comm, mtag, call, t):
 @jit_inline
 def data_arrived(wl, m, t):
     """Message latency of a transfer, by the MPI call that posted it."""
-    wl.msg_hist[wl.msg[m, MS_CALL], hist_bin(t - wl.msg[m, MS_SENT])] += 1
+    wl.msg_hist[wl.msg[m, MM_CALL], hist_bin(t - wl.msg[m, MM_SENT])] += 1
 
 
 @jit_inline
@@ -203,8 +202,8 @@ def complete_request(wl, q):
 @jit_inline
 def matches(wl, q, m):
     rq, msg = wl.rq, wl.msg
-    return (msg[m, MS_COMM] == rq[q, RQ_COMM] and (rq[q, RQ_PEER] == ANY or rq[q, RQ_PEER] == msg[m, MS_SRC])
-            and (rq[q, RQ_TAG] == ANY or rq[q, RQ_TAG] == msg[m, MS_MTAG]))
+    return (msg[m, MM_COMM] == rq[q, RQ_COMM] and (rq[q, RQ_PEER] == ANY or rq[q, RQ_PEER] == msg[m, MS_SRC])
+            and (rq[q, RQ_TAG] == ANY or rq[q, RQ_TAG] == msg[m, MM_TAG]))
 
 
 @jit_inline
@@ -215,7 +214,7 @@ def first_of_sender(wl, r, q, m):
     while x != m:
         if msg[x, MS_SRC] == msg[m, MS_SRC] and matches(wl, q, x):
             return False
-        x = msg[x, MS_QNEXT]
+        x = msg[x, MM_QNEXT]
     return True
 
 
@@ -226,8 +225,8 @@ def unlink_envelope(wl, r, m):
     x = wl.tk[r, RK_QHEAD]
     while x != m:
         prev = x
-        x = wl.msg[x, MS_QNEXT]
-    fifo_unlink(wl.msg, MS_QNEXT, wl.tk, r, RK_QHEAD, RK_QTAIL, m, prev)
+        x = wl.msg[x, MM_QNEXT]
+    fifo_unlink(wl.msg, MM_QNEXT, wl.tk, r, RK_QHEAD, RK_QTAIL, m, prev)
 
 
 @jit_inline
@@ -235,7 +234,7 @@ def bind(wl, r, q, m, t):
     """Receive q of rank r takes arrived envelope m: eager data completes it, an RTS is answered by a CTS."""
     unlink_envelope(wl, r, m)
     msg = wl.msg
-    if msg[m, MS_TAG] == M_EAGER:
+    if msg[m, MS_KIND] == M_EAGER:
         data_arrived(wl, m, t)
         complete_request(wl, q)
     else:
@@ -246,7 +245,7 @@ def bind(wl, r, q, m, t):
 @jit_inline
 def envelope_arrived(wl, r, m, t):
     """An eager message or RTS reached rank r: the first posted receive whose first match it is takes it."""
-    wl.msg[m, MS_ARRIVED] = t
+    wl.msg[m, MM_ARRIVED] = t
     prev = -1
     q = wl.tk[r, RK_RHEAD]
     while q >= 0:
@@ -271,11 +270,11 @@ def post_receive(wl, r, q, t):
             s = msg[x, MS_SRC]
             if seen[s] != stamp:  # the first match from this sender: the only one it may take from it
                 seen[s] = stamp
-                if msg[x, MS_ARRIVED] >= 0 and (best < 0 or msg[x, MS_ARRIVED] < msg[best, MS_ARRIVED]):
+                if msg[x, MM_ARRIVED] >= 0 and (best < 0 or msg[x, MM_ARRIVED] < msg[best, MM_ARRIVED]):
                     best = x
                 if wl.rq[q, RQ_PEER] != ANY:
                     break
-        x = msg[x, MS_QNEXT]
+        x = msg[x, MM_QNEXT]
     if best >= 0:
         bind(wl, r, q, best, t)
     else:
@@ -292,8 +291,8 @@ def coll_key_is_now(wl, r, m):
     """Message m belongs to the step rank r has started."""
     tk, msg = wl.tk, wl.msg
     c = tk[r, RK_COP]
-    return (c >= 0 and tk[r, RK_CRECV] >= 0 and wl.ops[c, OP_COMM] == msg[m, MS_COMM]
-            and wl.ops[c, OP_SEQ] == msg[m, MS_SEQ] and tk[r, RK_STEP] == msg[m, MS_MTAG])
+    return (c >= 0 and tk[r, RK_CRECV] >= 0 and wl.ops[c, OP_COMM] == msg[m, MM_COMM]
+            and wl.ops[c, OP_SEQ] == msg[m, MM_SEQ] and tk[r, RK_STEP] == msg[m, MM_TAG])
 
 
 @jit_inline
@@ -304,7 +303,7 @@ def step_complete(tk, r):
 @jit_inline
 def step_progressed(wl, r):
     """A message of rank r's current step arrived: a rank blocked in it goes on if the step is complete."""
-    if wl.tk[r, RK_STATE] == S_COLL and step_complete(wl.tk, r):
+    if wl.tk[r, RK_STATE] == RS_COLL and step_complete(wl.tk, r):
         make_ready(wl, r)
 
 
@@ -312,7 +311,7 @@ def step_progressed(wl, r):
 def coll_take(wl, r, m, t):
     """Rank r's current step receives collective message m (eager data, or an RTS it answers)."""
     msg = wl.msg
-    if msg[m, MS_TAG] == M_EAGER:
+    if msg[m, MS_KIND] == M_EAGER:
         data_arrived(wl, m, t)
         wl.tk[r, RK_CRECV] -= 1
     else:
@@ -333,7 +332,7 @@ def start_step(wl, r, t):
     tk[r, RK_CSEND] = 0
     base = wl.comm_off[comm]
     call = ops[c, OP_CALL]
-    tag = 0 if kind == C_BCAST or kind == C_SCATTER else step  # the step in which the receiver takes it
+    tag = 0 if kind == CO_BCAST or kind == CO_SCATTER else step  # the step in which the receiver takes it
     for i in range(ns):
         dst = wl.comm_members[base + wl.scratch_peer[i]]
         nbytes = wl.scratch_bytes[i]
@@ -344,12 +343,12 @@ def start_step(wl, r, t):
     prev = -1
     m = tk[r, RK_EARLY]
     while m >= 0:
-        nxt = wl.msg[m, MS_QNEXT]
+        nxt = wl.msg[m, MM_QNEXT]
         if coll_key_is_now(wl, r, m):
             if prev < 0:
                 tk[r, RK_EARLY] = nxt
             else:
-                wl.msg[prev, MS_QNEXT] = nxt
+                wl.msg[prev, MM_QNEXT] = nxt
             coll_take(wl, r, m, t)
         else:
             prev = m
@@ -383,7 +382,7 @@ def coll_arrived(wl, r, m, t):
         coll_take(wl, r, m, t)
         step_progressed(wl, r)
     else:
-        wl.msg[m, MS_QNEXT] = wl.tk[r, RK_EARLY]
+        wl.msg[m, MM_QNEXT] = wl.tk[r, RK_EARLY]
         wl.tk[r, RK_EARLY] = m
 
 
@@ -407,20 +406,20 @@ def coll_data_arrived(wl, m, t):
 def arrived(wl, m, t):
     """Message m has fully reached its rank."""
     msg = wl.msg
-    kind = msg[m, MS_TAG]
+    kind = msg[m, MS_KIND]
     r = msg[m, MS_DST]
     if kind == M_CTS:  # at the sender of the data: send it
-        answer(wl, m, M_DATA, msg[m, MS_RREQ], t)
+        answer(wl, m, M_DATA, msg[m, MM_RREQ], t)
         retire(msg, wl.wc, m, t)
     elif kind == M_DATA:
-        if msg[m, MS_SEQ] >= 0:
+        if msg[m, MM_SEQ] >= 0:
             coll_data_arrived(wl, m, t)
         else:
             data_arrived(wl, m, t)
-            complete_request(wl, msg[m, MS_RREQ])
-            complete_request(wl, msg[m, MS_SREQ])
+            complete_request(wl, msg[m, MM_RREQ])
+            complete_request(wl, msg[m, MM_SREQ])
         retire(msg, wl.wc, m, t)
-    elif msg[m, MS_SEQ] >= 0:
+    elif msg[m, MM_SEQ] >= 0:
         coll_arrived(wl, r, m, t)
     else:
         envelope_arrived(wl, r, m, t)
@@ -441,7 +440,7 @@ def comm_rank(wl, r, comm):
 
 @jit_inline
 def finish_rank(wl, r, t):
-    wl.tk[r, RK_STATE] = S_DONE
+    wl.tk[r, RK_STATE] = RS_DONE
     wl.tk[r, TK_FINISH] = t
     wc = wl.wc
     wc[WC_TASKS_DONE] += 1
@@ -483,7 +482,7 @@ def compute_op(wl, r, pc, t):
         d = compute_cycles(wl, r, d)
     tk[r, RK_PC] = pc + 1
     if d > 0:
-        tk[r, RK_STATE] = S_COMPUTE
+        tk[r, RK_STATE] = RS_COMPUTE
         tk[r, RK_COMPUTE_CYC] += d
         log_interval(wl, r, ops[pc, OP_CALL], t, t + d)
         heap_push(wl, t + d, r)
@@ -506,7 +505,7 @@ def wait_op(wl, r, pc, base, t):
             pend += 1
     if pend > 0:
         tk[r, RK_PEND] = pend
-        tk[r, RK_STATE] = S_WAIT
+        tk[r, RK_STATE] = RS_WAIT
         tk[r, RK_BLOCK_T] = t
         tk[r, RK_BLOCK_CALL] = ops[pc, OP_CALL]
         return True
@@ -535,10 +534,10 @@ def collective_op(wl, r, pc, t):
         tk[r, RK_CSTART] = t
     res = coll_advance(wl, r, t)
     if res == COLL_DEFERRED:
-        tk[r, RK_STATE] = S_READY
+        tk[r, RK_STATE] = RS_READY
         return res
     if res == COLL_BLOCKED:
-        tk[r, RK_STATE] = S_COLL
+        tk[r, RK_STATE] = RS_COLL
         return res
     d = t - tk[r, RK_CSTART]
     tk[r, RK_WAIT_CYC] += d
@@ -552,7 +551,7 @@ def collective_op(wl, r, pc, t):
 
 @jit_inline
 def request_op(wl, r, pc, base, t):
-    """Rank r's isend or irecv op pc starts its request (slot `base` + the op's): one with PROC_NULL is complete
+    """Rank r's isend or irecv op pc starts its request (slot `base` + the op's): one with NULL_PEER is complete
     at once; a receive looks for its envelope; a send to itself is a local copy, arrived at once; any other send
     posts its envelope (eager data, complete at once, or a rendezvous RTS), queued at the receiver in post
     order."""
@@ -565,7 +564,7 @@ def request_op(wl, r, pc, base, t):
     rq[q, RQ_CALL] = ops[pc, OP_CALL]
     rq[q, RQ_NEXT] = -1
     tk[r, RK_PC] = pc + 1
-    if peer == PROC_NULL:
+    if peer == NULL_PEER:
         rq[q, RQ_STATE] = Q_DONE
     elif ops[pc, OP_CODE] == OP_IRECV:
         rq[q, RQ_PEER] = peer
@@ -575,7 +574,7 @@ def request_op(wl, r, pc, base, t):
     elif peer == r:
         m = local_message(wl, r, nbytes, comm, ops[pc, OP_TAG], ops[pc, OP_CALL], t)
         rq[q, RQ_STATE] = Q_DONE
-        fifo_append(wl.msg, MS_QNEXT, wl.tk, r, RK_QHEAD, RK_QTAIL, m)
+        fifo_append(wl.msg, MM_QNEXT, wl.tk, r, RK_QHEAD, RK_QTAIL, m)
         envelope_arrived(wl, r, m, t)
     else:
         eager = nbytes <= wl.eager_bytes
@@ -583,7 +582,7 @@ def request_op(wl, r, pc, base, t):
                  -1 if eager else q, -1, ops[pc, OP_CALL], t, t)
         if eager:
             rq[q, RQ_STATE] = Q_DONE
-        fifo_append(wl.msg, MS_QNEXT, wl.tk, peer, RK_QHEAD, RK_QTAIL, m)
+        fifo_append(wl.msg, MM_QNEXT, wl.tk, peer, RK_QHEAD, RK_QTAIL, m)
 
 
 @jit_inline
@@ -593,7 +592,7 @@ def run_rank(wl, r, t):
     tk, ops = wl.tk, wl.ops
     if tk[r, RK_BLOCK_T] >= 0:  # it was blocked in a wait
         end_block(wl, r, t)
-    tk[r, RK_STATE] = S_RUNNING
+    tk[r, RK_STATE] = RS_RUNNING
     base = r * wl.max_requests
     while True:
         pc = tk[r, RK_PC]
@@ -613,7 +612,7 @@ def run_rank(wl, r, t):
                 return res == COLL_BLOCKED
         else:  # OP_ISEND, OP_IRECV
             if wl.wc[WC_FREE_COUNT] < wl.msg_headroom:
-                tk[r, RK_STATE] = S_READY
+                tk[r, RK_STATE] = RS_READY
                 return False
             request_op(wl, r, pc, base, t)
 

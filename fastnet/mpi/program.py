@@ -28,10 +28,9 @@ from ..registry import (
 )
 from .calls import ANY_SOURCE, ANY_TAG, COLLECTIVES, PROC_NULL, Call, Trace
 from .state import (
-    ANY, CALL_CODE, N_OP, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_INDEX, OP_IRECV, OP_ISEND, OP_LIST, OP_PEER,
-    OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT,
+    ANY, CALL_CODE, N_OP, NULL_PEER, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_INDEX,
+    OP_IRECV, OP_ISEND, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT,
 )
-from .state import PROC_NULL as K_PROC_NULL
 
 
 class ProgramError(ValueError):
@@ -137,7 +136,7 @@ class _RankLowering:
 
     def world(self, comm: int, peer: int, index: int, call: Call, any_ok: bool) -> int:
         if peer == PROC_NULL:
-            return K_PROC_NULL
+            return NULL_PEER
         if peer == ANY_SOURCE and any_ok:
             return ANY
         members = self.trace.comms[comm]

@@ -10,7 +10,7 @@ import numpy as np
 from ..units import timing
 from ..workloads.state import TK_FINISH, WC_COMPLETED, WC_END, WC_MLAT_MAX, WC_MLAT_SUM
 from .state import (
-    CALLS, OP_CALL, OP_INDEX, RK_COMPUTE_CYC, RK_PC, RK_STATE, RK_WAIT_CYC, S_COLL, S_DONE, S_WAIT, TL_CALL,
+    CALLS, OP_CALL, OP_INDEX, RK_COMPUTE_CYC, RK_PC, RK_STATE, RK_WAIT_CYC, RS_COLL, RS_DONE, RS_WAIT, TL_CALL,
     TL_END, TL_RANK, TL_START, WM_BYTES, WM_CONTROL, WM_TIMELINE, WM_TRANSFERS,
 )
 
@@ -85,13 +85,13 @@ def stall_report(s: Any, limit: int = 4) -> str:
     out = []
     for r in range(wl.n_tasks):
         state = wl.tk[r, RK_STATE]
-        if state not in (S_WAIT, S_COLL):
+        if state not in (RS_WAIT, RS_COLL):
             continue
         pc = int(wl.tk[r, RK_PC])
         op = wl.ops[pc]
         call = CALLS[int(op[OP_CALL])]
         where = files[r] if files else "its program"
         out.append(f"rank {r} waits forever in MPI_{call.capitalize()} (call {int(op[OP_INDEX])} of {where})")
-    done = int((wl.tk[:, RK_STATE] == S_DONE).sum())
+    done = int((wl.tk[:, RK_STATE] == RS_DONE).sum())
     head = "; ".join(out[:limit]) + (f"; and {len(out) - limit} more" if len(out) > limit else "")
     return f"{head} ({done} of {wl.n_tasks} ranks finished)"

@@ -8,7 +8,8 @@ uses the first columns of `tk` and `msg`. The rest belongs to the MPI kernels (k
   ops[op_begin[r]:op_end[r]] (ranks with the same program share one range).
 - `tk[r, RK_*]`: one record per rank: program counter, state, timers, its queues and collective progress.
 - `rq[r * max_requests + slot, RQ_*]`: request slots (isend / irecv until their wait).
-- `msg[m, MS_*]`: the message pool, with MPI's envelope after the message layer's columns.
+- `msg[m, MS_*]`, `msg[m, MM_*]`: the message pool: the message layer's columns (workloads/state.py), then
+  MPI's envelope.
 - communicators: `comm_members[comm_off[c]:comm_off[c] + comm_size[c]]` are the world ranks of comm c in
   comm-rank order; a rank's own rank in comm c is in its `rank_comms` row range (comm 0, the world, is r).
 """
@@ -28,11 +29,11 @@ OP_CODE, OP_CALL, OP_PEER, OP_TAG, OP_COMM, OP_BYTES, OP_REQ, OP_ARG, OP_LIST, O
     range(13)
 N_OP = 13
 # OP_ARG: compute cycles (OP_COMPUTE), number of requests (OP_WAIT: their slots are req_list[OP_LIST:...]),
-# collective kind (OP_COLL, a C_* code); OP_LIST: alltoallv's byte counts at counts[OP_LIST:OP_LIST + 2n]
+# collective kind (OP_COLL, a CO_* code); OP_LIST: alltoallv's byte counts at counts[OP_LIST:OP_LIST + 2n]
 # (n sends, then n receives); OP_INDEX: the call's index in its rank's trace (error messages)
 
 ANY = -1  # OP_PEER / OP_TAG of a receive: MPI_ANY_SOURCE, MPI_ANY_TAG
-PROC_NULL = -2
+NULL_PEER = -2
 
 # MPI call kinds (OP_CALL): counts, time and message latency are reported per kind
 CALLS = ("send", "recv", "isend", "irecv", "wait", "waitall", "sendrecv", "barrier", "bcast", "reduce",
@@ -40,7 +41,8 @@ CALLS = ("send", "recv", "isend", "irecv", "wait", "waitall", "sendrecv", "barri
 CALL_CODE = {name: i for i, name in enumerate(CALLS)}
 N_CALLS = len(CALLS)
 # collective kinds (OP_ARG of OP_COLL) are their call codes
-C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_ALLGATHER, C_SCATTER, C_ALLTOALL, C_ALLTOALLV = range(7, 16)
+CO_BARRIER, CO_BCAST, CO_REDUCE, CO_ALLREDUCE, CO_GATHER, CO_ALLGATHER, CO_SCATTER, CO_ALLTOALL, CO_ALLTOALLV = \
+    range(7, 16)
 
 # collective algorithms (OP_ALG): fastnet/registry.py COLLECTIVE_ALGORITHMS, chosen by program.py (docs/mpi.md)
 
@@ -49,18 +51,18 @@ C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_ALLGATHER, C_SCATTER, C_A
  RK_RHEAD, RK_RTAIL, RK_EARLY, RK_COP, RK_CME, RK_CN, RK_STEP, RK_CRECV, RK_CSEND, RK_CSTART) = range(6, 25)
 N_RK = 25
 # RK_STATE
-S_READY, S_RUNNING, S_COMPUTE, S_WAIT, S_COLL, S_DONE = 0, 1, 2, 3, 4, 5
+RS_READY, RS_RUNNING, RS_COMPUTE, RS_WAIT, RS_COLL, RS_DONE = 0, 1, 2, 3, 4, 5
 
 # rq[slot, ...]
 RQ_STATE, RQ_RANK, RQ_PEER, RQ_TAG, RQ_COMM, RQ_NEXT, RQ_WAITED, RQ_CALL = range(8)
 N_RQ = 8
 Q_FREE, Q_PENDING, Q_DONE = 0, 1, 2
 
-# msg[m, ...] after the message layer's columns; MS_TAG (workloads/state.py) holds the protocol message kind
-MS_COMM, MS_MTAG, MS_SEQ, MS_SREQ, MS_RREQ, MS_QNEXT, MS_ARRIVED, MS_CALL, MS_PAYLOAD, MS_SENT = range(N_MS, N_MS + 10)
+# msg[m, ...] after the message layer's columns; MS_KIND (workloads/state.py) holds the protocol message kind
+MM_COMM, MM_TAG, MM_SEQ, MM_SREQ, MM_RREQ, MM_QNEXT, MM_ARRIVED, MM_CALL, MM_PAYLOAD, MM_SENT = range(N_MS, N_MS + 10)
 N_MSG = N_MS + 10
-# MS_SEQ: the collective's instance on its comm (-1: point-to-point); MS_MTAG: MPI tag, or the collective step;
-# MS_SENT: when the MPI call posted the data (a rendezvous transfer's RTS), for the message latency histogram
+# MM_SEQ: the collective's instance on its comm (-1: point-to-point); MM_TAG: MPI tag, or the collective step;
+# MM_SENT: when the MPI call posted the data (a rendezvous transfer's RTS), for the message latency histogram
 M_EAGER, M_RTS, M_CTS, M_DATA = 0, 1, 2, 3
 
 # wc[...] after the common counters (workloads/state.py); WM_TIMELINE counts the intervals logged, kept or not

@@ -35,7 +35,7 @@ _MARKER = re.compile(r"^(\d+)\.json$")
 STATUS_PENDING, STATUS_OK, STATUS_FAILED = 0, 1, 2
 
 # Per-point variables a sweep adds to the metrics of results.VARIABLES: name: (dtype, units, description).
-POINT_VARIABLES: dict[str, tuple[str, str, str]] = {
+PER_POINT_VARIABLES: dict[str, tuple[str, str, str]] = {
     "status": ("int8", "1", "0: not run yet, 1: finished, 2: failed (see error)"),
     "error": ("str", "", "why the point failed; empty if it did not"),
     "wall_seconds": ("float64", "s", "wall-clock time of the point's run"),
@@ -74,7 +74,7 @@ AXIS_UNITS: dict[str, str] = {
 class Layout:
     """Everything about the dataset's shape beyond the axes: what a worker needs to write a point's region.
 
-    `fields`: name -> (extra dims, dtype, attrs) for every metric the probes produced plus POINT_VARIABLES;
+    `fields`: name -> (extra dims, dtype, attrs) for every metric the probes produced plus PER_POINT_VARIABLES;
     `dims`: extra dim -> length (the largest any point needs; shorter values are padded with the fill value);
     `coords`: 1-D coordinates of the extra dims shared by every point: name -> (dim, values, attrs).
     """
@@ -135,7 +135,7 @@ def layout_from_probes(spec: Spec, configs: list[dict[str, Any]], probes: list[x
             lay.coords[name] = (first.dims[0], first.values, dict(first.attrs))
         else:  # e.g. port_router when the topology is swept: one row per point
             lay.fields[name] = (tuple(first.dims), dtype_name(first.dtype), dict(first.attrs))
-    for name, (dtype, units, doc) in POINT_VARIABLES.items():
+    for name, (dtype, units, doc) in PER_POINT_VARIABLES.items():
         lay.fields[name] = ((), dtype, {"units": units, "description": doc})
     return lay
 

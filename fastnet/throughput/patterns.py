@@ -18,7 +18,7 @@ import numpy as np
 
 from ..build.network import Network
 from ..errors import ConfigError
-from ..traffic.patterns import P_GROUP, P_HOTSPOT, P_TABLE, P_UNIFORM, PATTERNS, _derangement, compile_traffic
+from ..traffic.patterns import PAT_GROUP, PAT_HOTSPOT, PAT_TABLE, PAT_UNIFORM, PATTERNS, _derangement, compile_traffic
 from .settings import ALL_PATTERNS
 
 
@@ -69,18 +69,18 @@ def engine_pattern(net: Network, traffic_cfg: dict, seed: int) -> Flows:
     tr = compile_traffic(net, traffic_cfg, seed)
     N = net.n_nodes
     nodes = np.arange(N, dtype=np.int64)
-    if tr.pattern == P_TABLE:
+    if tr.pattern == PAT_TABLE:
         dst = tr.table.astype(np.int64)
         keep = (dst >= 0) & (dst != nodes)
         if not keep.any():
             raise ConfigError("traffic.pattern", f"{traffic_cfg['pattern']} sends nothing on this network")
         return Flows(nodes[keep], dst[keep], None)
-    if tr.pattern in (P_UNIFORM, P_HOTSPOT):
+    if tr.pattern in (PAT_UNIFORM, PAT_HOTSPOT):
         src = np.repeat(nodes, N - 1)
         dst = (src + 1 + np.tile(np.arange(N - 1), N)) % N
         spread = N if tr.to_self else N - 1  # with to_self, a 1/N share stays at its node
         w = np.full(len(src), 1.0 / spread)
-        if tr.pattern == P_HOTSPOT:
+        if tr.pattern == PAT_HOTSPOT:
             f = tr.hot_frac
             hot_share = np.bincount(tr.hot, minlength=N) / len(tr.hot)  # engine draws hot[below(H)]
             w = (1 - f) / spread + f * hot_share[dst]
@@ -88,7 +88,7 @@ def engine_pattern(net: Network, traffic_cfg: dict, seed: int) -> Flows:
             keep = w > 0
             src, dst, w = src[keep], dst[keep], w[keep]
         return Flows(src, dst, w)
-    assert tr.pattern == P_GROUP
+    assert tr.pattern == PAT_GROUP
     src_list, dst_list, w_list = [], [], []
     for n in range(N):
         g = tr.table[n]

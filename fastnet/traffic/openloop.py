@@ -13,25 +13,25 @@ from ..kernels._jit import jit, jit_inline
 from ..kernels.pool import new_packet
 from ..kernels.rng import below, geometric, uniform
 from ..kernels.state import ND_ARRIVAL_LINK, ND_NEXT_ARRIVAL, PK_MSG
-from .patterns import P_HOTSPOT, P_JOB, P_TABLE, P_UNIFORM
+from .patterns import PAT_HOTSPOT, PAT_JOB, PAT_TABLE, PAT_UNIFORM
 
 
 @jit_inline
 def pick_destination(pattern, table, hot, hot_frac, group_start, group_nodes, to_self, rng, n, N):
-    if pattern == P_TABLE:
+    if pattern == PAT_TABLE:
         return table[n]
-    if pattern == P_UNIFORM or (pattern == P_HOTSPOT and uniform(rng, n) >= hot_frac):
+    if pattern == PAT_UNIFORM or (pattern == PAT_HOTSPOT and uniform(rng, n) >= hot_frac):
         if to_self:
             return below(rng, n, N)
         d = below(rng, n, N - 1)
         return d + 1 if d >= n else d
-    if pattern == P_HOTSPOT:
+    if pattern == PAT_HOTSPOT:
         return hot[below(rng, n, len(hot))]
-    if pattern == P_JOB:  # another node of n's job, uniformly (group_nodes sorted: skip n's own place)
+    if pattern == PAT_JOB:  # another node of n's job, uniformly (group_nodes sorted: skip n's own place)
         lo, hi = group_start[table[n]], group_start[table[n] + 1]
         k = lo + below(rng, n, hi - lo - 1)
         return group_nodes[k + 1] if group_nodes[k] >= n else group_nodes[k]
-    # P_GROUP: a random node of the target group
+    # PAT_GROUP: a random node of the target group
     g = table[n]
     lo, hi = group_start[g], group_start[g + 1]
     return group_nodes[lo + below(rng, n, hi - lo)]
@@ -50,7 +50,7 @@ def wait_arrival(nd, arrivals, n):
 def start_open_loop(tr, st):
     """First arrival of every sending node (cycle >= 0); silent nodes keep ND_NEXT_ARRIVAL = -1, off the wheel."""
     for n in range(len(st.nd)):
-        if (tr.pattern == P_TABLE or tr.pattern == P_JOB) and tr.table[n] < 0:
+        if (tr.pattern == PAT_TABLE or tr.pattern == PAT_JOB) and tr.table[n] < 0:
             continue
         st.nd[n, ND_NEXT_ARRIVAL] = geometric(st.rng_node, n, tr.rate) - 1
         wait_arrival(st.nd, st.arrivals, n)

@@ -31,14 +31,14 @@ from ..build.network import Network
 from ..errors import ConfigError
 from ..registry import Registry
 
-P_TABLE, P_UNIFORM, P_HOTSPOT, P_GROUP, P_JOB = 0, 1, 2, 3, 4  # P_JOB: uniform over the other nodes of a job
+PAT_TABLE, PAT_UNIFORM, PAT_HOTSPOT, PAT_GROUP, PAT_JOB = 0, 1, 2, 3, 4  # PAT_JOB: uniform over the job's other nodes
 
 
 class Traffic(NamedTuple):
-    pattern: int  # P_*
+    pattern: int  # PAT_*
     rate: float  # packets per node per cycle (load / packet_phits)
     packet_phits: int
-    table: np.ndarray  # int32[N]: destination (P_TABLE, -1 = silent node) or target group (P_GROUP)
+    table: np.ndarray  # int32[N]: destination (PAT_TABLE, -1 = silent node) or target group (PAT_GROUP)
     hot: np.ndarray  # int32[H] hotspot nodes
     hot_frac: float
     group_start: np.ndarray  # int32[G+1] CSR of nodes by group
@@ -144,23 +144,23 @@ def _slimfly_worst(net: Network) -> np.ndarray:
 
 
 def _uniform(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
-    return P_UNIFORM, None
+    return PAT_UNIFORM, None
 
 
 def _hotspot(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
-    return P_HOTSPOT, None  # its nodes: traffic.hotspot_nodes (compile_traffic)
+    return PAT_HOTSPOT, None  # its nodes: traffic.hotspot_nodes (compile_traffic)
 
 
 def _permutation(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
     N = net.n_nodes
-    return P_TABLE, rng.permutation(N) if tcfg["to_self"] else _derangement(N, rng)
+    return PAT_TABLE, rng.permutation(N) if tcfg["to_self"] else _derangement(N, rng)
 
 
 def _bitcomp(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
     N = net.n_nodes
     if _is_power(N, 2) is None:
         raise ConfigError("traffic.pattern", f"bitcomp needs a power-of-two node count (have {N})")
-    return P_TABLE, (~np.arange(N)) & (N - 1)
+    return PAT_TABLE, (~np.arange(N)) & (N - 1)
 
 
 def _transpose(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
@@ -169,24 +169,24 @@ def _transpose(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int,
     if half is None:
         raise ConfigError("traffic.pattern", f"transpose needs a node count that is a power of 4 (have {N})")
     n = np.arange(N)
-    return P_TABLE, ((n & ((1 << half) - 1)) << half) | (n >> half)
+    return PAT_TABLE, ((n & ((1 << half) - 1)) << half) | (n >> half)
 
 
 def _shift(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
-    return P_TABLE, (np.arange(net.n_nodes) + tcfg["shift"]) % net.n_nodes
+    return PAT_TABLE, (np.arange(net.n_nodes) + tcfg["shift"]) % net.n_nodes
 
 
 def _group_adversarial(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
     if net.kind not in ("dragonfly", "slimfly"):
         raise ConfigError("traffic.pattern", "group_adversarial needs a topology with groups (dragonfly, slimfly)")
     G = int(net.topo.router_group.max()) + 1
-    return P_GROUP, (net.topo.router_group[net.node_router] + 1) % G
+    return PAT_GROUP, (net.topo.router_group[net.node_router] + 1) % G
 
 
 def _slimfly_worst_table(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
     if net.kind != "slimfly":
         raise ConfigError("traffic.pattern", "slimfly_worst needs topology.kind = \"slimfly\"")
-    return P_TABLE, _slimfly_worst(net)
+    return PAT_TABLE, _slimfly_worst(net)
 
 
 # The patterns `traffic.pattern` names: each makes (how the kernel draws a destination: P_*, its table or None)
@@ -197,7 +197,7 @@ PATTERNS.add("permutation", "a random derangement (with to_self, any permutation
 PATTERNS.add("bitcomp", "dst = ~src over log2(N) bits", make=_bitcomp)
 PATTERNS.add("transpose", "swap the high and low halves of the node id's bits", make=_transpose)
 PATTERNS.add("tornado", "each coordinate moves ceil(k/2) - 1 (elsewhere n + ceil(N/2) - 1)",
-             make=lambda net, tcfg, rng: (P_TABLE, _tornado(net)))
+             make=lambda net, tcfg, rng: (PAT_TABLE, _tornado(net)))
 PATTERNS.add("shift", "dst = src + traffic.shift (mod N)", make=_shift)
 PATTERNS.add("hotspot", "traffic.hotspot_fraction to traffic.hotspot_nodes, the rest uniform", make=_hotspot)
 PATTERNS.add("group_adversarial", "a random node of the next group", make=_group_adversarial)
@@ -213,7 +213,7 @@ def compile_traffic(net: Network, tcfg: dict, seed: int) -> Traffic:
     pattern, table = PATTERNS[tcfg["pattern"]].make(net, tcfg, rng)
     if table is None:
         table = np.zeros(1, dtype=np.int32)
-    if pattern == P_HOTSPOT:
+    if pattern == PAT_HOTSPOT:
         hot = np.asarray(tcfg["hotspot_nodes"], dtype=np.int32)
         if (hot >= N).any():
             raise ConfigError("traffic.hotspot_nodes", f"must name nodes below {N}")
@@ -231,7 +231,7 @@ def background_traffic(net: Network, nodes: np.ndarray, load: float, packet_phit
     another of them, uniformly, at `load` phits per node per cycle; every other node is silent."""
     table = np.full(net.n_nodes, -1, dtype=np.int32)
     table[nodes] = 0
-    return Traffic(pattern=P_JOB, rate=load / packet_phits, packet_phits=packet_phits, table=table,
+    return Traffic(pattern=PAT_JOB, rate=load / packet_phits, packet_phits=packet_phits, table=table,
                    hot=np.zeros(1, dtype=np.int32), hot_frac=0.0,
                    group_start=np.array([0, len(nodes)], dtype=np.int32), group_nodes=np.asarray(nodes, np.int32),
                    to_self=False)

@@ -39,13 +39,13 @@ from ..kernels.rng import below, geometric, uniform
 from .graph500_model import effective_destinations, mean_edges, messages_per_process, sigma_edges
 from .messages import retire, send, sending
 from .state import (
-    GF_EDGES2, GF_EXPLORED, MS_AUX, MS_DST, MS_TAG, TB_END, TB_MEAN, TB_MESSAGES, TB_QUERIES, TB_SENDERS,
+    GF_EDGES2, GF_EXPLORED, MS_AUX, MS_DST, MS_KIND, TB_END, TB_MEAN, TB_MESSAGES, TB_QUERIES, TB_SENDERS,
     TB_SIGMA, TB_START, TK_BCAST_RX, TK_BUSY, TK_EXPECT, TK_FINISH, TK_GEN_LEFT, TK_HOLD, TK_LEVEL, TK_M,
     TK_MSGS_LEFT, TK_Q, TK_Q_LEFT, TK_RECV, TK_RED_RX, TK_SIG_RX, WC_BFS_DONE, WC_END, WC_FINISHED, WC_LEVEL,
     WC_N_INBOX, WC_NEXT, WC_TASKS_DONE, WC_WAKE,
 )
 
-# MS_TAG of Graph500 messages (both variants); a query message carries its query count in MS_AUX
+# MS_KIND of Graph500 messages (both variants); a query message carries its query count in MS_AUX
 G_QUERY, G_SIGNAL, G_REDUCE, G_BCAST = 0, 1, 2, 3
 
 
@@ -174,7 +174,7 @@ def advance_graph500(wl, nd, packet_bytes, t):
     for i in range(wc[WC_N_INBOX]):
         m = wl.inbox[i]
         d = msg[m, MS_DST]
-        tag = msg[m, MS_TAG]
+        tag = msg[m, MS_KIND]
         if tag == G_QUERY:
             consume(tk, wl, d, msg[m, MS_AUX], t)
             tk[d, TK_RECV] += 1

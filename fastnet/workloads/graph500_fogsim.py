@@ -34,7 +34,7 @@ from .graph500 import G_BCAST, G_QUERY, G_REDUCE, G_SIGNAL, count_control, norma
 from .graph500_model import fogsim_destinations, fogsim_messages, mean_edges, sigma_edges
 from .messages import retire, send, sending
 from .state import (
-    MS_AUX, MS_DST, MS_TAG, TB_END, TB_MEAN, TB_MESSAGES, TB_QUERIES, TB_SENDERS, TB_SIGMA, TB_START,
+    MS_AUX, MS_DST, MS_KIND, TB_END, TB_MEAN, TB_MESSAGES, TB_QUERIES, TB_SENDERS, TB_SIGMA, TB_START,
     TK_BCAST_RX, TK_BUSY, TK_EXPECT, TK_FINISH, TK_HOLD, TK_LAST_INJ, TK_M, TK_MSGS_LEFT, TK_Q, TK_Q_LEFT,
     TK_RECV, TK_RED_RX, TK_SIG_NEED, TK_SIG_RX, WC_AT_LEVEL_END, WC_END, WC_FINISHED, WC_LEVEL, WC_N_INBOX,
     WC_QTOT, WC_REMAIN, WC_REMAIN_MM, WC_NEXT, WC_WAKE,
@@ -154,7 +154,7 @@ def receive_messages(wl, t):
     for i in range(wc[WC_N_INBOX]):
         m = wl.inbox[i]
         d = msg[m, MS_DST]
-        tag = msg[m, MS_TAG]
+        tag = msg[m, MS_KIND]
         if tag == G_QUERY:
             k = msg[m, MS_AUX]
             tk[d, TK_BUSY] = max(0, tk[d, TK_BUSY]) + np.int64(math.ceil(k * wl.query_cycles - 1e-9))

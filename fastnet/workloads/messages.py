@@ -24,8 +24,8 @@ from ..kernels._jit import jit_inline
 from ..kernels.pool import fifo_append, list_add, list_remove, new_packet
 from ..kernels.state import ND_TAIL, PK_MSG, PK_TAG
 from .state import (
-    E_INBOX, E_MSG_POOL, E_SELF, MS_BIRTH, MS_BYTES, MS_DST, MS_MADE, MS_NEXT, MS_PACKETS, MS_RECV, MS_SRC,
-    MS_AUX, MS_TAG, TK_EXPECT, TK_QHEAD, TK_QTAIL, TK_SPOS, WC_COMPLETED, WC_ERROR, WC_FREE_COUNT, WC_FREE_HEAD,
+    ERR_INBOX, ERR_MSG_POOL, ERR_SELF, MS_BIRTH, MS_BYTES, MS_DST, MS_MADE, MS_NEXT, MS_PACKETS, MS_RECV, MS_SRC,
+    MS_AUX, MS_KIND, TK_EXPECT, TK_QHEAD, TK_QTAIL, TK_SPOS, WC_COMPLETED, WC_ERROR, WC_FREE_COUNT, WC_FREE_HEAD,
     WC_MLAT_MAX, WC_MLAT_SUM, WC_N_INBOX, WC_N_SENDERS, WC_POSTED,
 )
 
@@ -41,7 +41,7 @@ def new_message(msg, wc, src, dst, nbytes, packet_bytes, tag, aux, t):
     exhausted."""
     m = wc[WC_FREE_HEAD]
     if m < 0:
-        wc[WC_ERROR] = E_MSG_POOL
+        wc[WC_ERROR] = ERR_MSG_POOL
         return -1
     wc[WC_FREE_HEAD] = msg[m, MS_NEXT]
     wc[WC_FREE_COUNT] -= 1
@@ -51,7 +51,7 @@ def new_message(msg, wc, src, dst, nbytes, packet_bytes, tag, aux, t):
     msg[m, MS_PACKETS] = packets_of(nbytes, packet_bytes)
     msg[m, MS_MADE] = 0
     msg[m, MS_RECV] = 0
-    msg[m, MS_TAG] = tag
+    msg[m, MS_KIND] = tag
     msg[m, MS_AUX] = aux
     msg[m, MS_BIRTH] = t
     msg[m, MS_NEXT] = -1
@@ -63,7 +63,7 @@ def send(msg, tk, wc, senders, src, dst, nbytes, packet_bytes, tag, aux, awaited
     """Post a message; returns its id, or -1 (and sets wc[WC_ERROR]) if the pool is exhausted. `awaited`: the
     receiver's Wait counts it (tk[dst, TK_EXPECT])."""
     if src == dst:
-        wc[WC_ERROR] = E_SELF
+        wc[WC_ERROR] = ERR_SELF
         return -1
     m = new_message(msg, wc, src, dst, nbytes, packet_bytes, tag, aux, t)
     if m < 0:
@@ -127,7 +127,7 @@ def packet_arrived(msg, wc, inbox, pk, h):
     if msg[m, MS_RECV] == msg[m, MS_PACKETS]:
         i = wc[WC_N_INBOX]
         if i >= len(inbox):
-            wc[WC_ERROR] = E_INBOX
+            wc[WC_ERROR] = ERR_INBOX
             return
         inbox[i] = m
         wc[WC_N_INBOX] = i + 1

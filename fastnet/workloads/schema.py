@@ -54,7 +54,7 @@ def _tasks(v: Any) -> str | None:
     return "must be \"all\" or an integer >= 2"
 
 
-KEYS: dict[str, tuple[Any, Check]] = {
+WORKLOAD_KEYS: dict[str, tuple[Any, Check]] = {
     "kind": ("open_loop", choice(*WORKLOADS.names)),
     # task set and placement (all closed-loop kinds)
     "tasks": ("all", _tasks),  # N: tasks 0..N-1; "all": one per node slot (nodes x ranks_per_node)
@@ -132,7 +132,7 @@ def resolve_jobs(out: dict[str, Any]) -> list[dict[str, Any]]:
                 raise ConfigError(f"{name}.{k}", "is not a key of a job (set it in [workload] for every job); "
                                   "allowed: " + ", ".join(JOB_KEYS))
         own = {"nodes": ("all", _nodes), "load": (0.1, real(0.0, 1.0, lo_open=True))}
-        schema = {k: KEYS[k] for k in JOB_KEYS if k not in own} | own
+        schema = {k: WORKLOAD_KEYS[k] for k in JOB_KEYS if k not in own} | own
         given_job = {k: job.get(k, out[k]) for k in JOB_KEYS if k not in own} | {k: job.get(k, d) for k, (d, _) in
                                                                                 own.items()}
         resolved = check_section(name, given_job, schema)
@@ -158,7 +158,7 @@ def resolve_jobs(out: dict[str, Any]) -> list[dict[str, Any]]:
 def resolve_workload(given: Any) -> dict[str, Any]:
     """Fill in defaults, check each value and the relations between them."""
 
-    out = check_section("workload", given, KEYS)
+    out = check_section("workload", given, WORKLOAD_KEYS)
     if out["kind"] == "sr" and out["wave"] > out["messages"]:
         raise ConfigError("workload.wave", f"must be <= workload.messages = {out['messages']} (got {out['wave']})")
     if out["kind"] == "trace" and not out["file"]:

@@ -18,7 +18,7 @@ import numpy as np
 V_PAPER, V_FOGSIM = 0, 1  # Graph500 variants
 
 # msg[m, ...]: one message (int64)
-MS_SRC, MS_DST, MS_BYTES, MS_PACKETS, MS_MADE, MS_RECV, MS_TAG, MS_AUX, MS_BIRTH, MS_NEXT = range(10)
+MS_SRC, MS_DST, MS_BYTES, MS_PACKETS, MS_MADE, MS_RECV, MS_KIND, MS_AUX, MS_BIRTH, MS_NEXT = range(10)
 N_MS = 10
 
 # tk[task, ...]: per-task record (int64). The first block is the message layer's; the rest belong to the workloads.
@@ -45,9 +45,9 @@ TB_START, TB_END, TB_MESSAGES, TB_NET_MESSAGES, TB_QUERIES, TB_SENDERS, TB_MEAN,
 N_TB = 8
 
 # wc[WC_ERROR] codes: a workload that cannot go on stops the run with this reason
-E_NONE, E_MSG_POOL, E_INBOX, E_SELF = 0, 1, 2, 3
-ERRORS = {E_MSG_POOL: "the message pool is exhausted", E_INBOX: "more messages completed in one cycle than "
-          "the inbox holds", E_SELF: "a workload sent a message to its own task"}
+ERR_NONE, ERR_MSG_POOL, ERR_INBOX, ERR_SELF = 0, 1, 2, 3
+ERRORS = {ERR_MSG_POOL: "the message pool is exhausted", ERR_INBOX: "more messages completed in one cycle than "
+          "the inbox holds", ERR_SELF: "a workload sent a message to its own task"}
 
 
 class Workload(NamedTuple):

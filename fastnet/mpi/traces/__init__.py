@@ -24,7 +24,7 @@ from pathlib import Path
 from fastnet.errors import TraceError
 from fastnet.mpi.calls import Trace
 from fastnet.mpi.traces.dumpi import MAGIC_BYTES, read_dumpi
-from fastnet.mpi.traces.dumpi_ascii import RANK_FILE, read_dumpi_ascii
+from fastnet.mpi.traces.dumpi_ascii import ASCII_RANK_FILE, read_dumpi_ascii
 from fastnet.mpi.traces.otf2 import read_otf2
 from fastnet.registry import Registry
 
@@ -82,7 +82,7 @@ def _detect_dir(p: Path) -> str:
     # The binary form wins over text next to it (sst-dumpi ships rank 0's ASCII beside its .bin files).
     if any(p.glob("*.meta")) or any(p.glob("*.bin")):
         return "dumpi"
-    if any(RANK_FILE.match(f.name) and _looks_like_dumpi_ascii(f.read_bytes()[:4096]) for f in p.glob("*.txt")):
+    if any(ASCII_RANK_FILE.match(f.name) and _looks_like_dumpi_ascii(f.read_bytes()[:4096]) for f in p.glob("*.txt")):
         return "dumpi_ascii"
     raise TraceError(p, "holds no OTF2 anchor file (*.otf2), no binary DUMPI (*.meta, *-NNNN.bin) and no DUMPI "
                         "ASCII files (*-NNNN.txt)")

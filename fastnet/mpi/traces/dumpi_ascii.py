@@ -24,7 +24,7 @@ from fastnet.errors import TraceError
 from fastnet.mpi.calls import Trace
 from fastnet.mpi.traces.dumpi_calls import DumpiCall, RankCalls, Value, build_trace
 
-RANK_FILE = re.compile(r"^(?!\._)(?P<prefix>.*)-(?P<rank>\d+)\.txt$")  # (not a macOS ._ resource fork)
+ASCII_RANK_FILE = re.compile(r"^(?!\._)(?P<prefix>.*)-(?P<rank>\d+)\.txt$")  # (not a macOS ._ resource fork)
 
 _ENTER = re.compile(r"^(MPIO?_\w+) entering at walltime (-?\d+)\.(\d+)")
 _RETURN = re.compile(r"^(MPIO?_\w+) returning at walltime (-?\d+)\.(\d+)")
@@ -49,21 +49,21 @@ def rank_files(p: Path) -> list[Path]:
     if not p.exists():
         raise TraceError(p, "no such file or directory")
     if p.is_dir():
-        found = [f for f in p.iterdir() if RANK_FILE.match(f.name)]
-        prefixes = sorted({RANK_FILE.match(f.name)["prefix"] for f in found})
+        found = [f for f in p.iterdir() if ASCII_RANK_FILE.match(f.name)]
+        prefixes = sorted({ASCII_RANK_FILE.match(f.name)["prefix"] for f in found})
         if not prefixes:
             raise TraceError(p, "holds no DUMPI ASCII files (PREFIX-NNNN.txt)")
         if len(prefixes) > 1:
             raise TraceError(p, f"holds DUMPI ASCII files of several traces ({', '.join(prefixes)}); name one file")
         directory, prefix = p, prefixes[0]
     else:
-        m = RANK_FILE.match(p.name)
+        m = ASCII_RANK_FILE.match(p.name)
         if m is None:
             return [p]  # a lone file not named PREFIX-NNNN.txt: a one-rank trace
         directory, prefix = p.parent, m["prefix"]
     by_rank: dict[int, Path] = {}
     for f in directory.iterdir():
-        m = RANK_FILE.match(f.name)
+        m = ASCII_RANK_FILE.match(f.name)
         if m and m["prefix"] == prefix:
             by_rank[int(m["rank"])] = f
     missing = sorted(set(range(max(by_rank) + 1)) - set(by_rank))

@@ -39,6 +39,10 @@ COMM_NULL, COMM_WORLD, COMM_SELF = 1, 2, 3
 GROUP_NULL, GROUP_EMPTY = 1, 2
 DUMPI_ANY = -1  # MPI_ANY_SOURCE and MPI_ANY_TAG as DUMPI records them
 MPI_UNDEFINED = -32766  # what MPICH and Open MPI use; DUMPI records Comm_split's colour raw
+DUMPI_BYTE = 5  # MPI_BYTE in DUMPI's numbering: write.py writes every count in bytes
+DUMPI_SUM = 3  # MPI_SUM in DUMPI's numbering of ops
+DUMPI_FIRST_COMM, DUMPI_FIRST_REQUEST = 4, 2  # the first handles after the predefined ones (write.py)
+DUMPI_VERSION = (13, 0, 0)  # sst-dumpi's version at the commit dumpi_layout.py follows
 
 SENDS = {"MPI_Send": "send", "MPI_Bsend": "send", "MPI_Ssend": "send", "MPI_Rsend": "send",
          "MPI_Isend": "isend", "MPI_Ibsend": "isend", "MPI_Issend": "isend", "MPI_Irsend": "isend"}
@@ -48,8 +52,8 @@ SEND_INITS = ("MPI_Send_init", "MPI_Bsend_init", "MPI_Ssend_init", "MPI_Rsend_in
 STARTS = ("MPI_Start", "MPI_Startall")
 WAITS = ("MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany",
          "MPI_Testsome")
-COLLECTIVES = ("MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Allgather",
-               "MPI_Scatter", "MPI_Alltoall", "MPI_Alltoallv")
+MPI_COLLECTIVES = ("MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Allgather",
+                   "MPI_Scatter", "MPI_Alltoall", "MPI_Alltoallv")
 # Collectives replayed as one of the above with the same bytes on the wire (docs/mpi.md "Coverage"): the
 # v-variants with their mean block, reduce_scatter as MPICH's pairwise exchange (an alltoall of each rank's
 # block), scans as an allreduce of their buffer.
@@ -60,7 +64,7 @@ GROUP_OPS = ("MPI_Comm_group", "MPI_Group_incl", "MPI_Group_excl", "MPI_Group_ra
              "MPI_Group_union", "MPI_Group_intersection", "MPI_Group_difference", "MPI_Group_free", "MPI_Comm_free")
 # The calls whose arguments the walker reads (the rest are noop or unknown by their name alone).
 READS_ARGUMENTS = frozenset(SENDS).union(RECVS, SENDRECVS, SEND_INITS, ("MPI_Recv_init",), STARTS, WAITS,
-                                         COLLECTIVES, AS_COLLECTIVES, COMM_CONSTRUCTORS, GROUP_OPS,
+                                         MPI_COLLECTIVES, AS_COLLECTIVES, COMM_CONSTRUCTORS, GROUP_OPS,
                                          ("MPI_Cancel",))
 
 Value = Union[int, str, tuple]  # an argument: int, array of ints (or of strings), string
@@ -396,7 +400,7 @@ class _Rank:
                 self.persistent.pop(h, None)
             # an active request that is freed completes unobserved: the noop names it, and lowering detaches it
             self.emit(b, "noop", requests=self.complete(handles))
-        elif name in COLLECTIVES or name in AS_COLLECTIVES:
+        elif name in MPI_COLLECTIVES or name in AS_COLLECTIVES:
             self.collective(b)
         elif name in COMM_CONSTRUCTORS or name in GROUP_OPS:
             if b.args:  # an ASCII writer that knew only the name wrote none: nothing to replay

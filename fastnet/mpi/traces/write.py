@@ -24,8 +24,9 @@ from pathlib import Path
 from fastnet.errors import TraceError
 from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, Trace
 from fastnet.mpi.traces.dumpi import FOOTER_MAGIC, MAGIC, MAGIC_BYTES, THREAD, WALL_TIME
-from fastnet.mpi.traces.dumpi_calls import COMM_NULL, COMM_SELF, COMM_WORLD, DUMPI_ANY, DUMPI_DATATYPES, \
-    MPI_UNDEFINED, READS_ARGUMENTS
+from fastnet.mpi.traces.dumpi_calls import COMM_NULL, COMM_SELF, COMM_WORLD, DUMPI_ANY, DUMPI_BYTE, \
+    DUMPI_DATATYPES, DUMPI_FIRST_COMM, DUMPI_FIRST_REQUEST, DUMPI_SUM, DUMPI_VERSION, MPI_UNDEFINED, \
+    READS_ARGUMENTS
 from fastnet.mpi.traces.dumpi_layout import ALL_FUNCTIONS, END_OF_STREAM, IDS, LAYOUTS, Field
 
 CANONICAL = {"send": "MPI_Send", "recv": "MPI_Recv", "isend": "MPI_Isend", "irecv": "MPI_Irecv", "wait": "MPI_Wait",
@@ -74,12 +75,6 @@ def _name(call: Call, trace: Trace, rank: int) -> str:
 
 
 # --- DUMPI (binary and ASCII) --------------------------------------------------------------------------------
-
-DUMPI_BYTE = 5  # MPI_BYTE in DUMPI's numbering: every count is written in bytes
-DUMPI_FIRST_COMM = 4
-DUMPI_FIRST_REQUEST = 2
-DUMPI_SUM = 3  # MPI_SUM in DUMPI's numbering of ops
-DUMPI_VERSION = (13, 0, 0)  # sst-dumpi's version at the commit dumpi_layout.py follows
 
 Args = dict[str, object]  # a DUMPI call's arguments: ints, tuples of ints, None for statuses (not recorded)
 
