@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .errors import ConfigError
+from .registry import VALIANT_ROUTINGS
 from .units import timing
 
 IMPORT_BYTES = 130 * 2**20  # Python, numpy, numba, llvmlite, xarray and fastnet imported (measured 112 MB)
@@ -63,7 +64,6 @@ def _doubled(start: int, needed: float) -> tuple[int, int]:
 def packets_in_flight(cfg: dict[str, Any], n_nodes: int, hops: int, latency: int) -> int:
     """Little's law with a queueing stretch (module docstring); `hops`: router-to-router links of the longest
     route, `latency`: the slowest link's latency in cycles."""
-    from .build.vcs import VALIANT
 
     traffic = cfg["traffic"]
     L = traffic["packet_phits"]
@@ -72,7 +72,7 @@ def packets_in_flight(cfg: dict[str, Any], n_nodes: int, hops: int, latency: int
     zero_load = (hops + 1) * timing(cfg).delay + (hops + 2) * latency + L
     if "workload" in cfg and cfg["workload"].get("kind", "open_loop") != "open_loop":
         return math.ceil(n_nodes / L * zero_load)  # every node sending at link rate: a bound on what it offers
-    rho = min(QUEUE_CAP, traffic["load"] * (2 if cfg["routing"]["algorithm"] in VALIANT else 1))
+    rho = min(QUEUE_CAP, traffic["load"] * (2 if cfg["routing"]["algorithm"] in VALIANT_ROUTINGS else 1))
     stretch = 1 + rho / (2 * (1 - rho))
     return math.ceil(n_nodes * traffic["load"] / L * zero_load * stretch)
 
@@ -82,7 +82,6 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
     """The peak memory of running `cfg` on the built `net` and `routes` with `vcs` VC slots per port; `extra`:
     other built arrays or NamedTuples of arrays the run keeps (traffic, workload)."""
     from .build.routing import diameter
-    from .build.vcs import VALIANT
     from .kernels.state import N_EV, N_PK, N_TS, first_pool_rows
     from .occupancy import BUFFER_BYTES
 
@@ -99,7 +98,7 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
 
     D = diameter(routes)
     algorithm = cfg["routing"]["algorithm"]
-    hops = hop_limit if algorithm == "ksp" else 2 * D if algorithm in VALIANT else D
+    hops = hop_limit if algorithm == "ksp" else 2 * D if algorithm in VALIANT_ROUTINGS else D
     live = packets_in_flight(cfg, N, hops, int(net.port_latency.max()))
     start = first_pool_rows(N)  # the kernel asks for more (kernels/cycle.py pools_low)
     packets, grew_pk = _doubled(start, live + N + 1)
