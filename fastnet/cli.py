@@ -276,10 +276,17 @@ def convert(
             _config.read_toml(config)  # a missing file or bad TOML says so
             raise ConfigError("config", f"{config} is TOML, not a BookSim2 config: run it as it is")
         cfg = _booksim.read_file(config)
-        _config.resolve(cfg)  # check it before writing
+        resolved = _config.resolve(cfg)  # check it before writing
     except FastnetError as e:
         fail(str(e))
         return
+    from .memory import check_network_fits
+
+    try:  # convert builds nothing: a config for a larger machine is written, with a note (run refuses it here)
+        check_network_fits(resolved)
+    except ConfigError as e:
+        err.print(f"note: fastnet run would refuse it on this machine: {escape(str(e))}", highlight=False,
+                  soft_wrap=True)
     text = _config.to_toml(cfg, f"fastnet run config converted from the BookSim2 config {config}\n"
                                 "(BookSim2's defaults written out; docs/booksim.md has the mapping)")
     if output is None:
