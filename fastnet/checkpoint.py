@@ -152,15 +152,10 @@ def check_config(path: str | Path, header: dict[str, Any], cfg: dict[str, Any]) 
                           f"run started with (fastnet run --resume {path} alone takes the checkpoint's)")
 
 
-def resume_simulation(path: str | Path, cfg: dict[str, Any]) -> tuple[Any, dict[str, Any] | None, int]:
-    """(the run of checkpoint `path`, as it was when written; the occupancy stream's position or None; the
-    network checksum) for the resolved `cfg`, which must be the checkpoint's (checked before building)."""
-    from .sim import prepare
-
+def restore(s: Any, path: str | Path, header: dict[str, Any]) -> tuple[dict[str, Any] | None, int]:
+    """Put checkpoint `path` (whose header was read and checked) back into `s`, the run prepare() made of its
+    config: (the occupancy stream's position or None, the network checksum)."""
     path = Path(path)
-    header = read_header(path)
-    check_config(path, header, cfg)
-    s = prepare(cfg)
     checksum = network_checksum(s)
     if checksum != header["network"]:
         raise ConfigError("--resume", f"the network this config builds differs from the one checkpoint {path} ran "
@@ -176,7 +171,7 @@ def resume_simulation(path: str | Path, cfg: dict[str, Any]) -> tuple[Any, dict[
     if body["faults"] is not None:
         s.faults = body["faults"]
         s.faults.restore(s)
-    return s, body["occupancy"], checksum
+    return body["occupancy"], checksum
 
 
 def _fsync_dir(path: Path) -> None:

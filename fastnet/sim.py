@@ -232,7 +232,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     DeadlockError, WorkloadError or ConservationError if they occur. `occupancy` samples the ports every
     sim.occupancy_interval cycles: a chunk ends on each sampling cycle, where the state is read. `checkpoint`
     writes the run's state at chunk boundaries and stops it there on SIGINT or SIGTERM (checkpoint.RunStopped);
-    a run resumed from one (checkpoint.resume_simulation) goes on from s.cycle."""
+    a run resumed from one (sim.start) goes on from s.cycle."""
     from .kernels.cycle import DEADLOCK, DRAINED, FAILED, FINISHED, GROW
     from .kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_EPOCH, EPOCH_SPAN, PT_HELD, rebase
     from .workloads.state import ERRORS, WC_ERROR, WC_FINISHED
@@ -277,7 +277,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
             break
         if progress:
             progress(t, end)
-        if checkpoint is not None:  # a chunk boundary: nothing is half done here
+        if checkpoint is not None and t < end:  # a chunk boundary: nothing is half done here
             checkpoint.boundary(s, occupancy)
     if checkpoint is not None:
         checkpoint.stop()
@@ -406,7 +406,10 @@ def start(cfg: dict[str, Any], resume: str | Path | None, checkpoint: Checkpoint
     checkpoint left it, the position of its occupancy stream or None)."""
     if resume is None:
         return prepare(cfg), None
-    from .checkpoint import resume_simulation
+    from .checkpoint import check_config, read_header, restore
 
-    s, streamed, checkpoint.network = resume_simulation(resume, cfg)
+    header = read_header(resume)
+    check_config(resume, header, cfg)  # before building anything
+    s = prepare(cfg)
+    streamed, checkpoint.network = restore(s, resume, header)
     return s, streamed
