@@ -236,9 +236,7 @@ class Checkpointer:
             self.network = network_checksum(s)
         self.next_cycle = (s.cycle // self.cycles + 1) * self.cycles if self.cycles else 2**62
         self.last_wall = self.loop_started = time.monotonic()
-        self.deferring = True
-        if self.signum is not None:  # asked before the loop began: stop now, at its first boundary
-            self.boundary(s, None)
+        self.deferring = True  # (a signal before this raised RunStopped at once)
 
     def boundary(self, s: Any, occupancy: Any) -> None:
         """At a chunk boundary: write a checkpoint if one is due (or a stop was asked for), then stop if asked."""

@@ -80,7 +80,8 @@ def main() -> None:
     resume_s = time.perf_counter() - t0
     path.unlink()
     print(json.dumps({
-        "network": f"Slim Fly q={a.q}, p={nodes // (2 * a.q * a.q)}", "nodes": nodes, "ports": ports, "build_seconds": round(build, 2), "state_bytes": state, "file_bytes": file_bytes,
+        "network": f"Slim Fly q={a.q}, p={nodes // (2 * a.q * a.q)}", "nodes": nodes, "ports": ports,
+        "build_seconds": round(build, 2), "state_bytes": state, "file_bytes": file_bytes,
         "write_seconds": [round(w[1], 3) for w in ck.writes], "cycles_between": a.every,
         "run_seconds_between": [round(b, 2) for b in between], "checksum_seconds": round(checksum_s, 3),
         "resume_seconds": round(resume_s, 2), "packets_pool_rows": rows}))

@@ -140,6 +140,19 @@ def test_a_run_stopped_between_fault_events_resumes_on_the_network_of_that_momen
     assert_same(fastnet.run(FAULTS, resume=tmp_path / "f.ckpt"), reference(tmp_path, FAULTS))
 
 
+def test_a_real_trace_replay_skipping_idle_cycles_stopped_mid_run_resumes_exactly(tmp_path):
+    """shared/reference's SST/macro DUMPI trace (16 ranks, 12.5 million cycles, most of them skipped)."""
+    traces = Path(os.environ.get("FASTNET_SHARED", ROOT / ".." / "shared")) / "reference" / "traces"
+    if not (traces / "sstmacro_testbgp_dumpi_ascii").is_dir():
+        pytest.skip("shared/reference/traces is not next to this checkout (set FASTNET_SHARED)")
+    cfg = {**MPI, "workload": {"kind": "trace", "file": str(traces / "sstmacro_testbgp_dumpi_ascii")},
+           "sim": {**MPI["sim"], "checkpoint_every": 0}}
+    stop = stopped_at(cfg, tmp_path / "t.ckpt", 6_000_000)
+    ref = reference(tmp_path, cfg)
+    assert 6_000_000 <= stop.cycle < int(ref.cycles)
+    assert_same(fastnet.run(cfg, resume=tmp_path / "t.ckpt"), ref)
+
+
 def test_without_a_checkpoint_file_a_signal_still_stops_the_run_cleanly():
     cfg = {**SLIMFLY, "sim": {**SLIMFLY["sim"], "checkpoint_every": "auto"}}
     with pytest.raises(RunStopped, match="no checkpoint was written"):
