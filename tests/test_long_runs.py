@@ -153,6 +153,15 @@ def test_a_real_trace_replay_skipping_idle_cycles_stopped_mid_run_resumes_exactl
     assert_same(fastnet.run(cfg, resume=tmp_path / "t.ckpt"), ref)
 
 
+def test_a_resumed_run_checkpoints_and_stops_again_and_resumes_again(tmp_path):
+    """A restart of a restart (SST's #1275: checkpointing a restarted run crashed)."""
+    ck = tmp_path / "r.ckpt"
+    first = stopped_at(SLIMFLY, ck, 10000)
+    second = stopped_at(SLIMFLY, ck, 40000, signal.SIGTERM, resume=ck)
+    assert first.cycle < 40000 <= second.cycle == read_header(ck)["cycle"]
+    assert_same(fastnet.run(resume=ck), reference(tmp_path, SLIMFLY))
+
+
 def test_without_a_checkpoint_file_a_signal_still_stops_the_run_cleanly():
     cfg = {**SLIMFLY, "sim": {**SLIMFLY["sim"], "checkpoint_every": "auto"}}
     with pytest.raises(RunStopped, match="no checkpoint was written"):
