@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HOST_TIME = ("wall_seconds", "faults_route_recompute_seconds", "mpi_events_per_second")  # attrs of the host's clock
 
 SLIMFLY = {"topology": {"kind": "slimfly", "q": 5}, "traffic": {"load": 0.5},
-           "sim": {"warmup": 2000, "measure": 60000, "drain": 2000, "checkpoint_every": 3000}}
+           "sim": {"warmup": 2000, "measure": 100000, "drain": 2000, "checkpoint_every": 3000}}
 # routers 0 and 1 of the q = 5 Slim Fly are linked; min routing reads the distance table, recomputed at each event
 FAULTS = {**SLIMFLY, "routing": {"algorithm": "min"},
           "faults": {"events": [[9000, "fail", 0, 1], [30000, "fail", 0, 4], [45000, "recover", 0, 1]],
