@@ -18,6 +18,7 @@ only your own.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import pickle
 import signal
@@ -273,9 +274,12 @@ class Checkpointer:
         return self.path is not None and self.path.exists()
 
     def finished(self) -> None:
-        """The run finished and its results are out: its checkpoint is stale, remove it."""
+        """The run finished and its results are out: its checkpoint is stale, remove it (and the temporary file a
+        kill in the middle of a write left beside it)."""
         if self.path is not None:
             self.path.unlink(missing_ok=True)
+            for torn in self.path.parent.glob(f".{glob.escape(self.path.name)}.*.tmp"):
+                torn.unlink(missing_ok=True)
 
     # -- signals ---------------------------------------------------------------------------------------------------
     def _on_signal(self, signum: int, frame: Any) -> None:

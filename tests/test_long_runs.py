@@ -76,7 +76,7 @@ def killed_then_resumed(tmp_path: Path, cfg: dict, seed: int) -> tuple[int, xr.D
     cycle = read_header(ck)["cycle"]
     assert cycle > 0 and cycle % cfg["sim"]["checkpoint_every"] == 0  # on a multiple of the interval
     resumed = fastnet.run(toml, resume=ck, out=out)
-    assert not ck.exists()  # the run finished: its checkpoint is gone
+    assert not ck.exists() and not list(tmp_path.glob(".run.ckpt.*"))  # finished: no checkpoint, no torn write
     return cycle, resumed
 
 
