@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from typing import Any, Callable
 
 from .errors import ConfigError
@@ -82,3 +83,24 @@ def check_section(name: str, given: dict[str, Any], schema: dict[str, tuple[Any,
             raise ConfigError(f"{name}.{key}", f"{problem} (got {value!r})")
         out[key] = value
     return out
+
+
+_WALL = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|min|h)\s*$")
+_WALL_SECONDS = {"s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def wall_seconds(v: Any) -> float | None:
+    """A wall-clock time ("30 s", "10 min", "2 h") in seconds; None if v is not one."""
+    m = _WALL.match(v) if isinstance(v, str) else None
+    return float(m.group(1)) * _WALL_SECONDS[m.group(2)] if m else None
+
+
+def cycles_or_wall_time(v: Any) -> str | None:
+    """"auto", a number of simulated cycles >= 0, or a wall time > 0 (sim.checkpoint_every)."""
+    if v == "auto" or (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
+        return None
+    s = wall_seconds(v)
+    if s is not None and s > 0:
+        return None
+    return ('must be "auto", a number of simulated cycles >= 0 (0: only when stopped by a signal), or a wall time '
+            'such as "30 s", "10 min" or "2 h"')

@@ -7,6 +7,7 @@ written to --out unless the run finished.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -129,39 +130,74 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
     show: bool = typer.Option(False, "--show-config", help="print the resolved config as TOML and exit without "
                               "simulating"),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="write the run's whole state to this file "
+                                              "every sim.checkpoint_every (\"auto\": 10 min of wall time) and when "
+                                              "SIGINT or SIGTERM stops the run; removed once it finishes"),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="go on from this checkpoint (without a config or "
+                                          "--set: the checkpoint's config); checkpoints go on to it"),
 ) -> None:
     """Simulate one configuration and print a summary."""
     import time
     from contextlib import nullcontext
 
+    from .checkpoint import Checkpointer, RunStopped, read_header
     from .occupancy import recorder_for
-    from .results import summary, to_dataset
-    from .sim import prepare, simulate
-    from .store import StagedStore
+    from .results import to_dataset
+    from .sim import simulate, start
+    from .store import StagedStore, check_out_path
 
     try:
-        cfg = config_from_args(config, set_, machine)
+        if resume is not None and config is None and not set_ and machine is None:
+            cfg = read_header(resume)["config"]
+        else:
+            cfg = config_from_args(config, set_, machine)
         if show:
             show_config(cfg)
             return
         t0 = time.perf_counter()
-        # the store is staged next to --out (its path checked before the run): streamed variables go there as
-        # the run goes, and it replaces --out only once the run has finished
-        with StagedStore(out_path) if out_path is not None else nullcontext() as stage:
-            s = prepare(cfg)
-            occupancy = recorder_for(s, stage.tmp if stage else None)
-            compile_kernels_saying_so(s, quiet=quiet or as_json)
-            if quiet or as_json or not err.is_terminal:
-                simulate(s, occupancy=occupancy)
-            else:
-                with simulation_progress(s) as report:
-                    simulate(s, progress=report, occupancy=occupancy)
-            ds = to_dataset(s, wall_seconds=time.perf_counter() - t0)
-            if stage is not None:
-                stage.commit(ds)
+        if out_path is not None:
+            check_out_path(out_path)
+        ck = Checkpointer(checkpoint if checkpoint is not None else resume, cfg, fresh=resume is None)
+        with ck.signals():
+            s, streamed = start(cfg, resume, ck)
+            # the store is staged next to --out: streamed variables go there as the run goes, and it replaces
+            # --out only once the run has finished
+            with (StagedStore(out_path, tmp=streamed["store"] if streamed else None) if out_path is not None
+                  else nullcontext()) as stage:
+                try:
+                    occupancy = recorder_for(s, stage.tmp if stage else None, streamed)
+                    compile_kernels_saying_so(s, quiet=quiet or as_json)
+                    if quiet or as_json or not err.is_terminal:
+                        simulate(s, occupancy=occupancy, checkpoint=ck)
+                    else:
+                        with simulation_progress(s) as report:
+                            simulate(s, progress=report, occupancy=occupancy, checkpoint=ck)
+                except BaseException:
+                    if stage is not None:
+                        stage.keep = ck.on_disk()  # the checkpoint's occupancy rows are in the staged store
+                    raise
+                ds = to_dataset(s, wall_seconds=time.perf_counter() - t0)
+                if stage is not None:
+                    stage.commit(ds)
+            ck.finished()
     except FastnetError as e:
         fail(str(e))
         return
+    except RunStopped as e:
+        err.print(str(e), highlight=False, soft_wrap=True)
+        if e.path is not None and e.path.exists():
+            again = ["fastnet", "run", "--resume", str(e.path)] + (["--out", str(out_path)] if out_path else [])
+            err.print(f"resume with: {shlex.join(again)}", highlight=False, soft_wrap=True)
+        raise typer.Exit(e.exit_code) from None
+    _print_run(ds, s, as_json)
+    if out_path is not None and not as_json:
+        out.print(f"results written to {out_path}")
+
+
+def _print_run(ds: Any, s: Any, as_json: bool) -> None:
+    """A run's summary: one JSON object, or a table (and an MPI run's rates and warnings)."""
+    from .results import summary
+
     summ = summary(ds)
     if as_json:
         print(json.dumps(summ))
@@ -185,8 +221,6 @@ def run(
         if "trace_calls_not_recorded" in t:
             out.print(f"warning: the tracer did not record some calls the program made, so only part of the run is "
                       f"replayed: {t['trace_calls_not_recorded']}")
-    if out_path is not None:
-        out.print(f"results written to {out_path}")
 
 
 @app.command()
@@ -276,10 +310,17 @@ def convert(
             _config.read_toml(config)  # a missing file or bad TOML says so
             raise ConfigError("config", f"{config} is TOML, not a BookSim2 config: run it as it is")
         cfg = _booksim.read_file(config)
-        _config.resolve(cfg)  # check it before writing
+        resolved = _config.resolve(cfg)  # check it before writing
     except FastnetError as e:
         fail(str(e))
         return
+    from .memory import check_network_fits
+
+    try:  # convert builds nothing: a config for a larger machine is written, with a note (run refuses it here)
+        check_network_fits(resolved)
+    except ConfigError as e:
+        err.print(f"note: fastnet run would refuse it on this machine: {escape(str(e))}", highlight=False,
+                  soft_wrap=True)
     text = _config.to_toml(cfg, f"fastnet run config converted from the BookSim2 config {config}\n"
                                 "(BookSim2's defaults written out; docs/booksim.md has the mapping)")
     if output is None:

@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 from .build.kinds import TOPOLOGIES, topology_schema
 from .checks import (
-    MAX_VCS, Check, boolean, check_section, choice, integer, integer_list, integer_or_auto, real,
+    MAX_VCS, Check, boolean, check_section, choice, cycles_or_wall_time, integer, integer_list, integer_or_auto,
+    real,
 )
 from .errors import ConfigError
 from .faults.schema import resolve_faults
@@ -123,6 +124,8 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "occupancy_interval": (0, integer(0)),  # sample every port's buffer occupancy every N cycles into the
         # --out store as it runs (0: off; fastnet/occupancy.py)
         "memory_check": (True, boolean),  # refuse a run whose memory estimate exceeds the memory available
+        "checkpoint_every": ("auto", cycles_or_wall_time),  # with a checkpoint file: simulated cycles, or a wall time
+        # ("10 min"), between checkpoints; "auto": 10 min; 0: only when stopped (fastnet/checkpoint.py)
         "max_cycles": (2**62, integer(1, 2**62)),  # a closed-loop run stops here; an open one must end before it
     },
 }

@@ -11,7 +11,7 @@ from .build.kinds import TOPOLOGIES
 from .build.network import GLOBAL, LOCAL, NODE
 from .build.routing import diameter, is_table
 from .build.vcs import vc_layout
-from .memory import memory_estimate
+from .memory import check_network_fits, memory_estimate
 from .mpi.generators import PROGRAMS
 from .mpi.traces import READERS
 from .registry import (
@@ -53,6 +53,10 @@ def registries_markdown() -> str:
 
 
 def describe(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The facts `fastnet info` prints; ConfigError(sim.memory_check) first, as `fastnet run` does, when the
+    network could not run here (its floor by formula exceeds the memory available): building one that large to
+    describe it could take the machine."""
+    check_network_fits(cfg)
     net = build_network(cfg)
     routes = build_routes(net)
     links = net.link_counts()

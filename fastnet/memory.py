@@ -150,6 +150,20 @@ def network_floor(cfg: dict[str, Any]) -> tuple[tuple[int, int, int], int] | Non
     return size, KERNEL_BYTES + topology + state_bytes(R, P, N, vcs, cfg) + pools
 
 
+def build_floor(cfg: dict[str, Any]) -> tuple[tuple[int, int, int], int] | None:
+    """((routers, ports, nodes), the least that building the resolved `cfg`'s network allocates) by formula:
+    Topology's port and node records. What a command that builds a network without running it (info, throughput)
+    needs at least; None where the size is not known (an edge list)."""
+    from .build.kinds import network_size
+    from .build.network import NODE_PORT, P_PERIOD
+
+    size = network_size(cfg["topology"])
+    if size is None:
+        return None
+    R, P, N = size
+    return size, P * (P_PERIOD + 1) * 4 + N * (NODE_PORT + 1) * 4 + R * 8
+
+
 def _nbytes(obj: Any) -> int:
     """Bytes of the numpy arrays in obj (an array, a NamedTuple, a dict's values or a tuple of those)."""
     if isinstance(obj, np.ndarray):
@@ -227,6 +241,21 @@ def check_network_fits(cfg: dict[str, Any]) -> None:
     raise ConfigError("sim.memory_check", f"this network ({R:,} routers, {P:,} ports, {N:,} nodes) needs at "
                       f"least {gb(need)} before it runs and {gb(available)} is available; use a smaller network, "
                       "free memory, or set sim.memory_check = false to run anyway")
+
+
+def check_build_fits(cfg: dict[str, Any]) -> None:
+    """ConfigError(sim.memory_check) before the build when even the network's records (build_floor) exceed the
+    memory available: topology.build_network calls it, so every command that builds a network refuses first."""
+    if not cfg["sim"]["memory_check"]:
+        return
+    floor = build_floor(cfg)
+    available = available_memory()
+    if floor is None or available is None or floor[1] <= available:
+        return
+    (R, P, N), need = floor
+    raise ConfigError("sim.memory_check", f"this network ({R:,} routers, {P:,} ports, {N:,} nodes) needs at "
+                      f"least {gb(need)} to build and {gb(available)} is available; use a smaller network, free "
+                      "memory, or set sim.memory_check = false to build it anyway")
 
 
 def check_memory(estimate: MemoryEstimate, cfg: dict[str, Any]) -> None:

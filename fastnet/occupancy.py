@@ -45,11 +45,15 @@ def layout(n_ports: int, itemsize: int) -> tuple[int, int]:
 class OccupancyRecorder:
     """Appends rows of per-port occupancy to `port_occupancy` in the zarr group at `store` (created if needed)."""
 
-    def __init__(self, store: str | Path, interval: int, port_capacity: np.ndarray, start: int = 0):
+    def __init__(self, store: str | Path, interval: int, port_capacity: np.ndarray, start: int = 0,
+                 streamed: dict[str, Any] | None = None):
+        """`streamed`: where a resumed run's stream stood at its checkpoint (checkpoint.py): the arrays already
+        in `store` are cut back to the rows written then, and the rows it had buffered are buffered again."""
         import zarr
 
         from .results import VARIABLES
 
+        self.store = Path(store)
         self.interval = interval
         self.next_cycle = (start // interval + 1) * interval
         n_ports = len(port_capacity)
@@ -59,6 +63,9 @@ class OccupancyRecorder:
         self.cycles: list[int] = []
         self.n = 0  # rows buffered
         self.written = 0  # rows on disk
+        if streamed is not None:
+            self._reopen(streamed)
+            return
         dims, units, doc = VARIABLES[VARIABLE]
         group = zarr.open_group(str(store), mode="a", zarr_format=3)
         self.array = group.create_array(
@@ -69,6 +76,21 @@ class OccupancyRecorder:
         self.time = group.create_array(TIME_DIM, shape=(0,), chunks=(max(rows, 1024),), dtype=np.int64,
                                        fill_value=0, dimension_names=dims,
                                        attributes={"units": units, "description": doc})
+
+    def _reopen(self, streamed: dict[str, Any]) -> None:
+        import zarr
+
+        if not (self.store / "zarr.json").exists():
+            raise ConfigError("--resume", f"the occupancy streamed before the checkpoint was in {self.store}, which "
+                              "is gone: start the run again")
+        group = zarr.open_group(str(self.store), mode="r+", zarr_format=3)
+        self.array, self.time = group[VARIABLE], group[TIME_DIM]
+        self.written = streamed["written"]
+        self.array.resize((self.written, self.array.shape[1]))  # rows appended after the checkpoint go
+        self.time.resize((self.written,))
+        rows = streamed["rows"]
+        self.buf[: len(rows)] = rows
+        self.n, self.cycles, self.next_cycle = len(rows), list(streamed["cycles"]), streamed["next_cycle"]
 
     def sample(self, t: int, held: np.ndarray) -> None:
         """Record `held` (int64[P], phits reserved per port) as the row of cycle t (== self.next_cycle)."""
@@ -93,8 +115,10 @@ class OccupancyRecorder:
         self.flush()
 
 
-def recorder_for(s: Any, store: str | Path | None) -> OccupancyRecorder | None:
-    """The recorder a prepared run asks for (None when sim.occupancy_interval is 0); ConfigError without a store."""
+def recorder_for(s: Any, store: str | Path | None, streamed: dict[str, Any] | None = None
+                 ) -> OccupancyRecorder | None:
+    """The recorder a prepared run asks for (None when sim.occupancy_interval is 0); ConfigError without a store.
+    `streamed`: a resumed run's stream position (OccupancyRecorder)."""
     interval = s.cfg["sim"]["occupancy_interval"]
     if not interval:
         return None
@@ -104,4 +128,4 @@ def recorder_for(s: Any, store: str | Path | None) -> OccupancyRecorder | None:
     from .kernels.state import VC_CAP
 
     capacity = s.state.vc[:, VC_CAP].reshape(s.net.n_ports, s.params.vcs).sum(axis=1)
-    return OccupancyRecorder(store, interval, capacity, start=s.cycle)
+    return OccupancyRecorder(store, interval, capacity, start=s.cycle, streamed=streamed)

@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 
 from . import config as _config
@@ -33,6 +33,9 @@ from .registry import (
 from .topology import build_network
 from .traffic.patterns import Traffic, background_traffic, compile_traffic
 from .units import PERIOD_ONE, Timing, timing
+
+if TYPE_CHECKING:
+    from .checkpoint import Checkpointer
 
 CHUNK = 2048  # most cycles per kernel call: the granularity of progress reports and pool growth
 CHUNK_SECONDS = 0.5  # wall time a kernel call aims at (fewer cycles than CHUNK on large networks)
@@ -295,10 +298,12 @@ def _compile_audit(s: Simulation) -> threading.Thread:
 
 
 def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
-             occupancy: OccupancyRecorder | None = None) -> Simulation:
+             occupancy: OccupancyRecorder | None = None, checkpoint: Checkpointer | None = None) -> Simulation:
     """Run warm-up, measurement window and drain (open loop) or the workload to its end (closed loop); raise
     DeadlockError, WorkloadError or ConservationError if they occur. `occupancy` samples the ports every
-    sim.occupancy_interval cycles: a chunk ends on each sampling cycle, where the state is read."""
+    sim.occupancy_interval cycles: a chunk ends on each sampling cycle, where the state is read. `checkpoint`
+    writes the run's state at chunk boundaries and stops it there on SIGINT or SIGTERM (checkpoint.RunStopped);
+    a run resumed from one (sim.start) goes on from s.cycle."""
     from .kernels.cycle import DEADLOCK, DRAINED, FAILED, FINISHED, GROW
     from .kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_EPOCH, EPOCH_SPAN, PT_HELD, rebase
     from .workloads.state import ERRORS, WC_ERROR, WC_FINISHED
@@ -310,6 +315,8 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     auditing = _compile_audit(s)
     started = time.perf_counter()
     chunk = FIRST_CHUNK
+    if checkpoint is not None:
+        checkpoint.start(s)
     while t < end:
         # a closed loop skips idle cycles (kernels/cycle.py network_idle): `chunk` bounds the cycles it simulates
         if t - s.state.ctr[C_EPOCH] > EPOCH_SPAN // 2:  # the VC records store int32 times from an epoch
@@ -317,7 +324,8 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
         if s.faults and t == s.faults.next_cycle:  # links or routers fail or recover before cycle t
             s.faults.apply(s, t)
         t1 = min(end, end if s.closed_loop else t + chunk, occupancy.next_cycle if occupancy else end,
-                 int(s.state.ctr[C_EPOCH]) + EPOCH_SPAN, s.faults.next_cycle if s.faults else end)
+                 int(s.state.ctr[C_EPOCH]) + EPOCH_SPAN, s.faults.next_cycle if s.faults else end,
+                 checkpoint.next_cycle if checkpoint else end)
         t0, w0 = t, time.perf_counter()
         status, t, low = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True, chunk)
         chunk = _next_chunk(chunk, min(t - t0, chunk), time.perf_counter() - w0)
@@ -340,6 +348,10 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
             break
         if progress:
             progress(t, end)
+        if checkpoint is not None and t < end:  # a chunk boundary: nothing is half done here
+            checkpoint.boundary(s, occupancy)
+    if checkpoint is not None:
+        checkpoint.stop()
     s.simulate_seconds += time.perf_counter() - started
     if s.closed_loop and not s.workload.wc[WC_FINISHED]:
         raise WorkloadError(f"workload did not finish within sim.max_cycles = {end}")
@@ -416,23 +428,59 @@ def check_conservation(s: Simulation) -> dict[str, int]:
 
 
 def run(config: dict[str, Any] | str | Path | None = None, *, progress: Callable[[int, int], None] | None = None,
-        out: str | Path | None = None):
+        out: str | Path | None = None, checkpoint: str | Path | None = None, resume: str | Path | None = None):
     """Simulate one config (dict or TOML path; None: the embedded default) and return an xarray.Dataset. With
     `out`, the results are also written to that zarr store (replaced only once the run has finished), and the
-    dataset returned is the store opened lazily: with sim.occupancy_interval, `port_occupancy` streams there."""
+    dataset returned is the store opened lazily: with sim.occupancy_interval, `port_occupancy` streams there.
+
+    `checkpoint`: a file the run's whole state is written to every sim.checkpoint_every ("auto": 10 minutes) and
+    when SIGINT or SIGTERM stops it (checkpoint.RunStopped, a KeyboardInterrupt); removed once the run finished.
+    `resume`: a checkpoint to go on from, giving the dataset an uninterrupted run gives; the config must be the
+    checkpoint's (None: take it from there), and checkpoints go on to the same file unless `checkpoint` names
+    another (docs/long_runs.md)."""
+    from .checkpoint import Checkpointer, read_header
     from .occupancy import recorder_for
     from .results import to_dataset
-    from .store import StagedStore
+    from .store import StagedStore, check_out_path
 
     t0 = time.perf_counter()
-    if out is None:
-        s = prepare(config)
-        simulate(s, progress, recorder_for(s, None))
-        return to_dataset(s, wall_seconds=time.perf_counter() - t0)
-    import xarray as xr
+    if config is None and resume is not None:
+        cfg = read_header(resume)["config"]
+    else:
+        cfg = _config.resolve(_config.read_toml(config) if isinstance(config, (str, Path)) else
+                              _config.read_toml(_config.DEFAULT_CONFIG) if config is None else config)
+    if out is not None:
+        check_out_path(Path(out))
+    ck = Checkpointer(checkpoint if checkpoint is not None else resume, cfg, fresh=resume is None)
+    with ck.signals():
+        s, streamed = start(cfg, resume, ck)
+        if out is None:
+            simulate(s, progress, recorder_for(s, None), ck)
+            ds = to_dataset(s, wall_seconds=time.perf_counter() - t0)
+            ck.finished()
+            return ds
+        import xarray as xr
 
-    with StagedStore(out) as stage:
-        s = prepare(config)
-        simulate(s, progress, recorder_for(s, stage.tmp))
-        stage.commit(to_dataset(s, wall_seconds=time.perf_counter() - t0))
+        with StagedStore(out, tmp=streamed["store"] if streamed else None) as stage:
+            try:
+                simulate(s, progress, recorder_for(s, stage.tmp, streamed), ck)
+            except BaseException:
+                stage.keep = ck.on_disk()  # the checkpoint's occupancy rows are in the staged store
+                raise
+            stage.commit(to_dataset(s, wall_seconds=time.perf_counter() - t0))
+        ck.finished()
     return xr.open_zarr(out, chunks=None)
+
+
+def start(cfg: dict[str, Any], resume: str | Path | None, checkpoint: Checkpointer) -> tuple[Simulation, Any]:
+    """(the prepared run of the resolved `cfg`, None), or resumed from checkpoint `resume`: (the run as the
+    checkpoint left it, the position of its occupancy stream or None)."""
+    if resume is None:
+        return prepare(cfg), None
+    from .checkpoint import check_config, read_header, restore
+
+    header = read_header(resume)
+    check_config(resume, header, cfg)  # before building anything
+    s = prepare(cfg)
+    streamed, checkpoint.network = restore(s, resume, header)
+    return s, streamed

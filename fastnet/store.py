@@ -30,11 +30,17 @@ class StagedStore:
     """A zarr store written at `tmp` (created on first use) and moved to `path` by `commit`; leaving the `with`
     block without a commit removes it."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, tmp: str | Path | None = None):
         self.path = Path(path)
         check_out_path(self.path)
         self.tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:8]}.tmp")
+        if tmp is not None:  # a resumed run's: it holds what was streamed before the checkpoint
+            self.tmp = Path(tmp)
+            if self.tmp.parent.resolve() != self.path.parent.resolve():
+                raise ConfigError("--out", f"the run streamed into {self.tmp} before its checkpoint: give an --out "
+                                  f"in {self.tmp.parent}, where it can be moved when the run finishes")
         self.committed = False
+        self.keep = False  # leave the staged store when the block is left without a commit (a checkpoint needs it)
 
     def commit(self, ds: xr.Dataset) -> Path:
         """Add `ds` to what was streamed into the store (or write it alone), then put the store in place."""
@@ -63,7 +69,7 @@ class StagedStore:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        if not self.committed:
+        if not self.committed and not self.keep:
             self.discard()
 
 

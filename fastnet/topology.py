@@ -12,8 +12,12 @@ from .units import timing
 
 
 def build_network(cfg: dict[str, Any]) -> Network:
-    """Compile the `[topology]` (and the `[links]` latencies and rates, in cycles) of a config, resolved first."""
+    """Compile the `[topology]` (and the `[links]` latencies and rates, in cycles) of a config, resolved first;
+    ConfigError(sim.memory_check) before building a network whose records alone exceed the memory available."""
+    from .memory import check_build_fits
+
     cfg = _config.resolve(cfg)
+    check_build_fits(cfg)  # by formula, before the build, which could exhaust the machine itself
     t = timing(cfg)
     return assemble(build_router_graph(cfg["topology"]), t.latency, t.period)
 

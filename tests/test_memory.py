@@ -168,3 +168,63 @@ def test_peak_rss_of_a_child_is_its_own_not_its_large_parents():
     code = "from fastnet.memory import peak_rss; print(peak_rss())"
     peak = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
     assert ballast.sum() > 0 and peak < 300 * 2**20
+
+
+SLIMFLY_997 = ["--set", 'topology.kind="slimfly"', "--set", "topology.q=997"]  # 1.5 billion nodes (issue 37)
+
+
+@pytest.fixture
+def nothing_builds(monkeypatch):
+    """1 GB available, and any build of a router graph fails the test: a refusal must come first."""
+    import fastnet.topology as topology
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 2**30)
+    monkeypatch.setattr(topology, "build_router_graph", lambda topo: pytest.fail("built before the check"))
+
+
+def refused_in_one_line(r, what="to build"):
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert r.output.startswith("error: sim.memory_check: this network (1,988,018 routers"), r.output
+    assert f"{what} and 1.0 GB is available" in r.output and "Traceback" not in r.output
+
+
+def test_info_refuses_a_network_too_large_to_build_before_building_it(nothing_builds):
+    """info describes a run (its memory estimate among the facts): refused by the run's floor, as run is."""
+    refused_in_one_line(CliRunner().invoke(app, ["info", *SLIMFLY_997]), "before it runs")
+    refused_in_one_line(CliRunner().invoke(app, ["info", *SLIMFLY_997, "--json"]), "before it runs")
+
+
+def test_throughput_refuses_it_before_building_it(nothing_builds):
+    refused_in_one_line(CliRunner().invoke(app, ["throughput", *SLIMFLY_997]))
+
+
+def test_a_sweeps_probe_refuses_it_before_building_it(nothing_builds, tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('[base.topology]\nkind = "slimfly"\nq = 997\n[sweep]\n"traffic.load" = [0.1, 0.2]\n')
+    r = CliRunner().invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "s.zarr"), "--quiet"])
+    refused_in_one_line(r, "before it runs")
+    assert not (tmp_path / "s.zarr").exists()
+
+
+def test_convert_builds_nothing_and_writes_the_config_with_a_note(monkeypatch, tmp_path):
+    """A BookSim2 config of a network larger than this machine converts (it may be for a larger one); the note
+    says that run would refuse it here."""
+    import fastnet.topology as topology
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 2**30)
+    monkeypatch.setattr(topology, "build_router_graph", lambda topo: pytest.fail("convert built the network"))
+    src = tmp_path / "big.cfg"
+    src.write_text("topology = torus;\nk = 2000;\nn = 3;\nrouting_function = dim_order;\n")
+    r = CliRunner().invoke(app, ["convert", str(src), "-o", str(tmp_path / "big.toml")])
+    assert r.exit_code == 0 and "note: fastnet run would refuse it on this machine" in r.output, r.output
+    assert (tmp_path / "big.toml").exists()
+    r = CliRunner().invoke(app, ["run", str(tmp_path / "big.toml")])
+    assert r.exit_code == 2 and r.output.startswith("error: sim.memory_check: this network (8,000,000,000 routers")
+
+
+def test_info_on_slimfly_q997_is_refused_in_a_fresh_process_on_this_machine():
+    """The issue's case as a user meets it: the network needs ~1.6 TB to run (~111 GB for its records alone)."""
+    proc = subprocess.run([sys.executable, "-m", "fastnet", "info", *SLIMFLY_997], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith("error: sim.memory_check: this network (1,988,018 routers"), proc.stderr

@@ -113,6 +113,19 @@ class FaultPlan:
         if self.updown is not None or self.table:
             self.recompute_seconds.append(time.perf_counter() - t0)
 
+    def restore(self, s: Any) -> None:
+        """Bring a freshly prepared run `s` (its network in the first state) to the state in force at this plan's
+        step, as the `apply` calls up to it left the network and routes: a resumed run's (fastnet/checkpoint.py;
+        its packets and credits come back with the checkpoint's state)."""
+        state = self.states[self.step][1]
+        dead = self.dead_ports(state)
+        port = s.net.topo.port
+        port[:, P_PEER_ROUTER] = np.where(dead, -1, self.peer)
+        if self.updown is not None:
+            s.routes.alg[:] = updown_reach(port, self.peer, self.updown, self.n_leaves, state.routers)
+        elif self.table:
+            s.routes.dist[:] = live_distances(port, self.peer, dead, self.n_routers, state.routers)
+
     def port_failed_cycles(self, end: int) -> np.ndarray:
         """Cycles each port spent failed from cycle 0 to `end`."""
         out = self.failed_cycles.copy()

@@ -95,8 +95,11 @@ def _run(spec: Spec, configs: list[dict[str, Any]], path: Path, workers: int | N
     if progress:
         progress(state)
     if todo:
+        point_checkpoint(path, 0).parent.mkdir(exist_ok=True)
         with _client(workers, scheduler, probe_configs, len(todo)) as client:
             _submit_all(client, str(path), lay, todo, configs, state, progress)
+    with contextlib.suppress(OSError):  # every point done: no checkpoint is left (a failed task's may be)
+        point_checkpoint(path, 0).parent.rmdir()
     return xr.open_zarr(path, chunks=None)  # lazy arrays without a dask graph of one task per point
 
 
@@ -113,7 +116,14 @@ def probe_kinds(configs: list[dict[str, Any]]) -> list[list[int]]:
 
 
 def short(cfg: dict[str, Any]) -> dict[str, Any]:
-    return {**cfg, "sim": {**cfg["sim"], **{k: min(cfg["sim"][k], n) for k, n in PROBE_CYCLES.items()}}}
+    sim = {**cfg["sim"], **{k: min(cfg["sim"][k], n) for k, n in PROBE_CYCLES.items()}, "checkpoint_every": "auto"}
+    return {**cfg, "sim": sim}
+
+
+def point_checkpoint(path: Path, index: int) -> Path:
+    """Where point `index` of the sweep in `path` keeps its checkpoint while it runs: beside the store, in
+    `<store>.checkpoints/` (the point's sim.checkpoint_every, "auto": every 10 minutes)."""
+    return path.with_name(path.name + ".checkpoints") / f"point-{index}.ckpt"
 
 
 def probe(spec: Spec, configs: list[dict[str, Any]]) -> tuple[list[xr.Dataset], list[dict[str, Any]]]:
@@ -233,11 +243,23 @@ def _submit_all(client: Any, path: str, lay: store.Layout, todo: list[int], conf
 def run_point(path: str, lay: store.Layout, index: int, cfg: dict[str, Any], session: str) -> dict[str, Any]:
     """A Dask task: run one point, write its region and then its done marker; any error of the run is recorded
     as the point's error (the sweep goes on)."""
+    from ..checkpoint import read_header
     from ..sim import run
 
     t0 = time.perf_counter()
+    ck = point_checkpoint(Path(path), index)
+    resumed = 0
     try:
-        ds = store.point_dataset(lay, run(cfg))
+        try:  # a point killed mid-run (its worker lost) goes on from its checkpoint
+            resumed = read_header(ck)["cycle"] if ck.exists() else 0
+            result = run(cfg, checkpoint=ck, resume=ck if ck.exists() else None)
+        except ConfigError as e:
+            if e.field != "--resume":
+                raise
+            ck.unlink(missing_ok=True)  # one this fastnet cannot resume (another version): run it from the start
+            resumed = 0
+            result = run(cfg, checkpoint=ck)
+        ds = store.point_dataset(lay, result)
         error = ""
     except Exception as e:  # noqa: BLE001 - every failure of a point is data for the sweep, not a crash
         error = f"{type(e).__name__}: {e}"
@@ -245,8 +267,9 @@ def run_point(path: str, lay: store.Layout, index: int, cfg: dict[str, Any], ses
             error += "\n" + traceback.format_exc(limit=-8)
         ds = store.point_dataset(lay, None, error)
     marker = {"status": "failed" if error else "ok", "session": session, "pid": os.getpid(),
-              "seconds": time.perf_counter() - t0, "compiled": kernel_compiles()}
+              "seconds": time.perf_counter() - t0, "compiled": kernel_compiles(), "resumed_from_cycle": resumed}
     store.write_point(path, lay, index, ds, marker)
+    ck.unlink(missing_ok=True)  # (a failed run leaves its checkpoint: it would fail again)
     return {"index": index, "ok": not error, "error": error}
 
 
