@@ -63,7 +63,7 @@ def _doubled(start: int, needed: float) -> tuple[int, int]:
 def packets_in_flight(cfg: dict[str, Any], n_nodes: int, hops: int, latency: int) -> int:
     """Little's law with a queueing stretch (module docstring); `hops`: router-to-router links of the longest
     route, `latency`: the slowest link's latency in cycles."""
-    from .build.vcs import VALIANT
+    from .registry import VALIANT_ROUTINGS as VALIANT
 
     traffic = cfg["traffic"]
     L = traffic["packet_phits"]
@@ -82,7 +82,7 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
     """The peak memory of running `cfg` on the built `net` and `routes` with `vcs` VC slots per port; `extra`:
     other built arrays or NamedTuples of arrays the run keeps (traffic, workload)."""
     from .build.routing import diameter
-    from .build.vcs import VALIANT
+    from .registry import VALIANT_ROUTINGS as VALIANT
     from .kernels.state import N_EV, N_PK, N_TS, first_pool_rows
     from .occupancy import BUFFER_BYTES
 
