@@ -90,8 +90,8 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "call_count": (("call",), "calls", "MPI calls of each kind"),
     "call_cycles": (("call",), "rank-cycles", "cycles ranks spent inside each kind of blocking call"),
     "call_message_latency_histogram": (("call", "latency_bin"), "messages",
-                                       "MPI message latency (posted to data arrived) per latency bin, by the call "
-                                       "that sent it"),
+                                       "MPI data-message latency (as message_latency_mean) per latency bin, by "
+                                       "the call that sent it"),
     "timeline_rank": (("interval",), "rank", "MPI timeline ([mpi] timeline_intervals): the rank of each interval in "
                       "which a rank computed or was blocked in a call, rank by rank in time order"),
     "timeline_call": (("interval",), "call", "what the rank did: an index into the call coordinate ('compute', or "
@@ -104,8 +104,14 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "messages_posted": ((), "messages", "messages the workload sent through the network"),
     "messages_completed": ((), "messages", "messages whose every packet arrived"),
     "messages_local": ((), "messages", "SR/GUPS messages with dst = src (a local copy, no network)"),
-    "message_latency_mean": ((), "cycles", "message posted (Send) to its last packet's tail delivered"),
+    "message_latency_mean": ((), "cycles", "message posted (Send) to its last packet's tail delivered (MPI: data "
+                             "messages, from the send's post to the data's last byte at the receiver)"),
     "message_latency_max": ((), "cycles", "largest message latency"),
+    "control_latency_mean": ((), "cycles", "MPI: rendezvous RTS and CTS, each from its post to its arrival"),
+    "control_latency_max": ((), "cycles", "MPI: largest RTS or CTS latency"),
+    "unmatched_cycles_mean": ((), "cycles", "MPI: cycles an envelope (eager data, RTS) waited at its receiver from "
+                              "its arrival until a receive or collective step took it, mean over envelopes"),
+    "unmatched_cycles_max": ((), "cycles", "MPI: longest such wait"),
     "network_usage_phits_per_node_cycle": ((), "phits/node/cycle", "phits injected / nodes / execution_cycles"),
     "task_finish_cycle": (("task",), "cycle", "cycle at which each task finished (-1: never waits)"),
     "wave_start": (("wave",), "cycle", "cycle a wave's sends were posted (collectives: one wave)"),

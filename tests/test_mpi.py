@@ -58,6 +58,31 @@ def test_pingpong_is_the_zero_load_formula_plus_the_protocol(size):
     assert ds.execution_ns.item() == pytest.approx(ds.execution_cycles.item() * CYCLE_NS)
 
 
+@pytest.mark.parametrize("size", [8, 1000, 8192, 8193, 65_536, 4 * 2**20])
+def test_pingpong_latencies_are_the_one_way_time(size):
+    """docs/mpi.md "Results": a data message's latency runs from its send's post to its last byte at the
+    receiver, so on an idle network it is the one-way time (the RTS and CTS included for rendezvous); an RTS or
+    CTS takes the zero-load time of a header; every envelope finds its receive posted (nothing waits unmatched);
+    the per-call histogram counts the same latency."""
+    from fastnet.kernels.pool import hist_bin
+
+    iterations = 1 if size > 10**6 else 2
+    ds = run({"kind": "mpi", "program": "pingpong", "message_bytes": size, "iterations": iterations})
+    one_way = ds.execution_cycles.item() / (2 * iterations)
+    formula = zero_load(message_phits(size)) + (2 * zero_load(message_phits(0)) if size > 8192 else 0)
+    assert one_way == formula
+    assert ds.message_latency_mean.item() == one_way and ds.message_latency_max.item() == one_way
+    if size > 8192:
+        assert ds.control_latency_mean.item() == zero_load(message_phits(0)) == ds.control_latency_max.item()
+    else:
+        assert np.isnan(ds.control_latency_mean.item())
+    assert ds.unmatched_cycles_mean.item() == 0 and ds.unmatched_cycles_max.item() == 0
+    hist = ds.call_message_latency_histogram.sel(call="send").values
+    assert hist.sum() == 2 * iterations and hist[hist_bin(int(one_way))] == 2 * iterations
+
+
+
+
 def test_eager_threshold_is_configurable():
     small = run({"kind": "mpi", "program": "pingpong", "message_bytes": 1000}, {"eager_bytes": 512})
     assert small.control_messages.item() == 4
@@ -110,6 +135,17 @@ def trace_run(tmp_path, ranks: list[list[Call]], comms=None, **workload):
     trace = Trace(ranks + [[] for _ in range(16 - len(ranks))], comms or {})
     write_dumpi_ascii(trace, tmp_path / "t")
     return run({"kind": "trace", "file": str(tmp_path / "t"), **workload})
+
+
+def test_unmatched_time_is_apart_from_the_latency(tmp_path):
+    """A receive posted late: the eager message arrives at once and waits unmatched until the receiver, after
+    its computation, posts its receive; its latency stays the network's."""
+    ranks = [[p2p("send", 1, nbytes=100)], [Call("compute", duration_ns=4000.0), p2p("recv", 0, nbytes=100)]]
+    ds = trace_run(tmp_path, ranks)
+    lat = zero_load(message_phits(100))
+    assert ds.rank_compute_cycles.values[1] > 4000 > lat
+    assert ds.message_latency_mean.item() == lat == ds.message_latency_max.item()
+    assert ds.unmatched_cycles_mean.item() == ds.rank_compute_cycles.values[1] - lat
 
 
 def test_any_source_any_tag_and_tag_matching(tmp_path):

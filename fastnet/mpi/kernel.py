@@ -29,7 +29,7 @@ from ..kernels.rng import uniform
 from ..kernels.pool import fifo_append, fifo_unlink, hist_bin
 from ..workloads.messages import new_message, retire, send
 from ..workloads.state import (
-    MS_DST, MS_SRC, MS_KIND, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
+    MS_BIRTH, MS_DST, MS_SRC, MS_KIND, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
     WC_N_INBOX, WC_NEXT, WC_TASKS_DONE, WC_WAKE,
 )
 from .collectives import n_steps, round_plan
@@ -40,7 +40,8 @@ from .state import (
     RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV, RK_CSEND, RK_CSTART, RK_EARLY, RK_PC,
     RK_PEND, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, RK_STATE, RK_STEP, RK_WAIT_CYC, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER,
     RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, RS_COLL, RS_COMPUTE, RS_DONE, RS_READY, RS_RUNNING, RS_WAIT, TL_CALL, TL_END,
-    TL_RANK, TL_START, WM_BYTES, WM_CONTROL, WM_HEAP, WM_READY, WM_STAMP, WM_TIMELINE, WM_TRANSFERS,
+    TL_RANK, TL_START, WM_BYTES, WM_CLAT_SUM, WM_CONTROL, WM_DLAT_SUM, WM_HEAP, WM_READY, WM_STAMP, WM_TIMELINE,
+    WM_TRANSFERS, WM_UNM_SUM,
 )
 
 
@@ -180,9 +181,27 @@ def local_message(wl, r, payload, comm, mtag, call, t):
 
 
 @jit_inline
-def data_arrived(wl, m, t):
-    """Message latency of a transfer, by the MPI call that posted it."""
-    wl.msg_hist[wl.msg[m, MM_CALL], hist_bin(t - wl.msg[m, MM_SENT])] += 1
+def tally(wc, col, v):
+    """One more value of a latency statistic: wc[col] its sum, wc[col + 1] its maximum, wc[col + 2] its count."""
+    wc[col] += v
+    if v > wc[col + 1]:
+        wc[col + 1] = v
+    wc[col + 2] += 1
+
+
+@jit_inline
+def data_delivered(wl, m, t):
+    """Data message m (eager, or rendezvous data) has its last byte at its receiver: its latency from the send's
+    post (the RTS's, for rendezvous data), in the scalars and in the histogram of the call that posted it."""
+    lat = t - wl.msg[m, MM_SENT]
+    tally(wl.wc, WM_DLAT_SUM, lat)
+    wl.msg_hist[wl.msg[m, MM_CALL], hist_bin(lat)] += 1
+
+
+@jit_inline
+def matched(wl, m, t):
+    """Envelope m (eager data or RTS) is taken by a receive or a collective step: the time it waited unmatched."""
+    tally(wl.wc, WM_UNM_SUM, t - wl.msg[m, MM_ARRIVED])
 
 
 @jit_inline
@@ -233,9 +252,9 @@ def unlink_envelope(wl, r, m):
 def bind(wl, r, q, m, t):
     """Receive q of rank r takes arrived envelope m: eager data completes it, an RTS is answered by a CTS."""
     unlink_envelope(wl, r, m)
+    matched(wl, m, t)
     msg = wl.msg
     if msg[m, MS_KIND] == M_EAGER:
-        data_arrived(wl, m, t)
         complete_request(wl, q)
     else:
         answer(wl, m, M_CTS, q, t)
@@ -311,8 +330,8 @@ def step_progressed(wl, r):
 def coll_take(wl, r, m, t):
     """Rank r's current step receives collective message m (eager data, or an RTS it answers)."""
     msg = wl.msg
+    matched(wl, m, t)
     if msg[m, MS_KIND] == M_EAGER:
-        data_arrived(wl, m, t)
         wl.tk[r, RK_CRECV] -= 1
     else:
         answer(wl, m, M_CTS, -1, t)
@@ -391,7 +410,6 @@ def coll_data_arrived(wl, m, t):
     """Rendezvous data of a collective step: the receiver waits for one message less, the sender for one
     transfer less."""
     msg, tk = wl.msg, wl.tk
-    data_arrived(wl, m, t)
     dst, src = msg[m, MS_DST], msg[m, MS_SRC]
     tk[dst, RK_CRECV] -= 1
     step_progressed(wl, dst)
@@ -408,6 +426,10 @@ def arrived(wl, m, t):
     msg = wl.msg
     kind = msg[m, MS_KIND]
     r = msg[m, MS_DST]
+    if kind == M_EAGER or kind == M_DATA:
+        data_delivered(wl, m, t)
+    else:
+        tally(wl.wc, WM_CLAT_SUM, t - msg[m, MS_BIRTH])
     if kind == M_CTS:  # at the sender of the data: send it
         answer(wl, m, M_DATA, msg[m, MM_RREQ], t)
         retire(msg, wl.wc, m, t)
@@ -415,11 +437,11 @@ def arrived(wl, m, t):
         if msg[m, MM_SEQ] >= 0:
             coll_data_arrived(wl, m, t)
         else:
-            data_arrived(wl, m, t)
             complete_request(wl, msg[m, MM_RREQ])
             complete_request(wl, msg[m, MM_SREQ])
         retire(msg, wl.wc, m, t)
     elif msg[m, MM_SEQ] >= 0:
+        msg[m, MM_ARRIVED] = t
         coll_arrived(wl, r, m, t)
     else:
         envelope_arrived(wl, r, m, t)
@@ -573,6 +595,7 @@ def request_op(wl, r, pc, base, t):
         post_receive(wl, r, q, t)
     elif peer == r:
         m = local_message(wl, r, nbytes, comm, ops[pc, OP_TAG], ops[pc, OP_CALL], t)
+        data_delivered(wl, m, t)
         rq[q, RQ_STATE] = Q_DONE
         fifo_append(wl.msg, MM_QNEXT, wl.tk, r, RK_QHEAD, RK_QTAIL, m)
         envelope_arrived(wl, r, m, t)

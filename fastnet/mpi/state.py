@@ -62,12 +62,17 @@ Q_FREE, Q_PENDING, Q_DONE = 0, 1, 2
 MM_COMM, MM_TAG, MM_SEQ, MM_SREQ, MM_RREQ, MM_QNEXT, MM_ARRIVED, MM_CALL, MM_PAYLOAD, MM_SENT = range(N_MS, N_MS + 10)
 N_MSG = N_MS + 10
 # MM_SEQ: the collective's instance on its comm (-1: point-to-point); MM_TAG: MPI tag, or the collective step;
-# MM_SENT: when the MPI call posted the data (a rendezvous transfer's RTS), for the message latency histogram
+# MM_SENT: when the MPI call posted the data (a rendezvous transfer's RTS), for the data-message latency;
+# MM_ARRIVED: when an envelope (eager data, RTS) reached its receiver (-1: not yet), for its time unmatched
 M_EAGER, M_RTS, M_CTS, M_DATA = 0, 1, 2, 3
 
-# wc[...] after the common counters (workloads/state.py); WM_TIMELINE counts the intervals logged, kept or not
-WM_READY, WM_HEAP, WM_STAMP, WM_BYTES, WM_TRANSFERS, WM_CONTROL, WM_TIMELINE = range(N_WC, N_WC + 7)
-N_WM = N_WC + 7
+# wc[...] after the common counters (workloads/state.py); WM_TIMELINE counts the intervals logged, kept or not.
+# Latency statistics (docs/mpi.md "Results"), each a sum, a maximum and a count: WM_DLAT_* data messages (eager and
+# rendezvous data) from the send's post to their last byte delivered; WM_CLAT_* protocol messages (RTS, CTS) from
+# their own post to their arrival; WM_UNM_* envelopes (eager data, RTS) from their arrival to being matched
+(WM_READY, WM_HEAP, WM_STAMP, WM_BYTES, WM_TRANSFERS, WM_CONTROL, WM_TIMELINE, WM_DLAT_SUM, WM_DLAT_MAX, WM_DLAT_N,
+ WM_CLAT_SUM, WM_CLAT_MAX, WM_CLAT_N, WM_UNM_SUM, WM_UNM_MAX, WM_UNM_N) = range(N_WC, N_WC + 16)
+N_WM = N_WC + 16
 
 # timeline[i, TL_*]: an interval in which a rank computed or was blocked in an MPI call
 TL_RANK, TL_CALL, TL_START, TL_END = range(4)
@@ -109,7 +114,7 @@ class Mpi(NamedTuple):
     heap_r: np.ndarray  # int64[R + C] and of messages between ranks of one node (entry R + message)
     seen: np.ndarray  # int64[R] stamps for ANY_SOURCE matching
     call_time: np.ndarray  # int64[N_CALLS] rank-cycles spent inside each kind of call
-    msg_hist: np.ndarray  # int64[N_CALLS, HIST_BINS] message latency (posted -> data arrived) per call kind
+    msg_hist: np.ndarray  # int64[N_CALLS, HIST_BINS] data-message latency (WM_DLAT_*) per call kind
     timeline: np.ndarray  # int64[K, N_TL] the first K intervals of computation or blocking ([mpi] timeline_intervals)
     comm_matrix: np.ndarray  # int64[B, B] payload bytes sent from ranks of cell i to ranks of cell j
     comm_cell: int  # ranks per cell of comm_matrix (B = ceil(ranks / comm_cell) <= [mpi] comm_matrix_cells)
