@@ -135,7 +135,7 @@ def run(
     from contextlib import nullcontext
 
     from .occupancy import recorder_for
-    from .results import summary, to_dataset
+    from .results import SUMMARY_ATTRS, summary, to_dataset
     from .sim import prepare, simulate
     from .store import StagedStore
 
@@ -175,6 +175,8 @@ def run(
     table.add_column("value", justify="right")
     table.add_column("units")
     for name, value in summ.items():
+        if name == "warnings" or name in SUMMARY_ATTRS:  # printed below the table
+            continue
         units = ds[name].attrs.get("units", "") if name in ds else "s"
         table.add_row(name, _fmt(value), units)
     out.print(table)
@@ -182,9 +184,8 @@ def run(
         out.print(f"{int(ds.mpi_calls):,} MPI calls and {int(ds.messages + ds.control_messages):,} messages in "
                   f"{s.simulate_seconds:.2f} s of simulation ({t['wall_seconds']:.2f} s in all): "
                   f"{t['mpi_events_per_second']:,.0f} MPI events/s")
-        if "trace_calls_not_recorded" in t:
-            out.print(f"warning: the tracer did not record some calls the program made, so only part of the run is "
-                      f"replayed: {t['trace_calls_not_recorded']}")
+    for warning in summ["warnings"]:
+        out.print(f"warning: {warning}", highlight=False)
     if out_path is not None:
         out.print(f"results written to {out_path}")
 

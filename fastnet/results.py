@@ -338,12 +338,21 @@ def _described(values: dict[str, Any]) -> dict[str, xr.Variable]:
     return data_vars
 
 
+# attributes the --json object carries when a run has them (the table prints their warnings)
+SUMMARY_ATTRS = ("trace_calls_not_recorded", "mpi_skipped_calls", "mpi_events_per_second")
+
+
 def summary(ds: xr.Dataset) -> dict[str, Any]:
-    """The `--json` object: scalar metrics plus wall_seconds."""
+    """The `--json` object: scalar metrics plus wall_seconds, and what the table prints besides them: the
+    warnings (a list, empty when there are none) and the attributes they come from."""
     out: dict[str, Any] = {}
     for name, var in ds.data_vars.items():
         if var.ndim == 0:
             v = var.item()
             out[name] = None if isinstance(v, float) and np.isnan(v) else v
     out["wall_seconds"] = ds.attrs.get("wall_seconds")
+    for name in SUMMARY_ATTRS:
+        if name in ds.attrs:
+            out[name] = ds.attrs[name]
+    out["warnings"] = list(ds.attrs.get("warnings", []))
     return out

@@ -509,3 +509,29 @@ def test_ranks_keep_free_only_the_packets_of_their_largest_message(program, nbyt
 
     s = prepare({**TORUS, "workload": {"kind": "mpi", "program": program, "message_bytes": nbytes}})
     assert s.workload.packets_per_message == packets
+
+
+def test_a_fragment_of_a_run_says_so_in_every_output(tmp_path):
+    """A DUMPI trace whose footer counts calls it did not record: the warning is an attribute of the dataset and
+    a key of `fastnet run --json` (the table prints it too)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from fastnet.cli import app
+
+    write_dumpi_ascii(Trace([[p2p("send", 1)], [p2p("recv", 0)]] + [[] for _ in range(14)]), tmp_path / "t")
+    f = tmp_path / "t" / "trace-0000.txt"
+    f.write_text(f.read_text() + "MPI_Allreduce called 3 times and ignored 3 times\n")
+    ds = run({"kind": "trace", "file": str(tmp_path / "t")})
+    assert ds.attrs["trace_calls_not_recorded"] == "MPI_Allreduce x3"
+    assert len(ds.attrs["warnings"]) == 1 and "MPI_Allreduce x3" in ds.attrs["warnings"][0]
+    args = ["run", "--set", "topology.kind='torus'", "--set", "topology.dims=[4, 4]", "--set",
+            "workload.kind='trace'", "--set", f"workload.file='{tmp_path / 't'}'"]
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output.strip().splitlines()[-1])
+    assert summary["trace_calls_not_recorded"] == "MPI_Allreduce x3"
+    assert summary["warnings"] == ds.attrs["warnings"]
+    table = CliRunner().invoke(app, args)
+    assert "warning: the tracer did not record" in table.output and "MPI_Allreduce x3" in table.output
