@@ -80,12 +80,71 @@ def compile_kernels_saying_so(s: Any, quiet: bool) -> None:
 
 
 SPEED_WINDOW = 60.0  # seconds of progress the cycles/s figure and the time left are estimated from
+PROGRESS_EVERY = 5.0  # default seconds between two --progress lines (with --json or off a terminal)
 
 
 def cycles_per_second(speed: float | None) -> str:
     if speed is None:
         return "- cycles/s"
     return f"{speed:,.0f} cycles/s" if speed >= 100 else f"{speed:.3g} cycles/s"
+
+
+def run_total(s: Any) -> int | None:
+    """The cycle a prepared run is expected to end at: the end of the drain (open loop); for MPI, the cycles the
+    busiest rank computes (a trace: its recorded gaps; a lower bound, close for a compute-bound program), None
+    when no rank computes; None for the other closed-loop workloads."""
+    if s.program is not None:
+        return int(s.program.compute_max) or None
+    return None if s.closed_loop else s.params.w1 + s.cfg["sim"]["drain"]
+
+
+def progress_line(t: int, total: int | None, cycles: int, seconds: float) -> str:
+    """One --progress line: cycle t of the total, the speed so far (`cycles` simulated in `seconds`), time left."""
+    import datetime
+
+    speed = cycles / seconds if seconds > 0 else None
+    done = f"{t:,} of {total:,} cycles ({100 * t / total:.1f} %)" if total and t <= total else f"{t:,} cycles"
+    if not total:
+        left = "time left unknown (no total)"
+    elif t > total:
+        left = f"time left unknown (past the estimated {total:,} cycles)"
+    elif speed:
+        left = f"{datetime.timedelta(seconds=round((total - t) / speed))} left"
+    else:
+        left = "time left unknown"
+    return f"progress: {done}, {cycles_per_second(speed)}, {left}"
+
+
+@contextmanager
+def progress_lines(s: Any, every: float) -> Iterator[Callable[[int, int], None]]:
+    """--progress where no bar is drawn (--json, off a terminal): a line on stderr every `every` seconds (at the
+    end of the first kernel call after that: calls last about half a second, sim._next_chunk)."""
+    import time
+
+    total, t0 = run_total(s), s.cycle
+    start = last = time.perf_counter()
+
+    def report(t: int, end: int) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        if now - last >= every:
+            last = now
+            err.print(progress_line(t, total, t - t0, now - start), highlight=False, soft_wrap=True)
+    yield report
+
+
+def simulate_reporting(s: Any, occupancy: Any, bar: bool, lines: float | None) -> None:
+    """simulate() with the progress bar (`bar`), or a --progress line every `lines` seconds, or neither."""
+    from .sim import simulate
+
+    if bar:
+        with simulation_progress(s) as report:
+            simulate(s, progress=report, occupancy=occupancy)
+    elif lines is not None:
+        with progress_lines(s, lines) as report:
+            simulate(s, progress=report, occupancy=occupancy)
+    else:
+        simulate(s, occupancy=occupancy)
 
 
 @contextmanager
@@ -102,14 +161,15 @@ def simulation_progress(s: Any) -> Iterator[Callable[[int, int], None]]:
         def render(self, task: Task) -> Text:
             return Text(cycles_per_second(task.speed), style="progress.data.speed")
 
-    total = None if s.closed_loop else s.params.w1 + s.cfg["sim"]["drain"]
+    total = run_total(s)
     count = "{task.completed:,}/{task.total:,} cycles" if total else "{task.completed:,} cycles"
     columns = [TextColumn("simulating"), BarColumn(), TextColumn(count), CyclesPerSecond(), TimeElapsedColumn()]
     if total:
         columns += [TextColumn("left"), TimeRemainingColumn()]
     with Progress(*columns, console=err, transient=True, speed_estimate_period=SPEED_WINDOW) as bar:
         task = bar.add_task("run", total=total, completed=s.cycle)
-        yield lambda t, end: bar.update(task, completed=t)
+        # an MPI run's total is an estimate: past it, the bar grows with the run (no time left to show)
+        yield lambda t, end: bar.update(task, completed=t, total=max(total, t) if total else None)
 
 
 def _fmt(v: Any) -> str:
@@ -129,6 +189,10 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
     show: bool = typer.Option(False, "--show-config", help="print the resolved config as TOML and exit without "
                               "simulating"),
+    progress: bool = typer.Option(False, "--progress", help="with --json or off a terminal (where no bar is "
+                                  "drawn): print cycles done, the total and time left to stderr as the run goes"),
+    progress_every: float = typer.Option(PROGRESS_EVERY, "--progress-every", min=0.0,
+                                         help="seconds between two --progress lines"),
 ) -> None:
     """Simulate one configuration and print a summary."""
     import time
@@ -136,7 +200,7 @@ def run(
 
     from .occupancy import recorder_for
     from .results import SUMMARY_ATTRS, summary, to_dataset
-    from .sim import prepare, simulate
+    from .sim import prepare
     from .store import StagedStore
 
     try:
@@ -151,11 +215,8 @@ def run(
             s = prepare(cfg)
             occupancy = recorder_for(s, stage.tmp if stage else None)
             compile_kernels_saying_so(s, quiet=quiet or as_json)
-            if quiet or as_json or not err.is_terminal:
-                simulate(s, occupancy=occupancy)
-            else:
-                with simulation_progress(s) as report:
-                    simulate(s, progress=report, occupancy=occupancy)
+            bar = not (quiet or as_json or not err.is_terminal)
+            simulate_reporting(s, occupancy, bar, progress_every if progress and not bar else None)
             ds = to_dataset(s, wall_seconds=time.perf_counter() - t0)
             if stage is not None:
                 stage.commit(ds)

@@ -22,7 +22,7 @@ from .jobs import merge
 from .program import Options, Program, ProgramError, lower
 from .schema import resolve_mpi
 from .state import (
-    CALLS, MAX_FANOUT, N_MSG, N_RK, N_RQ, N_TL, N_WM, OP_ARG, OP_BYTES, OP_CODE, OP_COLL, OP_COMM, OP_IRECV,
+    CALLS, MAX_FANOUT, N_MSG, N_RK, N_RQ, N_TL, N_WM, OP_ARG, OP_BYTES, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_IRECV,
     OP_ISEND, RK_BLOCK_T, RK_PC, RK_COP, RK_EARLY, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, WM_READY, Mpi,
 )
 
@@ -127,6 +127,16 @@ def packets_per_message(prog: Program, header_bytes: int, packet_bytes: int, bur
     return max(1, min(burst, -(-largest // packet_bytes)))
 
 
+def largest_computation(prog: Program, rank_time: np.ndarray) -> int:
+    """The cycles of computation of the rank that computes most (at its speed, without noise): a lower bound of
+    the run's length, and close to it when the program is compute-bound (a trace: its recorded gaps)."""
+    ops = prog.ops
+    d = np.where(ops[:, OP_CODE] == OP_COMPUTE, ops[:, OP_ARG], 0)
+    cum = np.concatenate(([0], np.cumsum(d)))
+    per_rank = (cum[prog.op_end] - cum[prog.op_begin]) * rank_time
+    return int(per_rank.max(initial=0))
+
+
 def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Program]:
     w, m, traffic = cfg["workload"], mpi_section(cfg), cfg["traffic"]
     packet_bytes = traffic["packet_phits"] * traffic["phit_bytes"]
@@ -145,6 +155,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
     R = trace.n_ranks
     cell = -(-R // m["comm_matrix_cells"])
     rank_time = compute_times(w, task_node, net.n_nodes)
+    prog.compute_max = largest_computation(prog, rank_time)
     inbox = inbox_size(net.n_nodes, net.n_ports, cfg["router"]["ejection"])
     headroom = inbox + MAX_FANOUT + 16
     pool = 2 * headroom + 16

@@ -21,7 +21,7 @@ def latency(wc: Any, col: int) -> tuple[float, float]:
     return (float(wc[col]) / n, float(wc[col + 1])) if n else (float("nan"), float("nan"))
 
 
-NOT_RECORDED_WARNING = "the tracer did not record some calls the program made, so only part of the run is replayed: "
+UNRECORDED_WARNING = "the tracer did not record some calls the program made, so only part of the run is replayed: "
 
 
 def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
@@ -90,7 +90,7 @@ def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         attrs["mpi_skipped_calls"] = ", ".join(f"{k} x{v}" for k, v in sorted(prog.skipped.items()))
     if prog.not_recorded:  # the tracer saw these calls but did not write them: a fragment of the run is replayed
         attrs["trace_calls_not_recorded"] = ", ".join(f"{k} x{v}" for k, v in sorted(prog.not_recorded.items()))
-        attrs["warnings"] = [NOT_RECORDED_WARNING + attrs["trace_calls_not_recorded"]]
+        attrs["warnings"] = [UNRECORDED_WARNING + attrs["trace_calls_not_recorded"]]
     return values, coords, attrs
 
 
