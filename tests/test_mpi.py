@@ -83,6 +83,34 @@ def test_pingpong_latencies_are_the_one_way_time(size):
 
 
 
+@pytest.mark.parametrize("size", [1000, 100_000])
+@pytest.mark.parametrize("key, ns, cycles", [("send_overhead_ns", 80.0, 100), ("recv_overhead_ns", 40.0, 50),
+                                             ("byte_ns", 0.1, None)])
+def test_host_costs_add_to_the_pingpong(size, key, ns, cycles):
+    """docs/mpi.md "Host model": every protocol message costs its sender o_s (80 ns: 100 cycles) and its
+    receiver o_r (40 ns: 50 cycles), so a one-way time adds one of each eager and three (RTS, CTS, data)
+    rendezvous; G (0.1 ns a byte: 0.125 cycles) adds payload x G, once, for the data."""
+    one_way = zero_load(message_phits(size)) + (2 * zero_load(message_phits(0)) if size > 8192 else 0)
+    added = round(size * ns / CYCLE_NS) if cycles is None else cycles * (3 if size > 8192 else 1)
+    ds = run({"kind": "mpi", "program": "pingpong", "message_bytes": size, "iterations": 2}, {key: ns})
+    assert ds.execution_cycles.item() == 2 * 2 * (one_way + added)
+    assert ds.message_latency_mean.item() == one_way + added
+
+
+def test_host_gap_spaces_a_ranks_messages():
+    """g = 400 ns (500 cycles): the fan-out root's back-to-back messages leave 500 cycles apart, exactly as when
+    it computes 500 cycles before each of them with no gap (then each arrives 500 cycles later: the first
+    computation); a ping-pong (one message per leg) does not change."""
+    fanout = {"kind": "mpi", "program": "fanout", "message_bytes": 8}
+    gapped = run({**fanout, "compute_cycles": 0}, {"gap_ns": 400.0})
+    spaced = run({**fanout, "compute_cycles": 500})
+    back_to_back = run({**fanout, "compute_cycles": 0})
+    np.testing.assert_array_equal(gapped.task_finish_cycle.values[1:], spaced.task_finish_cycle.values[1:] - 500)
+    assert gapped.task_finish_cycle.values[15] > back_to_back.task_finish_cycle.values[15] + 14 * 400
+    ping = run({"kind": "mpi", "program": "pingpong", "message_bytes": 1000, "iterations": 2}, {"gap_ns": 400.0})
+    assert ping.execution_cycles.item() == 4 * zero_load(message_phits(1000))
+
+
 def test_eager_threshold_is_configurable():
     small = run({"kind": "mpi", "program": "pingpong", "message_bytes": 1000}, {"eager_bytes": 512})
     assert small.control_messages.item() == 4

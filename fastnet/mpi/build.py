@@ -186,5 +186,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
         mem_latency=int(round(m["memory_latency_ns"] / cycle_ns)), mem_bytes_per_cycle=m["memory_gbytes"] * cycle_ns,
         compute_model=bool((rank_time != 1.0).any() or w["compute_noise"] > 0), rank_time=rank_time,
         compute_noise=float(w["compute_noise"]), rank_rng=seed_streams(seed, R, 0xC0A1),
+        o_s=int(round(m["send_overhead_ns"] / cycle_ns)), o_r=int(round(m["recv_overhead_ns"] / cycle_ns)),
+        g=int(round(m["gap_ns"] / cycle_ns)), G=m["byte_ns"] / cycle_ns,
     )
     return mpi, prog

@@ -27,21 +27,21 @@ import numpy as np
 from ..kernels._jit import jit, jit_inline
 from ..kernels.rng import uniform
 from ..kernels.pool import fifo_append, fifo_unlink, hist_bin
-from ..workloads.messages import new_message, retire, send
+from ..workloads.messages import new_message, queue_message, retire
 from ..workloads.state import (
-    MS_BIRTH, MS_DST, MS_SRC, MS_KIND, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
+    MS_BIRTH, MS_BYTES, MS_DST, MS_SRC, MS_KIND, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
     WC_N_INBOX, WC_NEXT, WC_TASKS_DONE, WC_WAKE,
 )
 from .collectives import n_steps, round_plan
 from .state import (
-    ANY, CO_BCAST, CO_SCATTER, M_CTS, M_DATA, M_EAGER, M_RTS, MM_ARRIVED, MM_CALL, MM_COMM, MM_PAYLOAD, MM_QNEXT,
-    MM_RREQ, MM_SENT, MM_SEQ, MM_SREQ, MM_TAG, NULL_PEER, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM,
-    OP_COMPUTE, OP_IRECV, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, Q_DONE, Q_FREE, Q_PENDING,
-    RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV, RK_CSEND, RK_CSTART, RK_EARLY, RK_PC,
-    RK_PEND, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, RK_STATE, RK_STEP, RK_WAIT_CYC, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER,
-    RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, RS_COLL, RS_COMPUTE, RS_DONE, RS_READY, RS_RUNNING, RS_WAIT, TL_CALL, TL_END,
-    TL_RANK, TL_START, WM_BYTES, WM_CLAT_SUM, WM_CONTROL, WM_DLAT_SUM, WM_HEAP, WM_READY, WM_STAMP, WM_TIMELINE,
-    WM_TRANSFERS, WM_UNM_SUM,
+    ANY, CO_BCAST, CO_SCATTER, MM_ARRIVED, MM_CALL, MM_COMM, MM_PAYLOAD, MM_QNEXT, MM_RECEIVED, MM_RREQ, MM_SENT,
+    MM_SEQ, MM_SREQ, MM_TAG, M_CTS, M_DATA, M_EAGER, M_RTS, NULL_PEER, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE,
+    OP_COLL, OP_COMM, OP_COMPUTE, OP_IRECV, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, Q_DONE, Q_FREE,
+    Q_PENDING, RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV, RK_CSEND, RK_CSTART,
+    RK_EARLY, RK_PC, RK_PEND, RK_QHEAD, RK_QTAIL, RK_RECV_FREE, RK_RHEAD, RK_RTAIL, RK_SEND_FREE, RK_STATE, RK_STEP,
+    RK_WAIT_CYC, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER, RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, RS_COLL, RS_COMPUTE, RS_DONE,
+    RS_READY, RS_RUNNING, RS_WAIT, TL_CALL, TL_END, TL_RANK, TL_START, WM_BYTES, WM_CLAT_SUM, WM_CONTROL, WM_DLAT_SUM,
+    WM_HEAP, WM_READY, WM_STAMP, WM_TIMELINE, WM_TRANSFERS, WM_UNM_SUM,
 )
 
 
@@ -76,8 +76,8 @@ def heap_push(wl, wake, r):
 
 @jit_inline
 def heap_pop(wl):
-    """Remove the earliest wake-up (ties: the lowest entry) and return its entry: a rank whose computation ends,
-    or n_tasks + a message between two ranks of one node (post)."""
+    """Remove the earliest wake-up (ties: the lowest entry) and return its entry (`schedule` says what each
+    means)."""
     ht, hr, wc = wl.heap_t, wl.heap_r, wl.wc
     top = hr[0]
     n = wc[WM_HEAP] - 1
@@ -132,6 +132,7 @@ def envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, arriv
     msg[m, MM_CALL] = call
     msg[m, MM_PAYLOAD] = nbytes
     msg[m, MM_SENT] = sent
+    msg[m, MM_RECEIVED] = -1
     if kind == M_EAGER or kind == M_DATA:
         wl.wc[WM_BYTES] += nbytes
         wl.wc[WM_TRANSFERS] += 1
@@ -141,25 +142,68 @@ def envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, arriv
 
 
 @jit_inline
+def schedule(wl, due, entry):
+    """Something happens at cycle `due`: entry r, rank r's computation ends; n_tasks + m, message m reaches its
+    rank (a memory copy done, or a receive overhead spent); -1 - m, message m leaves its host."""
+    heap_push(wl, due, entry)
+    wl.wc[WC_WAKE] = max(wl.wc[WC_WAKE], due)
+
+
+@jit_inline
+def host_ready(wl, src, payload, t):
+    """The host model (LogGP): the cycle rank src's host hands over a message of `payload` bytes posted at t.
+    Its host starts it when free (RK_SEND_FREE), spends o_s + payload x G on it, and starts the next one no
+    sooner than g after this one. All zero: t."""
+    tk = wl.tk
+    start = max(t, tk[src, RK_SEND_FREE])
+    ready = start + wl.o_s + np.int64(payload * wl.G + 0.5)
+    tk[src, RK_SEND_FREE] = max(ready, start + wl.g)
+    return ready
+
+
+@jit_inline
+def depart(wl, m, t):
+    """Message m leaves its sender's host: into its sender's FIFO for the network, or, between two ranks of one
+    node, a shared-memory copy that arrives after the memory's latency and its wire bytes at its bandwidth."""
+    msg = wl.msg
+    if wl.task_node[msg[m, MS_SRC]] == wl.task_node[msg[m, MS_DST]]:
+        schedule(wl, t + wl.mem_latency + np.int64(np.ceil(msg[m, MS_BYTES] / wl.mem_bytes_per_cycle)),
+                 wl.n_tasks + m)
+    else:
+        queue_message(msg, wl.tk, wl.wc, wl.senders, m)
+
+
+@jit_inline
 def post(wl, src, dst, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, t):
     """Post one protocol message about `nbytes` of data from rank src to rank dst (never src itself:
-    local_message does that). Eager and rendezvous data carry the bytes; RTS and CTS only the header. Between two
-    ranks of one node it is a shared-memory copy, off the network: it arrives after the memory's latency and
-    the wire bytes at its bandwidth (the heap holds it as entry n_tasks + m until then)."""
-    wire = max((nbytes if kind == M_EAGER or kind == M_DATA else 0) + wl.header_bytes, 1)
-    packet_bytes = wl.packet_phits * wl.phit_bytes
-    if wl.task_node[src] == wl.task_node[dst]:
-        m = new_message(wl.msg, wl.wc, src, dst, wire, packet_bytes, kind, 0, t)
-        if m >= 0:
-            envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, -1)
-            due = t + wl.mem_latency + np.int64(np.ceil(wire / wl.mem_bytes_per_cycle))
-            heap_push(wl, due, wl.n_tasks + m)
-            wl.wc[WC_WAKE] = max(wl.wc[WC_WAKE], due)
+    local_message does that). Eager and rendezvous data carry the bytes; RTS and CTS only the header. It leaves
+    when the sender's host is done with it (host_ready; the heap holds it as entry -1 - m until then)."""
+    payload = nbytes if kind == M_EAGER or kind == M_DATA else 0
+    wire = max(payload + wl.header_bytes, 1)
+    m = new_message(wl.msg, wl.wc, src, dst, wire, wl.packet_phits * wl.phit_bytes, kind, 0, t)
+    if m < 0:
         return m
-    m = send(wl.msg, wl.tk, wl.wc, wl.senders, src, dst, wire, packet_bytes, kind, 0, False, t)
-    if m >= 0:
-        envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, -1)
+    envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, -1)
+    ready = host_ready(wl, src, payload, t)
+    if ready > t:
+        schedule(wl, ready, -1 - m)
+    else:
+        depart(wl, m, t)
     return m
+
+
+@jit_inline
+def receive(wl, m, t):
+    """Message m reached its rank's node (its last packet, or the memory copy): handled now, or with a receive
+    overhead, once the rank's host has spent o_r on it (one message at a time: RK_RECV_FREE)."""
+    if wl.o_r == 0 or wl.msg[m, MM_RECEIVED] >= 0:
+        arrived(wl, m, t)
+        return
+    r = wl.msg[m, MS_DST]
+    due = max(t, wl.tk[r, RK_RECV_FREE]) + wl.o_r
+    wl.tk[r, RK_RECV_FREE] = due
+    wl.msg[m, MM_RECEIVED] = t
+    schedule(wl, due, wl.n_tasks + m)
 
 
 @jit_inline
@@ -644,14 +688,16 @@ def run_rank(wl, r, t):
 def advance_mpi(wl, t):
     wc = wl.wc
     for i in range(wc[WC_N_INBOX]):
-        arrived(wl, wl.inbox[i], t)
+        receive(wl, wl.inbox[i], t)
     wc[WC_N_INBOX] = 0
     while wc[WM_HEAP] > 0 and wl.heap_t[0] <= t:
         x = heap_pop(wl)
-        if x < wl.n_tasks:  # a rank's computation ends
+        if x < 0:  # a message leaves its sender's host (the host model)
+            depart(wl, -1 - x, t)
+        elif x < wl.n_tasks:  # a rank's computation ends
             make_ready(wl, x)
-        else:  # a message between two ranks of one node has been copied
-            arrived(wl, x - wl.n_tasks, t)
+        else:  # a message has been copied between two ranks of one node, or its receive overhead is spent
+            receive(wl, x - wl.n_tasks, t)
     deferred = False
     while wc[WM_READY] > 0:
         wc[WM_READY] -= 1

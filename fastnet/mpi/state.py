@@ -47,9 +47,11 @@ CO_BARRIER, CO_BCAST, CO_REDUCE, CO_ALLREDUCE, CO_GATHER, CO_ALLGATHER, CO_SCATT
 # collective algorithms (OP_ALG): fastnet/registry.py COLLECTIVE_ALGORITHMS, chosen by program.py (docs/mpi.md)
 
 # tk[r, ...] after the message layer's six columns (workloads/state.py TK_QHEAD .. TK_FINISH)
+# RK_SEND_FREE / RK_RECV_FREE: the cycle the rank's host may start its next message's send / receive overhead
 (RK_PC, RK_STATE, RK_PEND, RK_BLOCK_T, RK_BLOCK_CALL, RK_WAIT_CYC, RK_COMPUTE_CYC, RK_QHEAD, RK_QTAIL,
- RK_RHEAD, RK_RTAIL, RK_EARLY, RK_COP, RK_CME, RK_CN, RK_STEP, RK_CRECV, RK_CSEND, RK_CSTART) = range(6, 25)
-N_RK = 25
+ RK_RHEAD, RK_RTAIL, RK_EARLY, RK_COP, RK_CME, RK_CN, RK_STEP, RK_CRECV, RK_CSEND, RK_CSTART, RK_SEND_FREE,
+ RK_RECV_FREE) = range(6, 27)
+N_RK = 27
 # RK_STATE
 RS_READY, RS_RUNNING, RS_COMPUTE, RS_WAIT, RS_COLL, RS_DONE = 0, 1, 2, 3, 4, 5
 
@@ -59,11 +61,13 @@ N_RQ = 8
 Q_FREE, Q_PENDING, Q_DONE = 0, 1, 2
 
 # msg[m, ...] after the message layer's columns; MS_KIND (workloads/state.py) holds the protocol message kind
-MM_COMM, MM_TAG, MM_SEQ, MM_SREQ, MM_RREQ, MM_QNEXT, MM_ARRIVED, MM_CALL, MM_PAYLOAD, MM_SENT = range(N_MS, N_MS + 10)
-N_MSG = N_MS + 10
+(MM_COMM, MM_TAG, MM_SEQ, MM_SREQ, MM_RREQ, MM_QNEXT, MM_ARRIVED, MM_CALL, MM_PAYLOAD, MM_SENT,
+ MM_RECEIVED) = range(N_MS, N_MS + 11)
+N_MSG = N_MS + 11
 # MM_SEQ: the collective's instance on its comm (-1: point-to-point); MM_TAG: MPI tag, or the collective step;
 # MM_SENT: when the MPI call posted the data (a rendezvous transfer's RTS), for the data-message latency;
-# MM_ARRIVED: when an envelope (eager data, RTS) reached its receiver (-1: not yet), for its time unmatched
+# MM_ARRIVED: when an envelope (eager data, RTS) reached its receiver (-1: not yet), for its time unmatched;
+# MM_RECEIVED: when the message reached its receiver's node, while the receive overhead runs (-1: not yet)
 M_EAGER, M_RTS, M_CTS, M_DATA = 0, 1, 2, 3
 
 # wc[...] after the common counters (workloads/state.py); WM_TIMELINE counts the intervals logged, kept or not.
@@ -126,3 +130,8 @@ class Mpi(NamedTuple):
     rank_time: np.ndarray  # float64[R] 1 / speed of each rank's computation
     compute_noise: float  # relative standard deviation of each computation
     rank_rng: np.ndarray  # uint64[R] each rank's random stream (kernels/rng.py), for the noise
+    # the host model (LogGP, [mpi] send_overhead_ns, recv_overhead_ns, gap_ns, byte_ns), in cycles
+    o_s: int  # send overhead: a message leaves its host this long after the host starts it
+    o_r: int  # receive overhead: a message is handled this long after it reaches the host (one at a time)
+    g: int  # gap: consecutive messages of one host start at least this far apart
+    G: float  # per payload byte, added to the send overhead (cycles per byte)
