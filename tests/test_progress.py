@@ -89,6 +89,14 @@ def test_off_a_terminal_progress_prints_lines_with_the_total_and_time_left():
     assert all(int(done.replace(",", "")) > 0 for done, *_ in lines)
 
 
+def test_an_mpi_run_on_a_terminal_has_a_total_and_time_left(monkeypatch):
+    sets = ["workload.kind='mpi'", "workload.program='allreduce'", "workload.message_bytes=65536",
+            "workload.iterations=20", "workload.compute_cycles=20000", "topology.dims=[4,4]"]
+    text = run_with_stderr(monkeypatch, True, *[a for kv in sets for a in ("--set", kv)])
+    frames = re.findall(r"simulating .*? ([\d,]+)/([\d,]+) cycles .*? left (\S+)", text)
+    assert frames and frames[0][1] == "400,000", text
+
+
 def test_progress_line_reads_well():
     assert cli.progress_line(100, 400, 100, 2.0) == "progress: 100 of 400 cycles (25.0 %), 50 cycles/s, 0:00:06 left"
     assert cli.progress_line(500, 400, 500, 1.0).endswith("time left unknown (past the estimated 400 cycles)")
