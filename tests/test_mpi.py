@@ -111,6 +111,17 @@ def test_host_gap_spaces_a_ranks_messages():
     assert ping.execution_cycles.item() == 4 * zero_load(message_phits(1000))
 
 
+def test_host_hands_over_messages_in_post_order(tmp_path):
+    """G = 0.8 ns a byte (a cycle): an eager isend of 1,000 B and then a rendezvous isend's RTS (no payload) are
+    both ready at cycle 1,000; the RTS still leaves second, behind the eager data on the injection link."""
+    ranks = [[p2p("isend", 1, nbytes=1000, request=0), p2p("isend", 1, nbytes=20000, request=1),
+              Call("waitall", requests=(0, 1))],
+             [p2p("irecv", 0, nbytes=1000, request=0), p2p("irecv", 0, nbytes=20000, request=1),
+              Call("waitall", requests=(0, 1))]]
+    ds = trace_run(tmp_path, ranks, mpi={"byte_ns": 0.8})
+    assert ds.control_latency_max.item() == 1000 + message_phits(1000) + zero_load(message_phits(0))
+
+
 def test_eager_threshold_is_configurable():
     small = run({"kind": "mpi", "program": "pingpong", "message_bytes": 1000}, {"eager_bytes": 512})
     assert small.control_messages.item() == 4
@@ -159,10 +170,10 @@ def p2p(kind, peer=ANY_SOURCE, tag=0, nbytes=8, **kw) -> Call:
     return Call(kind, peer=peer, tag=tag, bytes=nbytes, **kw)
 
 
-def trace_run(tmp_path, ranks: list[list[Call]], comms=None, **workload):
+def trace_run(tmp_path, ranks: list[list[Call]], comms=None, mpi=None, **workload):
     trace = Trace(ranks + [[] for _ in range(16 - len(ranks))], comms or {})
     write_dumpi_ascii(trace, tmp_path / "t")
-    return run({"kind": "trace", "file": str(tmp_path / "t"), **workload})
+    return run({"kind": "trace", "file": str(tmp_path / "t"), **workload}, mpi)
 
 
 def test_unmatched_time_is_apart_from_the_latency(tmp_path):

@@ -22,8 +22,9 @@ from .jobs import merge
 from .program import Options, Program, ProgramError, lower
 from .schema import resolve_mpi
 from .state import (
-    CALLS, MAX_FANOUT, N_MSG, N_RK, N_RQ, N_TL, N_WM, OP_ARG, OP_BYTES, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_IRECV,
-    OP_ISEND, RK_BLOCK_T, RK_PC, RK_COP, RK_EARLY, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, WM_READY, Mpi,
+    CALLS, MAX_FANOUT, Mpi, N_MSG, N_RK, N_RQ, N_TL, N_WM, OP_ARG, OP_BYTES, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE,
+    OP_IRECV, OP_ISEND, RK_BLOCK_T, RK_COP, RK_EARLY, RK_HQHEAD, RK_HQTAIL, RK_PC, RK_QHEAD, RK_QTAIL, RK_RHEAD,
+    RK_RTAIL, WM_READY,
 )
 
 
@@ -163,7 +164,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
     msg[:, MS_NEXT] = _free_list(pool)
     tk = np.zeros((R, N_RK), np.int64)
     tk[:, [TK_QHEAD, TK_QTAIL, TK_SPOS, TK_FINISH, RK_BLOCK_T, RK_COP, RK_EARLY, RK_QHEAD, RK_QTAIL, RK_RHEAD,
-           RK_RTAIL]] = -1
+           RK_RTAIL, RK_HQHEAD, RK_HQTAIL]] = -1
     tk[:, RK_PC] = prog.op_begin
     wc = np.zeros(N_WM, np.int64)
     wc[WC_FREE_HEAD], wc[WC_FREE_COUNT], wc[WC_END] = 0, pool, -1
@@ -178,7 +179,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
         rc_comm=prog.rc_comm, rc_me=prog.rc_me, tk=tk, rq=np.zeros((R * prog.max_requests, N_RQ), np.int64),
         msg=msg, wc=wc, senders=np.zeros(R, np.int64), inbox=np.zeros(inbox, np.int64),
         ready=np.arange(R - 1, -1, -1, dtype=np.int64),  # rank 0 runs first
-        heap_t=np.zeros(R + pool, np.int64), heap_r=np.zeros(R + pool, np.int64), seen=np.zeros(R, np.int64),
+        heap_t=np.zeros(2 * R + pool, np.int64), heap_r=np.zeros(2 * R + pool, np.int64), seen=np.zeros(R, np.int64),
         call_time=np.zeros(len(CALLS), np.int64), msg_hist=np.zeros((len(CALLS), HIST_BINS), np.int64),
         timeline=np.zeros((min(m["timeline_intervals"], timeline_bound(prog)), N_TL), np.int64),
         comm_matrix=np.zeros((-(-R // cell), -(-R // cell)), np.int64), comm_cell=cell,

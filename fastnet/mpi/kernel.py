@@ -29,19 +29,19 @@ from ..kernels.rng import uniform
 from ..kernels.pool import fifo_append, fifo_unlink, hist_bin
 from ..workloads.messages import new_message, queue_message, retire
 from ..workloads.state import (
-    MS_BIRTH, MS_BYTES, MS_DST, MS_SRC, MS_KIND, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
+    MS_BIRTH, MS_BYTES, MS_DST, MS_KIND, MS_NEXT, MS_SRC, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
     WC_N_INBOX, WC_NEXT, WC_TASKS_DONE, WC_WAKE,
 )
 from .collectives import n_steps, round_plan
 from .state import (
-    ANY, CO_BCAST, CO_SCATTER, MM_ARRIVED, MM_CALL, MM_COMM, MM_PAYLOAD, MM_QNEXT, MM_RECEIVED, MM_RREQ, MM_SENT,
-    MM_SEQ, MM_SREQ, MM_TAG, M_CTS, M_DATA, M_EAGER, M_RTS, NULL_PEER, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE,
-    OP_COLL, OP_COMM, OP_COMPUTE, OP_IRECV, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, Q_DONE, Q_FREE,
-    Q_PENDING, RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV, RK_CSEND, RK_CSTART,
-    RK_EARLY, RK_PC, RK_PEND, RK_QHEAD, RK_QTAIL, RK_RECV_FREE, RK_RHEAD, RK_RTAIL, RK_SEND_FREE, RK_STATE, RK_STEP,
-    RK_WAIT_CYC, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER, RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, RS_COLL, RS_COMPUTE, RS_DONE,
-    RS_READY, RS_RUNNING, RS_WAIT, TL_CALL, TL_END, TL_RANK, TL_START, WM_BYTES, WM_CLAT_SUM, WM_CONTROL, WM_DLAT_SUM,
-    WM_HEAP, WM_READY, WM_STAMP, WM_TIMELINE, WM_TRANSFERS, WM_UNM_SUM,
+    ANY, CO_BCAST, CO_SCATTER, MM_ARRIVED, MM_CALL, MM_COMM, MM_PAYLOAD, MM_QNEXT, MM_READY, MM_RECEIVED, MM_RREQ,
+    MM_SENT, MM_SEQ, MM_SREQ, MM_TAG, M_CTS, M_DATA, M_EAGER, M_RTS, NULL_PEER, OP_ALG, OP_ARG, OP_BYTES, OP_CALL,
+    OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_IRECV, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, Q_DONE,
+    Q_FREE, Q_PENDING, RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV, RK_CSEND, RK_CSTART,
+    RK_EARLY, RK_HQHEAD, RK_HQTAIL, RK_PC, RK_PEND, RK_QHEAD, RK_QTAIL, RK_RECV_FREE, RK_RHEAD, RK_RTAIL, RK_SEND_FREE,
+    RK_STATE, RK_STEP, RK_WAIT_CYC, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER, RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, RS_COLL,
+    RS_COMPUTE, RS_DONE, RS_READY, RS_RUNNING, RS_WAIT, TL_CALL, TL_END, TL_RANK, TL_START, WM_BYTES, WM_CLAT_SUM,
+    WM_CONTROL, WM_DLAT_SUM, WM_HEAP, WM_READY, WM_STAMP, WM_TIMELINE, WM_TRANSFERS, WM_UNM_SUM,
 )
 
 
@@ -144,7 +144,7 @@ def envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, arriv
 @jit_inline
 def schedule(wl, due, entry):
     """Something happens at cycle `due`: entry r, rank r's computation ends; n_tasks + m, message m reaches its
-    rank (a memory copy done, or a receive overhead spent); -1 - m, message m leaves its host."""
+    rank (a memory copy done, or a receive overhead spent); -1 - r, rank r's host hands over its next message."""
     heap_push(wl, due, entry)
     wl.wc[WC_WAKE] = max(wl.wc[WC_WAKE], due)
 
@@ -177,7 +177,8 @@ def depart(wl, m, t):
 def post(wl, src, dst, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, t):
     """Post one protocol message about `nbytes` of data from rank src to rank dst (never src itself:
     local_message does that). Eager and rendezvous data carry the bytes; RTS and CTS only the header. It leaves
-    when the sender's host is done with it (host_ready; the heap holds it as entry -1 - m until then)."""
+    when the sender's host is done with it (host_ready); until then it waits in the host's queue, in post order
+    (the heap holds the queue's head as entry -1 - src)."""
     payload = nbytes if kind == M_EAGER or kind == M_DATA else 0
     wire = max(payload + wl.header_bytes, 1)
     m = new_message(wl.msg, wl.wc, src, dst, wire, wl.packet_phits * wl.phit_bytes, kind, 0, t)
@@ -186,10 +187,29 @@ def post(wl, src, dst, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, t)
     envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, -1)
     ready = host_ready(wl, src, payload, t)
     if ready > t:
-        schedule(wl, ready, -1 - m)
+        wl.msg[m, MM_READY] = ready
+        if fifo_append(wl.msg, MS_NEXT, wl.tk, src, RK_HQHEAD, RK_HQTAIL, m):
+            schedule(wl, ready, -1 - src)
     else:
         depart(wl, m, t)
     return m
+
+
+@jit_inline
+def hand_over(wl, r, t):
+    """Rank r's host hands over the messages of its queue that are ready by t, in post order (several may be
+    ready in one cycle); the next one's time goes back on the heap."""
+    msg, tk = wl.msg, wl.tk
+    m = tk[r, RK_HQHEAD]
+    while m >= 0 and msg[m, MM_READY] <= t:
+        nxt = msg[m, MS_NEXT]
+        tk[r, RK_HQHEAD] = nxt
+        if nxt < 0:
+            tk[r, RK_HQTAIL] = -1
+        depart(wl, m, t)
+        m = nxt
+    if m >= 0:
+        schedule(wl, msg[m, MM_READY], -1 - r)
 
 
 @jit_inline
@@ -692,8 +712,8 @@ def advance_mpi(wl, t):
     wc[WC_N_INBOX] = 0
     while wc[WM_HEAP] > 0 and wl.heap_t[0] <= t:
         x = heap_pop(wl)
-        if x < 0:  # a message leaves its sender's host (the host model)
-            depart(wl, -1 - x, t)
+        if x < 0:  # a rank's host hands over a message (the host model)
+            hand_over(wl, -1 - x, t)
         elif x < wl.n_tasks:  # a rank's computation ends
             make_ready(wl, x)
         else:  # a message has been copied between two ranks of one node, or its receive overhead is spent

@@ -47,11 +47,12 @@ CO_BARRIER, CO_BCAST, CO_REDUCE, CO_ALLREDUCE, CO_GATHER, CO_ALLGATHER, CO_SCATT
 # collective algorithms (OP_ALG): fastnet/registry.py COLLECTIVE_ALGORITHMS, chosen by program.py (docs/mpi.md)
 
 # tk[r, ...] after the message layer's six columns (workloads/state.py TK_QHEAD .. TK_FINISH)
-# RK_SEND_FREE / RK_RECV_FREE: the cycle the rank's host may start its next message's send / receive overhead
+# RK_SEND_FREE / RK_RECV_FREE: the cycle the rank's host may start its next message's send / receive overhead;
+# RK_HQHEAD / RK_HQTAIL: its messages waiting for the host to hand them over (linked through MS_NEXT, in post order)
 (RK_PC, RK_STATE, RK_PEND, RK_BLOCK_T, RK_BLOCK_CALL, RK_WAIT_CYC, RK_COMPUTE_CYC, RK_QHEAD, RK_QTAIL,
  RK_RHEAD, RK_RTAIL, RK_EARLY, RK_COP, RK_CME, RK_CN, RK_STEP, RK_CRECV, RK_CSEND, RK_CSTART, RK_SEND_FREE,
- RK_RECV_FREE) = range(6, 27)
-N_RK = 27
+ RK_RECV_FREE, RK_HQHEAD, RK_HQTAIL) = range(6, 29)
+N_RK = 29
 # RK_STATE
 RS_READY, RS_RUNNING, RS_COMPUTE, RS_WAIT, RS_COLL, RS_DONE = 0, 1, 2, 3, 4, 5
 
@@ -62,12 +63,13 @@ Q_FREE, Q_PENDING, Q_DONE = 0, 1, 2
 
 # msg[m, ...] after the message layer's columns; MS_KIND (workloads/state.py) holds the protocol message kind
 (MM_COMM, MM_TAG, MM_SEQ, MM_SREQ, MM_RREQ, MM_QNEXT, MM_ARRIVED, MM_CALL, MM_PAYLOAD, MM_SENT,
- MM_RECEIVED) = range(N_MS, N_MS + 11)
-N_MSG = N_MS + 11
+ MM_RECEIVED, MM_READY) = range(N_MS, N_MS + 12)
+N_MSG = N_MS + 12
 # MM_SEQ: the collective's instance on its comm (-1: point-to-point); MM_TAG: MPI tag, or the collective step;
 # MM_SENT: when the MPI call posted the data (a rendezvous transfer's RTS), for the data-message latency;
 # MM_ARRIVED: when an envelope (eager data, RTS) reached its receiver (-1: not yet), for its time unmatched;
-# MM_RECEIVED: when the message reached its receiver's node, while the receive overhead runs (-1: not yet)
+# MM_RECEIVED: when the message reached its receiver's node, while the receive overhead runs (-1: not yet);
+# MM_READY: when its sender's host hands it over (the host model)
 M_EAGER, M_RTS, M_CTS, M_DATA = 0, 1, 2, 3
 
 # wc[...] after the common counters (workloads/state.py); WM_TIMELINE counts the intervals logged, kept or not.
@@ -114,8 +116,8 @@ class Mpi(NamedTuple):
     senders: np.ndarray  # int64[R] (message layer)
     inbox: np.ndarray  # int64[I] (message layer)
     ready: np.ndarray  # int64[R] ranks to run this cycle (first wc[WM_READY])
-    heap_t: np.ndarray  # int64[R + C] wake-up times (a binary heap of wc[WM_HEAP] entries): of computing ranks,
-    heap_r: np.ndarray  # int64[R + C] and of messages between ranks of one node (entry R + message)
+    heap_t: np.ndarray  # int64[2R + C] wake-up times (a binary heap of wc[WM_HEAP] entries; kernel.schedule):
+    heap_r: np.ndarray  # int64[2R + C] computing ranks, messages arriving, hosts handing over messages
     seen: np.ndarray  # int64[R] stamps for ANY_SOURCE matching
     call_time: np.ndarray  # int64[N_CALLS] rank-cycles spent inside each kind of call
     msg_hist: np.ndarray  # int64[N_CALLS, HIST_BINS] data-message latency (WM_DLAT_*) per call kind
