@@ -81,12 +81,71 @@ def compile_kernels_saying_so(s: Any, quiet: bool) -> None:
 
 
 SPEED_WINDOW = 60.0  # seconds of progress the cycles/s figure and the time left are estimated from
+PROGRESS_EVERY = 5.0  # default seconds between two --progress lines (with --json or off a terminal)
 
 
 def cycles_per_second(speed: float | None) -> str:
     if speed is None:
         return "- cycles/s"
     return f"{speed:,.0f} cycles/s" if speed >= 100 else f"{speed:.3g} cycles/s"
+
+
+def run_total(s: Any) -> int | None:
+    """The cycle a prepared run is expected to end at: the end of the drain (open loop); for MPI, the cycles the
+    busiest rank computes (a trace: its recorded gaps; a lower bound, close for a compute-bound program), None
+    when no rank computes; None for the other closed-loop workloads."""
+    if s.program is not None:
+        return int(s.program.compute_max) or None
+    return None if s.closed_loop else s.params.w1 + s.cfg["sim"]["drain"]
+
+
+def progress_line(t: int, total: int | None, cycles: int, seconds: float) -> str:
+    """One --progress line: cycle t of the total, the speed so far (`cycles` simulated in `seconds`), time left."""
+    import datetime
+
+    speed = cycles / seconds if seconds > 0 else None
+    done = f"{t:,} of {total:,} cycles ({100 * t / total:.1f} %)" if total and t <= total else f"{t:,} cycles"
+    if not total:
+        left = "time left unknown (no total)"
+    elif t > total:
+        left = f"time left unknown (past the estimated {total:,} cycles)"
+    elif speed:
+        left = f"{datetime.timedelta(seconds=round((total - t) / speed))} left"
+    else:
+        left = "time left unknown"
+    return f"progress: {done}, {cycles_per_second(speed)}, {left}"
+
+
+@contextmanager
+def progress_lines(s: Any, every: float) -> Iterator[Callable[[int, int], None]]:
+    """--progress where no bar is drawn (--json, off a terminal): a line on stderr every `every` seconds (at the
+    end of the first kernel call after that: calls last about half a second, sim._next_chunk)."""
+    import time
+
+    total, t0 = run_total(s), s.cycle
+    start = last = time.perf_counter()
+
+    def report(t: int, end: int) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        if now - last >= every:
+            last = now
+            err.print(progress_line(t, total, t - t0, now - start), highlight=False, soft_wrap=True)
+    yield report
+
+
+def simulate_reporting(s: Any, occupancy: Any, bar: bool, lines: float | None, checkpoint: Any = None) -> None:
+    """simulate() with the progress bar (`bar`), or a --progress line every `lines` seconds, or neither."""
+    from .sim import simulate
+
+    if bar:
+        with simulation_progress(s) as report:
+            simulate(s, progress=report, occupancy=occupancy, checkpoint=checkpoint)
+    elif lines is not None:
+        with progress_lines(s, lines) as report:
+            simulate(s, progress=report, occupancy=occupancy, checkpoint=checkpoint)
+    else:
+        simulate(s, occupancy=occupancy, checkpoint=checkpoint)
 
 
 @contextmanager
@@ -103,14 +162,15 @@ def simulation_progress(s: Any) -> Iterator[Callable[[int, int], None]]:
         def render(self, task: Task) -> Text:
             return Text(cycles_per_second(task.speed), style="progress.data.speed")
 
-    total = None if s.closed_loop else s.params.w1 + s.cfg["sim"]["drain"]
+    total = run_total(s)
     count = "{task.completed:,}/{task.total:,} cycles" if total else "{task.completed:,} cycles"
     columns = [TextColumn("simulating"), BarColumn(), TextColumn(count), CyclesPerSecond(), TimeElapsedColumn()]
     if total:
         columns += [TextColumn("left"), TimeRemainingColumn()]
     with Progress(*columns, console=err, transient=True, speed_estimate_period=SPEED_WINDOW) as bar:
         task = bar.add_task("run", total=total, completed=s.cycle)
-        yield lambda t, end: bar.update(task, completed=t)
+        # an MPI run's total is an estimate: past it, the bar grows with the run (no time left to show)
+        yield lambda t, end: bar.update(task, completed=t, total=max(total, t) if total else None)
 
 
 def _fmt(v: Any) -> str:
@@ -135,6 +195,10 @@ def run(
                                               "SIGINT or SIGTERM stops the run; removed once it finishes"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="go on from this checkpoint (without a config or "
                                           "--set: the checkpoint's config); checkpoints go on to it"),
+    progress: bool = typer.Option(False, "--progress", help="with --json or off a terminal (where no bar is "
+                                  "drawn): print cycles done, the total and time left to stderr as the run goes"),
+    progress_every: float = typer.Option(PROGRESS_EVERY, "--progress-every", min=0.0,
+                                         help="seconds between two --progress lines"),
 ) -> None:
     """Simulate one configuration and print a summary."""
     import time
@@ -143,7 +207,7 @@ def run(
     from .checkpoint import Checkpointer, RunStopped, read_header
     from .occupancy import recorder_for
     from .results import to_dataset
-    from .sim import simulate, start
+    from .sim import start
     from .store import StagedStore, check_out_path
 
     try:
@@ -167,11 +231,8 @@ def run(
                 try:
                     occupancy = recorder_for(s, stage.tmp if stage else None, streamed)
                     compile_kernels_saying_so(s, quiet=quiet or as_json)
-                    if quiet or as_json or not err.is_terminal:
-                        simulate(s, occupancy=occupancy, checkpoint=ck)
-                    else:
-                        with simulation_progress(s) as report:
-                            simulate(s, progress=report, occupancy=occupancy, checkpoint=ck)
+                    bar = not (quiet or as_json or not err.is_terminal)
+                    simulate_reporting(s, occupancy, bar, progress_every if progress and not bar else None, ck)
                 except BaseException:
                     if stage is not None:
                         stage.keep = ck.on_disk()  # the checkpoint's occupancy rows are in the staged store
@@ -196,7 +257,7 @@ def run(
 
 def _print_run(ds: Any, s: Any, as_json: bool) -> None:
     """A run's summary: one JSON object, or a table (and an MPI run's rates and warnings)."""
-    from .results import summary
+    from .results import SUMMARY_ATTRS, summary
 
     summ = summary(ds)
     if as_json:
@@ -211,6 +272,8 @@ def _print_run(ds: Any, s: Any, as_json: bool) -> None:
     table.add_column("value", justify="right")
     table.add_column("units")
     for name, value in summ.items():
+        if name == "warnings" or name in SUMMARY_ATTRS:  # printed below the table
+            continue
         units = ds[name].attrs.get("units", "") if name in ds else "s"
         table.add_row(name, _fmt(value), units)
     out.print(table)
@@ -218,9 +281,8 @@ def _print_run(ds: Any, s: Any, as_json: bool) -> None:
         out.print(f"{int(ds.mpi_calls):,} MPI calls and {int(ds.messages + ds.control_messages):,} messages in "
                   f"{s.simulate_seconds:.2f} s of simulation ({t['wall_seconds']:.2f} s in all): "
                   f"{t['mpi_events_per_second']:,.0f} MPI events/s")
-        if "trace_calls_not_recorded" in t:
-            out.print(f"warning: the tracer did not record some calls the program made, so only part of the run is "
-                      f"replayed: {t['trace_calls_not_recorded']}")
+    for warning in summ["warnings"]:
+        out.print(f"warning: {warning}", highlight=False)
 
 
 @app.command()

@@ -90,8 +90,8 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "call_count": (("call",), "calls", "MPI calls of each kind"),
     "call_cycles": (("call",), "rank-cycles", "cycles ranks spent inside each kind of blocking call"),
     "call_message_latency_histogram": (("call", "latency_bin"), "messages",
-                                       "MPI message latency (posted to data arrived) per latency bin, by the call "
-                                       "that sent it"),
+                                       "MPI data-message latency (as message_latency_mean) per latency bin, by "
+                                       "the call that sent it"),
     "timeline_rank": (("interval",), "rank", "MPI timeline ([mpi] timeline_intervals): the rank of each interval in "
                       "which a rank computed or was blocked in a call, rank by rank in time order"),
     "timeline_call": (("interval",), "call", "what the rank did: an index into the call coordinate ('compute', or "
@@ -104,8 +104,14 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "messages_posted": ((), "messages", "messages the workload sent through the network"),
     "messages_completed": ((), "messages", "messages whose every packet arrived"),
     "messages_local": ((), "messages", "SR/GUPS messages with dst = src (a local copy, no network)"),
-    "message_latency_mean": ((), "cycles", "message posted (Send) to its last packet's tail delivered"),
+    "message_latency_mean": ((), "cycles", "message posted (Send) to its last packet's tail delivered (MPI: data "
+                             "messages, from the send's post to the data's last byte at the receiver)"),
     "message_latency_max": ((), "cycles", "largest message latency"),
+    "control_latency_mean": ((), "cycles", "MPI: rendezvous RTS and CTS, each from its post to its arrival"),
+    "control_latency_max": ((), "cycles", "MPI: largest RTS or CTS latency"),
+    "unmatched_cycles_mean": ((), "cycles", "MPI: cycles an envelope (eager data, RTS) waited at its receiver from "
+                              "its arrival until a receive or collective step took it, mean over envelopes"),
+    "unmatched_cycles_max": ((), "cycles", "MPI: longest such wait"),
     "network_usage_phits_per_node_cycle": ((), "phits/node/cycle", "phits injected / nodes / execution_cycles"),
     "task_finish_cycle": (("task",), "cycle", "cycle at which each task finished (-1: never waits)"),
     "wave_start": (("wave",), "cycle", "cycle a wave's sends were posted (collectives: one wave)"),
@@ -332,12 +338,21 @@ def _described(values: dict[str, Any]) -> dict[str, xr.Variable]:
     return data_vars
 
 
+# attributes the --json object carries when a run has them (the table prints their warnings)
+SUMMARY_ATTRS = ("trace_calls_not_recorded", "mpi_skipped_calls", "mpi_events_per_second")
+
+
 def summary(ds: xr.Dataset) -> dict[str, Any]:
-    """The `--json` object: scalar metrics plus wall_seconds."""
+    """The `--json` object: scalar metrics plus wall_seconds, and what the table prints besides them: the
+    warnings (a list, empty when there are none) and the attributes they come from."""
     out: dict[str, Any] = {}
     for name, var in ds.data_vars.items():
         if var.ndim == 0:
             v = var.item()
             out[name] = None if isinstance(v, float) and np.isnan(v) else v
     out["wall_seconds"] = ds.attrs.get("wall_seconds")
+    for name in SUMMARY_ATTRS:
+        if name in ds.attrs:
+            out[name] = ds.attrs[name]
+    out["warnings"] = list(ds.attrs.get("warnings", []))
     return out

@@ -307,11 +307,12 @@ def valid_configs(draw, kernel):
         links.update(bandwidth_local=draw(rate), bandwidth_global=draw(rate), bandwidth_injection=draw(rate))
     rcfg: dict = {"algorithm": routing}
     if routing == "ugal_l":
-        rcfg.update(ugal_queue=draw(st.sampled_from(C.UGAL_QUEUES)), ugal_vcs=draw(st.sampled_from(C.UGAL_VCS)),
+        rcfg.update(ugal_queue=draw(st.sampled_from(C.UGAL_QUEUES.names)),
+                    ugal_vcs=draw(st.sampled_from(C.UGAL_VCS.names)),
                     penalty=draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])), threshold=draw(st.integers(-10, 10)),
                     indirect_candidates=draw(st.integers(1, 4)))
     elif routing == "updown":
-        rcfg["up_port"] = draw(st.sampled_from(C.UP_PORTS))
+        rcfg["up_port"] = draw(st.sampled_from(C.UP_PORTS.names))
     elif routing == "min" and kind != "dragonfly":
         rcfg["min_path"] = draw(st.sampled_from(["random", "fixed"]))
     traffic = {"pattern": draw(st.sampled_from(patterns(kind, nodes))), "load": draw(st.floats(0.02, 1.0)),

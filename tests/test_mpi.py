@@ -58,6 +58,70 @@ def test_pingpong_is_the_zero_load_formula_plus_the_protocol(size):
     assert ds.execution_ns.item() == pytest.approx(ds.execution_cycles.item() * CYCLE_NS)
 
 
+@pytest.mark.parametrize("size", [8, 1000, 8192, 8193, 65_536, 4 * 2**20])
+def test_pingpong_latencies_are_the_one_way_time(size):
+    """docs/mpi.md "Results": a data message's latency runs from its send's post to its last byte at the
+    receiver, so on an idle network it is the one-way time (the RTS and CTS included for rendezvous); an RTS or
+    CTS takes the zero-load time of a header; every envelope finds its receive posted (nothing waits unmatched);
+    the per-call histogram counts the same latency."""
+    from fastnet.kernels.pool import hist_bin
+
+    iterations = 1 if size > 10**6 else 2
+    ds = run({"kind": "mpi", "program": "pingpong", "message_bytes": size, "iterations": iterations})
+    one_way = ds.execution_cycles.item() / (2 * iterations)
+    formula = zero_load(message_phits(size)) + (2 * zero_load(message_phits(0)) if size > 8192 else 0)
+    assert one_way == formula
+    assert ds.message_latency_mean.item() == one_way and ds.message_latency_max.item() == one_way
+    if size > 8192:
+        assert ds.control_latency_mean.item() == zero_load(message_phits(0)) == ds.control_latency_max.item()
+    else:
+        assert np.isnan(ds.control_latency_mean.item())
+    assert ds.unmatched_cycles_mean.item() == 0 and ds.unmatched_cycles_max.item() == 0
+    hist = ds.call_message_latency_histogram.sel(call="send").values
+    assert hist.sum() == 2 * iterations and hist[hist_bin(int(one_way))] == 2 * iterations
+
+
+
+
+@pytest.mark.parametrize("size", [1000, 100_000])
+@pytest.mark.parametrize("key, ns, cycles", [("send_overhead_ns", 80.0, 100), ("recv_overhead_ns", 40.0, 50),
+                                             ("byte_ns", 0.1, None)])
+def test_host_costs_add_to_the_pingpong(size, key, ns, cycles):
+    """docs/mpi.md "Host model": every protocol message costs its sender o_s (80 ns: 100 cycles) and its
+    receiver o_r (40 ns: 50 cycles), so a one-way time adds one of each eager and three (RTS, CTS, data)
+    rendezvous; G (0.1 ns a byte: 0.125 cycles) adds payload x G, once, for the data."""
+    one_way = zero_load(message_phits(size)) + (2 * zero_load(message_phits(0)) if size > 8192 else 0)
+    added = round(size * ns / CYCLE_NS) if cycles is None else cycles * (3 if size > 8192 else 1)
+    ds = run({"kind": "mpi", "program": "pingpong", "message_bytes": size, "iterations": 2}, {key: ns})
+    assert ds.execution_cycles.item() == 2 * 2 * (one_way + added)
+    assert ds.message_latency_mean.item() == one_way + added
+
+
+def test_host_gap_spaces_a_ranks_messages():
+    """g = 400 ns (500 cycles): the fan-out root's back-to-back messages leave 500 cycles apart, exactly as when
+    it computes 500 cycles before each of them with no gap (then each arrives 500 cycles later: the first
+    computation); a ping-pong (one message per leg) does not change."""
+    fanout = {"kind": "mpi", "program": "fanout", "message_bytes": 8}
+    gapped = run({**fanout, "compute_cycles": 0}, {"gap_ns": 400.0})
+    spaced = run({**fanout, "compute_cycles": 500})
+    back_to_back = run({**fanout, "compute_cycles": 0})
+    np.testing.assert_array_equal(gapped.task_finish_cycle.values[1:], spaced.task_finish_cycle.values[1:] - 500)
+    assert gapped.task_finish_cycle.values[15] > back_to_back.task_finish_cycle.values[15] + 14 * 400
+    ping = run({"kind": "mpi", "program": "pingpong", "message_bytes": 1000, "iterations": 2}, {"gap_ns": 400.0})
+    assert ping.execution_cycles.item() == 4 * zero_load(message_phits(1000))
+
+
+def test_host_hands_over_messages_in_post_order(tmp_path):
+    """G = 0.8 ns a byte (a cycle): an eager isend of 1,000 B and then a rendezvous isend's RTS (no payload) are
+    both ready at cycle 1,000; the RTS still leaves second, behind the eager data on the injection link."""
+    ranks = [[p2p("isend", 1, nbytes=1000, request=0), p2p("isend", 1, nbytes=20000, request=1),
+              Call("waitall", requests=(0, 1))],
+             [p2p("irecv", 0, nbytes=1000, request=0), p2p("irecv", 0, nbytes=20000, request=1),
+              Call("waitall", requests=(0, 1))]]
+    ds = trace_run(tmp_path, ranks, mpi={"byte_ns": 0.8})
+    assert ds.control_latency_max.item() == 1000 + message_phits(1000) + zero_load(message_phits(0))
+
+
 def test_eager_threshold_is_configurable():
     small = run({"kind": "mpi", "program": "pingpong", "message_bytes": 1000}, {"eager_bytes": 512})
     assert small.control_messages.item() == 4
@@ -106,10 +170,21 @@ def p2p(kind, peer=ANY_SOURCE, tag=0, nbytes=8, **kw) -> Call:
     return Call(kind, peer=peer, tag=tag, bytes=nbytes, **kw)
 
 
-def trace_run(tmp_path, ranks: list[list[Call]], comms=None, **workload):
+def trace_run(tmp_path, ranks: list[list[Call]], comms=None, mpi=None, **workload):
     trace = Trace(ranks + [[] for _ in range(16 - len(ranks))], comms or {})
     write_dumpi_ascii(trace, tmp_path / "t")
-    return run({"kind": "trace", "file": str(tmp_path / "t"), **workload})
+    return run({"kind": "trace", "file": str(tmp_path / "t"), **workload}, mpi)
+
+
+def test_unmatched_time_is_apart_from_the_latency(tmp_path):
+    """A receive posted late: the eager message arrives at once and waits unmatched until the receiver, after
+    its computation, posts its receive; its latency stays the network's."""
+    ranks = [[p2p("send", 1, nbytes=100)], [Call("compute", duration_ns=4000.0), p2p("recv", 0, nbytes=100)]]
+    ds = trace_run(tmp_path, ranks)
+    lat = zero_load(message_phits(100))
+    assert ds.rank_compute_cycles.values[1] > 4000 > lat
+    assert ds.message_latency_mean.item() == lat == ds.message_latency_max.item()
+    assert ds.unmatched_cycles_mean.item() == ds.rank_compute_cycles.values[1] - lat
 
 
 def test_any_source_any_tag_and_tag_matching(tmp_path):
@@ -473,3 +548,29 @@ def test_ranks_keep_free_only_the_packets_of_their_largest_message(program, nbyt
 
     s = prepare({**TORUS, "workload": {"kind": "mpi", "program": program, "message_bytes": nbytes}})
     assert s.workload.packets_per_message == packets
+
+
+def test_a_fragment_of_a_run_says_so_in_every_output(tmp_path):
+    """A DUMPI trace whose footer counts calls it did not record: the warning is an attribute of the dataset and
+    a key of `fastnet run --json` (the table prints it too)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from fastnet.cli import app
+
+    write_dumpi_ascii(Trace([[p2p("send", 1)], [p2p("recv", 0)]] + [[] for _ in range(14)]), tmp_path / "t")
+    f = tmp_path / "t" / "trace-0000.txt"
+    f.write_text(f.read_text() + "MPI_Allreduce called 3 times and ignored 3 times\n")
+    ds = run({"kind": "trace", "file": str(tmp_path / "t")})
+    assert ds.attrs["trace_calls_not_recorded"] == "MPI_Allreduce x3"
+    assert len(ds.attrs["warnings"]) == 1 and "MPI_Allreduce x3" in ds.attrs["warnings"][0]
+    args = ["run", "--set", "topology.kind='torus'", "--set", "topology.dims=[4, 4]", "--set",
+            "workload.kind='trace'", "--set", f"workload.file='{tmp_path / 't'}'"]
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output.strip().splitlines()[-1])
+    assert summary["trace_calls_not_recorded"] == "MPI_Allreduce x3"
+    assert summary["warnings"] == ds.attrs["warnings"]
+    table = CliRunner().invoke(app, args)
+    assert "warning: the tracer did not record" in table.output and "MPI_Allreduce x3" in table.output

@@ -62,3 +62,44 @@ def test_short_chunks_report_more_often_and_change_no_result(monkeypatch):
     assert len(seen) > 1000 and np.diff(seen).max() <= sim.FIRST_CHUNK
     for name, var in reference.data_vars.items():
         np.testing.assert_array_equal(short[name].values, var.values, err_msg=name)
+
+
+def test_off_a_terminal_progress_prints_lines_with_the_total_and_time_left():
+    """`--progress` with --json, in a subprocess whose stderr is a pipe: a line every --progress-every seconds
+    with cycles done, the total (an MPI run's: its busiest rank's computation, 20 x 20,000 cycles here) and time
+    left; stdout stays one JSON object."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    sets = ["topology.kind='torus'", "topology.dims=[4,4]", "workload.kind='mpi'", "workload.program='allreduce'",
+            "workload.message_bytes=65536", "workload.iterations=20", "workload.compute_cycles=20000"]
+    args = [a for kv in sets for a in ("--set", kv)]
+    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[1])}
+    # every kernel call's line (--progress-every 0): on a fast machine the whole run takes well under a second,
+    # and a line every 0.2 s could all fall after the estimated total
+    proc = subprocess.run([sys.executable, "-m", "fastnet", "run", *args, "--json", "--progress",
+                           "--progress-every", "0"], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["execution_cycles"] > 400_000
+    lines = re.findall(r"progress: ([\d,]+) (?:of ([\d,]+) cycles \([\d.]+ %\)|cycles), (\S+) cycles/s, (.*)",
+                       proc.stderr)
+    assert len(lines) >= 2, proc.stderr
+    assert any(total == "400,000" and re.fullmatch(r"\d+:\d\d:\d\d left", left) for _, total, _, left in lines)
+    assert all(int(done.replace(",", "")) > 0 for done, *_ in lines)
+
+
+def test_an_mpi_run_on_a_terminal_has_a_total_and_time_left(monkeypatch):
+    sets = ["workload.kind='mpi'", "workload.program='allreduce'", "workload.message_bytes=65536",
+            "workload.iterations=20", "workload.compute_cycles=20000", "topology.dims=[4,4]"]
+    text = run_with_stderr(monkeypatch, True, *[a for kv in sets for a in ("--set", kv)])
+    frames = re.findall(r"simulating .*? ([\d,]+)/([\d,]+) cycles .*? left (\S+)", text)
+    assert frames and frames[0][1] == "400,000", text
+
+
+def test_progress_line_reads_well():
+    assert cli.progress_line(100, 400, 100, 2.0) == "progress: 100 of 400 cycles (25.0 %), 50 cycles/s, 0:00:06 left"
+    assert cli.progress_line(500, 400, 500, 1.0).endswith("time left unknown (past the estimated 400 cycles)")
+    assert cli.progress_line(500, None, 500, 1.0) == "progress: 500 cycles, 500 cycles/s, time left unknown (no total)"

@@ -22,8 +22,9 @@ from .jobs import merge
 from .program import Options, Program, ProgramError, lower
 from .schema import resolve_mpi
 from .state import (
-    CALLS, MAX_FANOUT, N_MSG, N_RK, N_RQ, N_TL, N_WM, OP_ARG, OP_BYTES, OP_CODE, OP_COLL, OP_COMM, OP_IRECV,
-    OP_ISEND, RK_BLOCK_T, RK_PC, RK_COP, RK_EARLY, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, WM_READY, Mpi,
+    CALLS, MAX_FANOUT, Mpi, N_MSG, N_RK, N_RQ, N_TL, N_WM, OP_ARG, OP_BYTES, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE,
+    OP_IRECV, OP_ISEND, RK_BLOCK_T, RK_COP, RK_EARLY, RK_HQHEAD, RK_HQTAIL, RK_PC, RK_QHEAD, RK_QTAIL, RK_RHEAD,
+    RK_RTAIL, WM_READY,
 )
 
 
@@ -127,6 +128,16 @@ def packets_per_message(prog: Program, header_bytes: int, packet_bytes: int, bur
     return max(1, min(burst, -(-largest // packet_bytes)))
 
 
+def largest_computation(prog: Program, rank_time: np.ndarray) -> int:
+    """The cycles of computation of the rank that computes most (at its speed, without noise): a lower bound of
+    the run's length, and close to it when the program is compute-bound (a trace: its recorded gaps)."""
+    ops = prog.ops
+    d = np.where(ops[:, OP_CODE] == OP_COMPUTE, ops[:, OP_ARG], 0)
+    cum = np.concatenate(([0], np.cumsum(d)))
+    per_rank = (cum[prog.op_end] - cum[prog.op_begin]) * rank_time
+    return int(per_rank.max(initial=0))
+
+
 def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Program]:
     w, m, traffic = cfg["workload"], mpi_section(cfg), cfg["traffic"]
     packet_bytes = traffic["packet_phits"] * traffic["phit_bytes"]
@@ -145,6 +156,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
     R = trace.n_ranks
     cell = -(-R // m["comm_matrix_cells"])
     rank_time = compute_times(w, task_node, net.n_nodes)
+    prog.compute_max = largest_computation(prog, rank_time)
     inbox = inbox_size(net.n_nodes, net.n_ports, cfg["router"]["ejection"])
     headroom = inbox + MAX_FANOUT + 16
     pool = 2 * headroom + 16
@@ -152,7 +164,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
     msg[:, MS_NEXT] = _free_list(pool)
     tk = np.zeros((R, N_RK), np.int64)
     tk[:, [TK_QHEAD, TK_QTAIL, TK_SPOS, TK_FINISH, RK_BLOCK_T, RK_COP, RK_EARLY, RK_QHEAD, RK_QTAIL, RK_RHEAD,
-           RK_RTAIL]] = -1
+           RK_RTAIL, RK_HQHEAD, RK_HQTAIL]] = -1
     tk[:, RK_PC] = prog.op_begin
     wc = np.zeros(N_WM, np.int64)
     wc[WC_FREE_HEAD], wc[WC_FREE_COUNT], wc[WC_END] = 0, pool, -1
@@ -167,7 +179,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
         rc_comm=prog.rc_comm, rc_me=prog.rc_me, tk=tk, rq=np.zeros((R * prog.max_requests, N_RQ), np.int64),
         msg=msg, wc=wc, senders=np.zeros(R, np.int64), inbox=np.zeros(inbox, np.int64),
         ready=np.arange(R - 1, -1, -1, dtype=np.int64),  # rank 0 runs first
-        heap_t=np.zeros(R + pool, np.int64), heap_r=np.zeros(R + pool, np.int64), seen=np.zeros(R, np.int64),
+        heap_t=np.zeros(2 * R + pool, np.int64), heap_r=np.zeros(2 * R + pool, np.int64), seen=np.zeros(R, np.int64),
         call_time=np.zeros(len(CALLS), np.int64), msg_hist=np.zeros((len(CALLS), HIST_BINS), np.int64),
         timeline=np.zeros((min(m["timeline_intervals"], timeline_bound(prog)), N_TL), np.int64),
         comm_matrix=np.zeros((-(-R // cell), -(-R // cell)), np.int64), comm_cell=cell,
@@ -175,5 +187,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
         mem_latency=int(round(m["memory_latency_ns"] / cycle_ns)), mem_bytes_per_cycle=m["memory_gbytes"] * cycle_ns,
         compute_model=bool((rank_time != 1.0).any() or w["compute_noise"] > 0), rank_time=rank_time,
         compute_noise=float(w["compute_noise"]), rank_rng=seed_streams(seed, R, 0xC0A1),
+        o_s=int(round(m["send_overhead_ns"] / cycle_ns)), o_r=int(round(m["recv_overhead_ns"] / cycle_ns)),
+        g=int(round(m["gap_ns"] / cycle_ns)), G=m["byte_ns"] / cycle_ns,
     )
     return mpi, prog

@@ -27,20 +27,21 @@ import numpy as np
 from ..kernels._jit import jit, jit_inline
 from ..kernels.rng import uniform
 from ..kernels.pool import fifo_append, fifo_unlink, hist_bin
-from ..workloads.messages import new_message, retire, send
+from ..workloads.messages import new_message, queue_message, retire
 from ..workloads.state import (
-    MS_DST, MS_SRC, MS_KIND, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
+    MS_BIRTH, MS_BYTES, MS_DST, MS_KIND, MS_NEXT, MS_SRC, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
     WC_N_INBOX, WC_NEXT, WC_TASKS_DONE, WC_WAKE,
 )
 from .collectives import n_steps, round_plan
 from .state import (
-    ANY, CO_BCAST, CO_SCATTER, M_CTS, M_DATA, M_EAGER, M_RTS, MM_ARRIVED, MM_CALL, MM_COMM, MM_PAYLOAD, MM_QNEXT,
-    MM_RREQ, MM_SENT, MM_SEQ, MM_SREQ, MM_TAG, NULL_PEER, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM,
-    OP_COMPUTE, OP_IRECV, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, Q_DONE, Q_FREE, Q_PENDING,
-    RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV, RK_CSEND, RK_CSTART, RK_EARLY, RK_PC,
-    RK_PEND, RK_QHEAD, RK_QTAIL, RK_RHEAD, RK_RTAIL, RK_STATE, RK_STEP, RK_WAIT_CYC, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER,
-    RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, RS_COLL, RS_COMPUTE, RS_DONE, RS_READY, RS_RUNNING, RS_WAIT, TL_CALL, TL_END,
-    TL_RANK, TL_START, WM_BYTES, WM_CONTROL, WM_HEAP, WM_READY, WM_STAMP, WM_TIMELINE, WM_TRANSFERS,
+    ANY, CO_BCAST, CO_SCATTER, MM_ARRIVED, MM_CALL, MM_COMM, MM_PAYLOAD, MM_QNEXT, MM_READY, MM_RECEIVED, MM_RREQ,
+    MM_SENT, MM_SEQ, MM_SREQ, MM_TAG, M_CTS, M_DATA, M_EAGER, M_RTS, NULL_PEER, OP_ALG, OP_ARG, OP_BYTES, OP_CALL,
+    OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_IRECV, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, Q_DONE,
+    Q_FREE, Q_PENDING, RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV, RK_CSEND, RK_CSTART,
+    RK_EARLY, RK_HQHEAD, RK_HQTAIL, RK_PC, RK_PEND, RK_QHEAD, RK_QTAIL, RK_RECV_FREE, RK_RHEAD, RK_RTAIL, RK_SEND_FREE,
+    RK_STATE, RK_STEP, RK_WAIT_CYC, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER, RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, RS_COLL,
+    RS_COMPUTE, RS_DONE, RS_READY, RS_RUNNING, RS_WAIT, TL_CALL, TL_END, TL_RANK, TL_START, WM_BYTES, WM_CLAT_SUM,
+    WM_CONTROL, WM_DLAT_SUM, WM_HEAP, WM_READY, WM_STAMP, WM_TIMELINE, WM_TRANSFERS, WM_UNM_SUM,
 )
 
 
@@ -75,8 +76,8 @@ def heap_push(wl, wake, r):
 
 @jit_inline
 def heap_pop(wl):
-    """Remove the earliest wake-up (ties: the lowest entry) and return its entry: a rank whose computation ends,
-    or n_tasks + a message between two ranks of one node (post)."""
+    """Remove the earliest wake-up (ties: the lowest entry) and return its entry (`schedule` says what each
+    means)."""
     ht, hr, wc = wl.heap_t, wl.heap_r, wl.wc
     top = hr[0]
     n = wc[WM_HEAP] - 1
@@ -131,6 +132,7 @@ def envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, arriv
     msg[m, MM_CALL] = call
     msg[m, MM_PAYLOAD] = nbytes
     msg[m, MM_SENT] = sent
+    msg[m, MM_RECEIVED] = -1
     if kind == M_EAGER or kind == M_DATA:
         wl.wc[WM_BYTES] += nbytes
         wl.wc[WM_TRANSFERS] += 1
@@ -140,25 +142,88 @@ def envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, arriv
 
 
 @jit_inline
+def schedule(wl, due, entry):
+    """Something happens at cycle `due`: entry r, rank r's computation ends; n_tasks + m, message m reaches its
+    rank (a memory copy done, or a receive overhead spent); -1 - r, rank r's host hands over its next message."""
+    heap_push(wl, due, entry)
+    wl.wc[WC_WAKE] = max(wl.wc[WC_WAKE], due)
+
+
+@jit_inline
+def host_ready(wl, src, payload, t):
+    """The host model (LogGP): the cycle rank src's host hands over a message of `payload` bytes posted at t.
+    Its host starts it when free (RK_SEND_FREE), spends o_s + payload x G on it, and starts the next one no
+    sooner than g after this one. All zero: t."""
+    tk = wl.tk
+    start = max(t, tk[src, RK_SEND_FREE])
+    ready = start + wl.o_s + np.int64(payload * wl.G + 0.5)
+    tk[src, RK_SEND_FREE] = max(ready, start + wl.g)
+    return ready
+
+
+@jit_inline
+def depart(wl, m, t):
+    """Message m leaves its sender's host: into its sender's FIFO for the network, or, between two ranks of one
+    node, a shared-memory copy that arrives after the memory's latency and its wire bytes at its bandwidth."""
+    msg = wl.msg
+    if wl.task_node[msg[m, MS_SRC]] == wl.task_node[msg[m, MS_DST]]:
+        schedule(wl, t + wl.mem_latency + np.int64(np.ceil(msg[m, MS_BYTES] / wl.mem_bytes_per_cycle)),
+                 wl.n_tasks + m)
+    else:
+        queue_message(msg, wl.tk, wl.wc, wl.senders, m)
+
+
+@jit_inline
 def post(wl, src, dst, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, t):
     """Post one protocol message about `nbytes` of data from rank src to rank dst (never src itself:
-    local_message does that). Eager and rendezvous data carry the bytes; RTS and CTS only the header. Between two
-    ranks of one node it is a shared-memory copy, off the network: it arrives after the memory's latency and
-    the wire bytes at its bandwidth (the heap holds it as entry n_tasks + m until then)."""
-    wire = max((nbytes if kind == M_EAGER or kind == M_DATA else 0) + wl.header_bytes, 1)
-    packet_bytes = wl.packet_phits * wl.phit_bytes
-    if wl.task_node[src] == wl.task_node[dst]:
-        m = new_message(wl.msg, wl.wc, src, dst, wire, packet_bytes, kind, 0, t)
-        if m >= 0:
-            envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, -1)
-            due = t + wl.mem_latency + np.int64(np.ceil(wire / wl.mem_bytes_per_cycle))
-            heap_push(wl, due, wl.n_tasks + m)
-            wl.wc[WC_WAKE] = max(wl.wc[WC_WAKE], due)
+    local_message does that). Eager and rendezvous data carry the bytes; RTS and CTS only the header. It leaves
+    when the sender's host is done with it (host_ready); until then it waits in the host's queue, in post order
+    (the heap holds the queue's head as entry -1 - src)."""
+    payload = nbytes if kind == M_EAGER or kind == M_DATA else 0
+    wire = max(payload + wl.header_bytes, 1)
+    m = new_message(wl.msg, wl.wc, src, dst, wire, wl.packet_phits * wl.phit_bytes, kind, 0, t)
+    if m < 0:
         return m
-    m = send(wl.msg, wl.tk, wl.wc, wl.senders, src, dst, wire, packet_bytes, kind, 0, False, t)
-    if m >= 0:
-        envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, -1)
+    envelope(wl, m, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, -1)
+    ready = host_ready(wl, src, payload, t)
+    if ready > t:
+        wl.msg[m, MM_READY] = ready
+        if fifo_append(wl.msg, MS_NEXT, wl.tk, src, RK_HQHEAD, RK_HQTAIL, m):
+            schedule(wl, ready, -1 - src)
+    else:
+        depart(wl, m, t)
     return m
+
+
+@jit_inline
+def hand_over(wl, r, t):
+    """Rank r's host hands over the messages of its queue that are ready by t, in post order (several may be
+    ready in one cycle); the next one's time goes back on the heap."""
+    msg, tk = wl.msg, wl.tk
+    m = tk[r, RK_HQHEAD]
+    while m >= 0 and msg[m, MM_READY] <= t:
+        nxt = msg[m, MS_NEXT]
+        tk[r, RK_HQHEAD] = nxt
+        if nxt < 0:
+            tk[r, RK_HQTAIL] = -1
+        depart(wl, m, t)
+        m = nxt
+    if m >= 0:
+        schedule(wl, msg[m, MM_READY], -1 - r)
+
+
+@jit_inline
+def receive(wl, m, t):
+    """Message m reached its rank's node (its last packet, or the memory copy): handled now, or with a receive
+    overhead, once the rank's host has spent o_r on it (one message at a time: RK_RECV_FREE)."""
+    if wl.o_r == 0 or wl.msg[m, MM_RECEIVED] >= 0:
+        arrived(wl, m, t)
+        return
+    r = wl.msg[m, MS_DST]
+    due = max(t, wl.tk[r, RK_RECV_FREE]) + wl.o_r
+    wl.tk[r, RK_RECV_FREE] = due
+    wl.msg[m, MM_RECEIVED] = t
+    schedule(wl, due, wl.n_tasks + m)
 
 
 @jit_inline
@@ -180,9 +245,27 @@ def local_message(wl, r, payload, comm, mtag, call, t):
 
 
 @jit_inline
-def data_arrived(wl, m, t):
-    """Message latency of a transfer, by the MPI call that posted it."""
-    wl.msg_hist[wl.msg[m, MM_CALL], hist_bin(t - wl.msg[m, MM_SENT])] += 1
+def tally(wc, col, v):
+    """One more value of a latency statistic: wc[col] its sum, wc[col + 1] its maximum, wc[col + 2] its count."""
+    wc[col] += v
+    if v > wc[col + 1]:
+        wc[col + 1] = v
+    wc[col + 2] += 1
+
+
+@jit_inline
+def data_delivered(wl, m, t):
+    """Data message m (eager, or rendezvous data) has its last byte at its receiver: its latency from the send's
+    post (the RTS's, for rendezvous data), in the scalars and in the histogram of the call that posted it."""
+    lat = t - wl.msg[m, MM_SENT]
+    tally(wl.wc, WM_DLAT_SUM, lat)
+    wl.msg_hist[wl.msg[m, MM_CALL], hist_bin(lat)] += 1
+
+
+@jit_inline
+def matched(wl, m, t):
+    """Envelope m (eager data or RTS) is taken by a receive or a collective step: the time it waited unmatched."""
+    tally(wl.wc, WM_UNM_SUM, t - wl.msg[m, MM_ARRIVED])
 
 
 @jit_inline
@@ -233,9 +316,9 @@ def unlink_envelope(wl, r, m):
 def bind(wl, r, q, m, t):
     """Receive q of rank r takes arrived envelope m: eager data completes it, an RTS is answered by a CTS."""
     unlink_envelope(wl, r, m)
+    matched(wl, m, t)
     msg = wl.msg
     if msg[m, MS_KIND] == M_EAGER:
-        data_arrived(wl, m, t)
         complete_request(wl, q)
     else:
         answer(wl, m, M_CTS, q, t)
@@ -311,8 +394,8 @@ def step_progressed(wl, r):
 def coll_take(wl, r, m, t):
     """Rank r's current step receives collective message m (eager data, or an RTS it answers)."""
     msg = wl.msg
+    matched(wl, m, t)
     if msg[m, MS_KIND] == M_EAGER:
-        data_arrived(wl, m, t)
         wl.tk[r, RK_CRECV] -= 1
     else:
         answer(wl, m, M_CTS, -1, t)
@@ -391,7 +474,6 @@ def coll_data_arrived(wl, m, t):
     """Rendezvous data of a collective step: the receiver waits for one message less, the sender for one
     transfer less."""
     msg, tk = wl.msg, wl.tk
-    data_arrived(wl, m, t)
     dst, src = msg[m, MS_DST], msg[m, MS_SRC]
     tk[dst, RK_CRECV] -= 1
     step_progressed(wl, dst)
@@ -408,6 +490,10 @@ def arrived(wl, m, t):
     msg = wl.msg
     kind = msg[m, MS_KIND]
     r = msg[m, MS_DST]
+    if kind == M_EAGER or kind == M_DATA:
+        data_delivered(wl, m, t)
+    else:
+        tally(wl.wc, WM_CLAT_SUM, t - msg[m, MS_BIRTH])
     if kind == M_CTS:  # at the sender of the data: send it
         answer(wl, m, M_DATA, msg[m, MM_RREQ], t)
         retire(msg, wl.wc, m, t)
@@ -415,11 +501,11 @@ def arrived(wl, m, t):
         if msg[m, MM_SEQ] >= 0:
             coll_data_arrived(wl, m, t)
         else:
-            data_arrived(wl, m, t)
             complete_request(wl, msg[m, MM_RREQ])
             complete_request(wl, msg[m, MM_SREQ])
         retire(msg, wl.wc, m, t)
     elif msg[m, MM_SEQ] >= 0:
+        msg[m, MM_ARRIVED] = t
         coll_arrived(wl, r, m, t)
     else:
         envelope_arrived(wl, r, m, t)
@@ -573,6 +659,7 @@ def request_op(wl, r, pc, base, t):
         post_receive(wl, r, q, t)
     elif peer == r:
         m = local_message(wl, r, nbytes, comm, ops[pc, OP_TAG], ops[pc, OP_CALL], t)
+        data_delivered(wl, m, t)
         rq[q, RQ_STATE] = Q_DONE
         fifo_append(wl.msg, MM_QNEXT, wl.tk, r, RK_QHEAD, RK_QTAIL, m)
         envelope_arrived(wl, r, m, t)
@@ -621,14 +708,16 @@ def run_rank(wl, r, t):
 def advance_mpi(wl, t):
     wc = wl.wc
     for i in range(wc[WC_N_INBOX]):
-        arrived(wl, wl.inbox[i], t)
+        receive(wl, wl.inbox[i], t)
     wc[WC_N_INBOX] = 0
     while wc[WM_HEAP] > 0 and wl.heap_t[0] <= t:
         x = heap_pop(wl)
-        if x < wl.n_tasks:  # a rank's computation ends
+        if x < 0:  # a rank's host hands over a message (the host model)
+            hand_over(wl, -1 - x, t)
+        elif x < wl.n_tasks:  # a rank's computation ends
             make_ready(wl, x)
-        else:  # a message between two ranks of one node has been copied
-            arrived(wl, x - wl.n_tasks, t)
+        else:  # a message has been copied between two ranks of one node, or its receive overhead is spent
+            receive(wl, x - wl.n_tasks, t)
     deferred = False
     while wc[WM_READY] > 0:
         wc[WM_READY] -= 1

@@ -70,6 +70,7 @@ class Program:
     task_job: np.ndarray | None = None  # int64[R]: each rank's job (workload.jobs), None for one program
     background: Any = None  # mpi.build.Background: a job of kind open_loop beside the MPI ranks, or None
     not_recorded: dict[str, int] = field(default_factory=dict)  # Trace.not_recorded: calls the tracer left out
+    compute_max: int = 0  # cycles the busiest rank computes (at its speed): the progress bar's total, 0: unknown
 
 
 def choose_algorithm(kind: str, nbytes: int, n: int, opt: Options) -> int:

@@ -8,11 +8,20 @@ from typing import Any
 import numpy as np
 
 from ..units import timing
-from ..workloads.state import TK_FINISH, WC_COMPLETED, WC_END, WC_MLAT_MAX, WC_MLAT_SUM
+from ..workloads.state import TK_FINISH, WC_END
 from .state import (
     CALLS, OP_CALL, OP_INDEX, RK_COMPUTE_CYC, RK_PC, RK_STATE, RK_WAIT_CYC, RS_COLL, RS_DONE, RS_WAIT, TL_CALL,
-    TL_END, TL_RANK, TL_START, WM_BYTES, WM_CONTROL, WM_TIMELINE, WM_TRANSFERS,
+    TL_END, TL_RANK, TL_START, WM_BYTES, WM_CLAT_SUM, WM_CONTROL, WM_DLAT_SUM, WM_TIMELINE, WM_TRANSFERS, WM_UNM_SUM,
 )
+
+
+def latency(wc: Any, col: int) -> tuple[float, float]:
+    """Mean and maximum of the latency statistic at wc[col:col + 3] (sum, maximum, count); NaN when empty."""
+    n = int(wc[col + 2])
+    return (float(wc[col]) / n, float(wc[col + 1])) if n else (float("nan"), float("nan"))
+
+
+UNRECORDED_WARNING = "the tracer did not record some calls the program made, so only part of the run is replayed: "
 
 
 def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
@@ -23,7 +32,9 @@ def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     wc = wl.wc
     cycles = int(wc[WC_END])
     cycle_ns = timing(s.cfg).cycle_ns
-    completed = int(wc[WC_COMPLETED])
+    lat_mean, lat_max = latency(wc, WM_DLAT_SUM)
+    ctl_mean, ctl_max = latency(wc, WM_CLAT_SUM)
+    unm_mean, unm_max = latency(wc, WM_UNM_SUM)
     values: dict[str, Any] = {
         "execution_cycles": cycles,
         "execution_ns": cycles * cycle_ns,
@@ -33,8 +44,12 @@ def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         "messages": int(wc[WM_TRANSFERS]),
         "bytes": int(wc[WM_BYTES]),
         "control_messages": int(wc[WM_CONTROL]),
-        "message_latency_mean": float(wc[WC_MLAT_SUM]) / completed if completed else float("nan"),
-        "message_latency_max": float(wc[WC_MLAT_MAX]) if completed else float("nan"),
+        "message_latency_mean": lat_mean,
+        "message_latency_max": lat_max,
+        "control_latency_mean": ctl_mean,
+        "control_latency_max": ctl_max,
+        "unmatched_cycles_mean": unm_mean,
+        "unmatched_cycles_max": unm_max,
         "network_usage_phits_per_node_cycle": float(s.state.sc[S_INJECTED_PHITS]) / (s.net.n_nodes * max(cycles, 1)),
         "task_finish_cycle": wl.tk[:, TK_FINISH].copy(),
         "rank_compute_cycles": wl.tk[:, RK_COMPUTE_CYC].copy(),
@@ -75,6 +90,7 @@ def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         attrs["mpi_skipped_calls"] = ", ".join(f"{k} x{v}" for k, v in sorted(prog.skipped.items()))
     if prog.not_recorded:  # the tracer saw these calls but did not write them: a fragment of the run is replayed
         attrs["trace_calls_not_recorded"] = ", ".join(f"{k} x{v}" for k, v in sorted(prog.not_recorded.items()))
+        attrs["warnings"] = [UNRECORDED_WARNING + attrs["trace_calls_not_recorded"]]
     return values, coords, attrs
 
 

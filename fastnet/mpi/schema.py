@@ -26,6 +26,13 @@ KEYS = {
     # shared memory that arrives memory_latency_ns + bytes / memory_gbytes after it was posted
     "memory_latency_ns": (200.0, real(0.0, 1e9)),
     "memory_gbytes": (10.0, real(0.0, 1e6, lo_open=True)),
+    # the host's MPI costs (LogGP: o, g, G; docs/mpi.md "Host model"), 0: none. Every protocol message (eager
+    # data, RTS, CTS, rendezvous data) costs its sender send_overhead_ns + payload x byte_ns before it leaves,
+    # a host's messages start at least gap_ns apart, and its receiver recv_overhead_ns after it arrives
+    "send_overhead_ns": (0.0, real(0.0, 1e9)),
+    "recv_overhead_ns": (0.0, real(0.0, 1e9)),
+    "gap_ns": (0.0, real(0.0, 1e9)),
+    "byte_ns": (0.0, real(0.0, 1e6)),
     # what the architect sees (docs/mpi.md): the first timeline_intervals intervals of computation and blocking
     # (32 bytes each; 0 keeps none), and the bytes between ranks on a matrix of at most comm_matrix_cells squared
     # cells (ranks grouped in consecutive runs when there are more ranks than cells)

@@ -47,9 +47,12 @@ CO_BARRIER, CO_BCAST, CO_REDUCE, CO_ALLREDUCE, CO_GATHER, CO_ALLGATHER, CO_SCATT
 # collective algorithms (OP_ALG): fastnet/registry.py COLLECTIVE_ALGORITHMS, chosen by program.py (docs/mpi.md)
 
 # tk[r, ...] after the message layer's six columns (workloads/state.py TK_QHEAD .. TK_FINISH)
+# RK_SEND_FREE / RK_RECV_FREE: the cycle the rank's host may start its next message's send / receive overhead;
+# RK_HQHEAD / RK_HQTAIL: its messages waiting for the host to hand them over (linked through MS_NEXT, in post order)
 (RK_PC, RK_STATE, RK_PEND, RK_BLOCK_T, RK_BLOCK_CALL, RK_WAIT_CYC, RK_COMPUTE_CYC, RK_QHEAD, RK_QTAIL,
- RK_RHEAD, RK_RTAIL, RK_EARLY, RK_COP, RK_CME, RK_CN, RK_STEP, RK_CRECV, RK_CSEND, RK_CSTART) = range(6, 25)
-N_RK = 25
+ RK_RHEAD, RK_RTAIL, RK_EARLY, RK_COP, RK_CME, RK_CN, RK_STEP, RK_CRECV, RK_CSEND, RK_CSTART, RK_SEND_FREE,
+ RK_RECV_FREE, RK_HQHEAD, RK_HQTAIL) = range(6, 29)
+N_RK = 29
 # RK_STATE
 RS_READY, RS_RUNNING, RS_COMPUTE, RS_WAIT, RS_COLL, RS_DONE = 0, 1, 2, 3, 4, 5
 
@@ -59,15 +62,23 @@ N_RQ = 8
 Q_FREE, Q_PENDING, Q_DONE = 0, 1, 2
 
 # msg[m, ...] after the message layer's columns; MS_KIND (workloads/state.py) holds the protocol message kind
-MM_COMM, MM_TAG, MM_SEQ, MM_SREQ, MM_RREQ, MM_QNEXT, MM_ARRIVED, MM_CALL, MM_PAYLOAD, MM_SENT = range(N_MS, N_MS + 10)
-N_MSG = N_MS + 10
+(MM_COMM, MM_TAG, MM_SEQ, MM_SREQ, MM_RREQ, MM_QNEXT, MM_ARRIVED, MM_CALL, MM_PAYLOAD, MM_SENT,
+ MM_RECEIVED, MM_READY) = range(N_MS, N_MS + 12)
+N_MSG = N_MS + 12
 # MM_SEQ: the collective's instance on its comm (-1: point-to-point); MM_TAG: MPI tag, or the collective step;
-# MM_SENT: when the MPI call posted the data (a rendezvous transfer's RTS), for the message latency histogram
+# MM_SENT: when the MPI call posted the data (a rendezvous transfer's RTS), for the data-message latency;
+# MM_ARRIVED: when an envelope (eager data, RTS) reached its receiver (-1: not yet), for its time unmatched;
+# MM_RECEIVED: when the message reached its receiver's node, while the receive overhead runs (-1: not yet);
+# MM_READY: when its sender's host hands it over (the host model)
 M_EAGER, M_RTS, M_CTS, M_DATA = 0, 1, 2, 3
 
-# wc[...] after the common counters (workloads/state.py); WM_TIMELINE counts the intervals logged, kept or not
-WM_READY, WM_HEAP, WM_STAMP, WM_BYTES, WM_TRANSFERS, WM_CONTROL, WM_TIMELINE = range(N_WC, N_WC + 7)
-N_WM = N_WC + 7
+# wc[...] after the common counters (workloads/state.py); WM_TIMELINE counts the intervals logged, kept or not.
+# Latency statistics (docs/mpi.md "Results"), each a sum, a maximum and a count: WM_DLAT_* data messages (eager and
+# rendezvous data) from the send's post to their last byte delivered; WM_CLAT_* protocol messages (RTS, CTS) from
+# their own post to their arrival; WM_UNM_* envelopes (eager data, RTS) from their arrival to being matched
+(WM_READY, WM_HEAP, WM_STAMP, WM_BYTES, WM_TRANSFERS, WM_CONTROL, WM_TIMELINE, WM_DLAT_SUM, WM_DLAT_MAX, WM_DLAT_N,
+ WM_CLAT_SUM, WM_CLAT_MAX, WM_CLAT_N, WM_UNM_SUM, WM_UNM_MAX, WM_UNM_N) = range(N_WC, N_WC + 16)
+N_WM = N_WC + 16
 
 # timeline[i, TL_*]: an interval in which a rank computed or was blocked in an MPI call
 TL_RANK, TL_CALL, TL_START, TL_END = range(4)
@@ -105,11 +116,11 @@ class Mpi(NamedTuple):
     senders: np.ndarray  # int64[R] (message layer)
     inbox: np.ndarray  # int64[I] (message layer)
     ready: np.ndarray  # int64[R] ranks to run this cycle (first wc[WM_READY])
-    heap_t: np.ndarray  # int64[R + C] wake-up times (a binary heap of wc[WM_HEAP] entries): of computing ranks,
-    heap_r: np.ndarray  # int64[R + C] and of messages between ranks of one node (entry R + message)
+    heap_t: np.ndarray  # int64[2R + C] wake-up times (a binary heap of wc[WM_HEAP] entries; kernel.schedule):
+    heap_r: np.ndarray  # int64[2R + C] computing ranks, messages arriving, hosts handing over messages
     seen: np.ndarray  # int64[R] stamps for ANY_SOURCE matching
     call_time: np.ndarray  # int64[N_CALLS] rank-cycles spent inside each kind of call
-    msg_hist: np.ndarray  # int64[N_CALLS, HIST_BINS] message latency (posted -> data arrived) per call kind
+    msg_hist: np.ndarray  # int64[N_CALLS, HIST_BINS] data-message latency (WM_DLAT_*) per call kind
     timeline: np.ndarray  # int64[K, N_TL] the first K intervals of computation or blocking ([mpi] timeline_intervals)
     comm_matrix: np.ndarray  # int64[B, B] payload bytes sent from ranks of cell i to ranks of cell j
     comm_cell: int  # ranks per cell of comm_matrix (B = ceil(ranks / comm_cell) <= [mpi] comm_matrix_cells)
@@ -121,3 +132,8 @@ class Mpi(NamedTuple):
     rank_time: np.ndarray  # float64[R] 1 / speed of each rank's computation
     compute_noise: float  # relative standard deviation of each computation
     rank_rng: np.ndarray  # uint64[R] each rank's random stream (kernels/rng.py), for the noise
+    # the host model (LogGP, [mpi] send_overhead_ns, recv_overhead_ns, gap_ns, byte_ns), in cycles
+    o_s: int  # send overhead: a message leaves its host this long after the host starts it
+    o_r: int  # receive overhead: a message is handled this long after it reaches the host (one at a time)
+    g: int  # gap: consecutive messages of one host start at least this far apart
+    G: float  # per payload byte, added to the send overhead (cycles per byte)
