@@ -109,6 +109,11 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "shift": (1, integer(1)),  # k of shift(k)
         "hotspot_nodes": ([0], integer_list(0)),
         "hotspot_fraction": (0.1, real(0.0, 1.0)),
+        "numbering": ("router", choice("router", "chip")),  # node ids of the pattern's tables and node lists:
+        # fastnet's (router by router) or BookSim2's chip numbering of its flatfly and cmesh (traffic/patterns.py)
+        "digits": ([], integer_list(1, 0)),  # [base, count]: how BookSim2's digit patterns (tornado, neighbor,
+        # badperm_yarc) read a node id; [] = the topology's grid of nodes
+        "exclude": ([], integer_list(0, 0)),  # background: nodes no packet is sent to
         "to_self": (False, boolean),  # uniform and permutation may pick the source itself, as BookSim2's uniform
         # and randperm do (the BookSim2 importer sets it): a node's packet to itself crosses its router only
     },
