@@ -96,6 +96,9 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "paths": (4, integer(1, 64)),  # ksp: k, the paths per router pair
         "hop_limit": ("auto", integer_or_auto(1)),  # ksp: longest path allowed; auto: diameter + 1
         "path_choice": ("random", choice("random", "adaptive")),  # ksp: per packet, random or least-occupied
+        "intermediate": ("auto", choice("auto", "any")),  # val: auto, the topology's own draw (on a HyperX new
+        # coordinates where source and destination differ); any, any router, a packet stopping at its destination's
+        # router on the way to it (BookSim2's valiant_flatfly; kernels/routing.py random_intermediate)
         "min_path": ("random", choice("random", "fixed")),  # min: a random minimal port at each hop, or one fixed
         # shortest path per router pair (BookSim2's anynet: kernels/routing.py fixed_min_port)
         "vc_classes": ("hop", choice("hop", "any")),  # graphs (distance classes): hop, a VC class per hop

@@ -85,6 +85,10 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     if fixed_min and net.kind == "dragonfly":
         raise ConfigError("routing.min_path", "fixed is for graphs whose minimal paths are shortest paths; a "
                           "dragonfly's are hierarchical (one global hop): use random")
+    val_any = rcfg["algorithm"] == "val" and rcfg["intermediate"] == "any"
+    if val_any and net.kind in ("dragonfly", "fattree"):
+        raise ConfigError("routing.intermediate", "any is a router of a flat network; a dragonfly's Valiant "
+                          "intermediate is a group, a fat tree's a top switch: use auto")
     if rcfg["algorithm"] == "ksp" or fixed_min:
         routes = with_distance_table(net, routes)
     plan = None
@@ -142,7 +146,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
         routing=ROUTINGS.code(algorithm), vc_policy=layout.policy,
         n_escape=(2 if net.kind == "torus" else 1) if algorithm == "adaptive" else 0, hop_limit=layout.hop_limit,
         paths=rcfg["paths"], adaptive_choice=adaptive_choice,
-        up_port=UP_PORTS.code(rcfg["up_port"]), fixed_min=fixed_min,
+        up_port=UP_PORTS.code(rcfg["up_port"]), fixed_min=fixed_min, val_any=val_any,
         indirect=rcfg["indirect_candidates"], penalty=float(rcfg["penalty"]), threshold=float(rcfg["threshold"]),
         ugal_vcs=UGAL_VCS.code(rcfg["ugal_vcs"]),
         ugal_queue=UGAL_QUEUES.code(rcfg["ugal_queue"]),
