@@ -490,6 +490,20 @@ def test_booksim2_example_configs_convert():
         config.resolve(cfg)
 
 
+@pytest.mark.parametrize("name, hops", [
+    ("cmeshconfig", 4.0),  # bitcomp on the chip: router (x, y) -> (3 - x, 3 - y), |3 - 2x| + |3 - 2y| hops, mean 4
+    ("singleconfig", 0.0),  # one router: every packet crosses it without a network hop
+])
+def test_new_example_topologies_run(name, hops):
+    """cmeshconfig and singleconfig run as they are, in a short window (a fastnet override on top)."""
+    needs_reference()
+    cfg = booksim.read_file(EXAMPLES / name)
+    cfg["sim"].update(warmup=300, measure=3000, drain=2000)
+    ds = fastnet.run(cfg)
+    assert int(ds.packets_delivered) > 1000
+    assert float(ds.hops_mean) == pytest.approx(hops, abs=0.1)
+
+
 @pytest.mark.parametrize("k, xr", [(4, 2), (2, 2), (8, 1), (4, 4)])
 def test_flatfly_bitcomp_pairs_the_same_nodes_in_both_numberings(k, xr):
     """BookSim2 numbers a flatfly's nodes row by row on the chip's grid of k*xr x k*xr nodes; its routing turns a
