@@ -32,7 +32,7 @@ DEFAULTS: dict[str, Value] = {
     "credit_delay": 0, "internal_speedup": 1.0, "alloc_iters": 1,
     "vc_allocator": "islip", "sw_allocator": "islip", "hold_switch_for_packet": 0,
     "traffic": "uniform", "injection_rate": 0.1, "injection_rate_uses_flits": 0, "packet_size": 1,
-    "warmup_periods": 3, "sample_period": 1000, "seed": 0,
+    "warmup_periods": 3, "sample_period": 1000, "seed": 0, "sim_type": "latency",
 }
 
 # Keys fastnet models only at one setting (BookSim2's default): the allowed values and why.
@@ -61,7 +61,6 @@ FIXED: dict[str, tuple[tuple[Value, ...], str]] = {
     "injection_process": (("bernoulli",), "fastnet's sources are Bernoulli"),
     "packet_size_rate": ((1,), "fastnet has one packet size"),
     "include_queuing": ((1,), "fastnet's packet latency always includes source queueing"),
-    "sim_type": (("latency",), "fastnet runs warm-up, one measurement window and a drain (BookSim2's latency mode)"),
     "sim_count": ((1,), "one run per config (fastnet sweep runs many)"),
     "measure_stats": ((1,), "fastnet measures every packet"),
     "link_failures": ((0,), "fastnet builds no failed links"),
@@ -647,6 +646,12 @@ def _sim(b: dict[str, Value], given: dict[str, Value]) -> dict[str, Any]:
     # BookSim2 measures sample after sample until three in a row agree (at least 3 sample periods); fastnet
     # measures one fixed window: one sample period, but never shorter than fastnet's default window
     sim: dict[str, Any] = {"warmup": warmups * period, "measure": max(period, MIN_MEASURE)}
+    kind = b["sim_type"]
+    if kind == "throughput":  # BookSim2 then measures accepted traffic only: no drain of the measured packets
+        sim["drain"] = 0
+    elif kind != "latency":
+        raise ConfigError("sim_type", f"{kind!r} does not map: latency (warm-up, a window, a drain) and throughput "
+                                      "(the same without the drain) do; batch has no fastnet equivalent")
     if "seed" in given:  # absent: fastnet's default seed (BookSim2's seed 0 names a stream of BookSim2's RNG)
         seed = given["seed"]
         if seed == "time":

@@ -307,6 +307,9 @@ def test_measurement():
     assert cfg["sim"] == {"warmup": 40000, "measure": 20000, "seed": 7}
     assert convert("routing_function = dim_order; sample_period = 100;")["sim"] == {"warmup": 300,
                                                                                       "measure": 10000}
+    # sim_type = throughput: BookSim2 measures accepted traffic and does not drain the measured packets
+    assert convert("routing_function = dim_order; sample_period = 100; sim_type = throughput;")["sim"] == {
+        "warmup": 300, "measure": 10000, "drain": 0}
 
 
 def test_keys_without_effect_are_accepted():
