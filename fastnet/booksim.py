@@ -32,6 +32,8 @@ DEFAULTS: dict[str, Value] = {
     "credit_delay": 0, "internal_speedup": 1.0, "alloc_iters": 1,
     "vc_allocator": "islip", "sw_allocator": "islip", "hold_switch_for_packet": 0,
     "traffic": "uniform", "injection_rate": 0.1, "injection_rate_uses_flits": 0, "packet_size": 1,
+    "packet_size_rate": 1, "injection_process": "bernoulli", "burst_alpha": 0.5, "burst_beta": 0.5,
+    "burst_r1": -1.0,
     "warmup_periods": 3, "sample_period": 1000, "seed": 0, "sim_type": "latency",
 }
 
@@ -58,8 +60,6 @@ FIXED: dict[str, tuple[tuple[Value, ...], str]] = {
                                   "packet (\"packet\")"),
     "buf_size": ((-1,), "fastnet's buffers are private per VC (vc_buf_size)"),
     "buffer_policy": (("private",), "fastnet's buffers are private per VC (vc_buf_size)"),
-    "injection_process": (("bernoulli",), "fastnet's sources are Bernoulli"),
-    "packet_size_rate": ((1,), "fastnet has one packet size"),
     "include_queuing": ((1,), "fastnet's packet latency always includes source queueing"),
     "sim_count": ((1,), "one run per config (fastnet sweep runs many)"),
     "measure_stats": ((1,), "fastnet measures every packet"),
@@ -80,7 +80,7 @@ IGNORED = frozenset("""
     vct perm_seed fail_seed in_ports out_ports
     spec_check_elig spec_check_cred spec_mask_by_reqs spec_sw_allocator private_bufs private_buf_size
     private_buf_start_vc private_buf_end_vc max_held_slots feedback_aging_scale feedback_offset class_priority
-    burst_alpha burst_beta burst_r1 batch_size batch_count max_outstanding_requests write_fraction
+    batch_size batch_count max_outstanding_requests write_fraction
     read_request_begin_vc read_request_end_vc write_request_begin_vc write_request_end_vc read_reply_begin_vc
     read_reply_end_vc write_reply_begin_vc write_reply_end_vc read_request_subnet read_reply_subnet
     write_request_subnet write_reply_subnet read_request_size write_request_size read_reply_size write_reply_size
@@ -139,7 +139,7 @@ NO_KIND = {
 
 # ---------------------------------------------------------------- reading the language
 
-_STATEMENT = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*=\s*("[^"\n]*"|\{[^}]*\}|[^\s;]+)\s*;')
+_STATEMENT = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*=\s*("[^"\n]*"|\{(?:[^{}]|\{[^{}]*\})*\}|[^\s;]+)\s*;')
 _INT = re.compile(r"-?[0-9]+")
 _REAL = re.compile(r"-?(?:[0-9]*\.[0-9]+|(?:[0-9]*\.)?[0-9]+[eE][+-]?[0-9]+)")
 
@@ -159,8 +159,16 @@ def value(raw: str) -> Value:
         return int(raw)
     if _REAL.fullmatch(raw):
         return float(raw)
-    if raw.startswith("{") and raw.endswith("}"):
-        return [value(x) for x in raw[1:-1].split(",") if x.strip()]
+    if raw.startswith("{") and raw.endswith("}"):  # a list, its items perhaps lists ({{1,4}}: one class's)
+        items, depth, cur = [], 0, ""
+        for ch in raw[1:-1] + ",":
+            depth += (ch == "{") - (ch == "}")
+            if ch == "," and depth == 0:
+                items.append(cur)
+                cur = ""
+            else:
+                cur += ch
+        return [value(x) for x in items if x.strip()]
     if len(raw) >= 2 and raw[0] == raw[-1] == '"':
         return raw[1:-1]
     return raw
@@ -621,20 +629,56 @@ def _node_count(b: dict[str, Value]) -> int:
 def _traffic(b: dict[str, Value], topo: str) -> dict[str, Any]:
     traffic = _pattern(b, topo)
     name = traffic["pattern"]
-    size = b["packet_size"]
-    if isinstance(size, list) and len(size) == 1:
-        size = size[0]
-    if not isinstance(size, int) or size < 1:
-        raise ConfigError("packet_size", f"fastnet has one packet size: an integer >= 1 (got {size!r})")
+    # BookSim2 reads packet_size and packet_size_rate per class (a list: one entry per class, the last repeated);
+    # one class's entry is a size or a list of sizes ({{1,4}}), drawn each as likely as its rate
+    sizes, rates = (_class0(b[key]) for key in ("packet_size", "packet_size_rate"))
+    for key, got in (("packet_size", sizes), ("packet_size_rate", rates)):
+        if not got or not all(isinstance(v, int) and v >= 1 for v in got):
+            raise ConfigError(key, f"must be integers >= 1, one per size (got {b[key]!r})")
+    rates = (rates + [rates[-1]] * len(sizes))[:len(sizes)]  # BookSim2 repeats the last rate
+    size = max(sizes)
+    mean = sum(s * r for s, r in zip(sizes, rates)) / sum(rates)
     rate = _number(b, "injection_rate")
     flits = _int(b, "injection_rate_uses_flits", 0)
-    load = rate if flits else rate * size  # fastnet's load is phits (flits) per node per cycle
+    load = rate if flits else rate * mean  # fastnet's load is phits (flits) per node per cycle
     if not 0 < load <= 1:
         unit = "flits" if flits else f"packets x packet_size {size} ="
         raise ConfigError("injection_rate", f"{rate} {unit} {load:g} flits/node/cycle; fastnet's load must be in "
                                             "(0, 1]")
     # BookSim2's uniform draws the source itself too, and its randperm keeps fixed points
+    if len(sizes) > 1:
+        traffic.update(packet_sizes=sizes, packet_size_rates=rates)
+    traffic.update(_injection(b))
     return {**traffic, "load": load, "packet_phits": size, "to_self": name in ("uniform", "permutation")}
+
+
+def _injection(b: dict[str, Value]) -> dict[str, Any]:
+    """injection_process (src/injection.cpp): bernoulli, or on_off with (alpha, beta, r1) from its parameters or
+    burst_alpha, burst_beta, burst_r1 (exactly one negative: it follows from the rate)."""
+    raw = b["injection_process"]
+    m = re.fullmatch(r"([A-Za-z_]+)(?:\((.*)\))?", raw) if isinstance(raw, str) else None
+    if m is None or m.group(1) not in ("bernoulli", "on_off"):
+        raise ConfigError("injection_process", f"{raw!r} does not map: bernoulli and on_off do")
+    if m.group(1) == "bernoulli":
+        return {}
+    params = split_params(m.group(2) or "")
+    if len(params) > 3:
+        raise ConfigError("injection_process", "on_off's initial states (a 4th parameter) are not mapped: fastnet "
+                                               "draws each node's first state at random, as BookSim2 without it")
+    out = {"injection": "on_off"}
+    for i, key in enumerate(("burst_alpha", "burst_beta", "burst_r1")):
+        try:
+            out[key] = float(params[i]) if len(params) > i else float(_number(b, key))
+        except ValueError:
+            raise ConfigError("injection_process", f"on_off parameters are numbers (got {params})") from None
+    return out
+
+
+def _class0(v: Value) -> list[Value]:
+    """The first class's entry of a per-class BookSim2 value, as a list (fastnet models one class)."""
+    if isinstance(v, list):
+        v = v[0] if v else []
+    return v if isinstance(v, list) else [v]
 
 
 def _sim(b: dict[str, Value], given: dict[str, Value]) -> dict[str, Any]:

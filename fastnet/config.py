@@ -108,6 +108,13 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "pattern": ("uniform", choice(*PATTERNS.names)),
         "load": (0.3, real(0.0, 1.0, lo_open=True)),  # phits/node/cycle offered
         "packet_phits": (10, integer(1, 32767)),
+        "injection": ("bernoulli", choice("bernoulli", "on_off")),  # on_off: BookSim2's two-state Markov source
+        "burst_alpha": (0.5, real(-1.0, 1.0)),  # on_off: off -> on per cycle; one of the three negative: from load
+        "burst_beta": (0.5, real(-1.0, 1.0)),  # on_off: on -> off per cycle
+        "burst_r1": (-1.0, real(-1.0, 1.0)),  # on_off: packet probability per cycle while on
+        "packet_sizes": ([], integer_list(1, 0)),  # open-loop packets drawn among these sizes (<= packet_phits);
+        "packet_size_rates": ([], integer_list(1, 0)),  # ... each as likely as its rate (BookSim2's
+        # packet_size_rate); [] = every packet packet_phits
         "phit_bytes": (4, integer(1)),  # bytes a link moves per cycle: sizes workload messages in packets
         "shift": (1, integer(1)),  # k of shift(k)
         "hotspot_nodes": ([0], integer_list(0)),

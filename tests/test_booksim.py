@@ -263,6 +263,31 @@ def test_chip_numbered_topologies_set_numbering():
     assert "numbering" not in convert("routing_function = dim_order;")["traffic"]
 
 
+def test_packet_size_distributions():
+    """BookSim2 reads packet_size and packet_size_rate per class; one class's entry may list several sizes."""
+    cfg = convert("routing_function = dim_order; packet_size = {{1,4}}; packet_size_rate = {{3,1}};")
+    t = cfg["traffic"]
+    assert (t["packet_phits"], t["packet_sizes"], t["packet_size_rates"]) == (4, [1, 4], [3, 1])
+    assert t["load"] == pytest.approx(0.1 * (3 * 1 + 1 * 4) / 4)  # packets x mean size
+    t = convert("routing_function = dim_order; packet_size = {{2,4,6}}; packet_size_rate = {2};")["traffic"]
+    assert t["packet_size_rates"] == [2, 2, 2]  # the last rate repeats
+    t = convert("routing_function = dim_order; packet_size = {1,4};")["traffic"]  # class 0's size (classes = 1)
+    assert t["packet_phits"] == 1 and "packet_sizes" not in t
+    config.resolve(cfg)
+
+
+def test_injection_process():
+    assert "injection" not in convert("routing_function = dim_order;")["traffic"]
+    t = convert("routing_function = dim_order; injection_process = on_off; burst_beta = 0.2;")["traffic"]
+    assert (t["injection"], t["burst_alpha"], t["burst_beta"], t["burst_r1"]) == ("on_off", 0.5, 0.2, -1.0)
+    t = convert("routing_function = dim_order; injection_process = on_off(0.1,-1,0.5);")["traffic"]
+    assert (t["burst_alpha"], t["burst_beta"], t["burst_r1"]) == (0.1, -1.0, 0.5)
+    for bad in ("poisson", "on_off(0.1,0.1,-1,{0,1})"):
+        with pytest.raises(ConfigError) as e:
+            convert(f"routing_function = dim_order; injection_process = {bad};")
+        assert e.value.field == "injection_process"
+
+
 def test_bad_dragon_is_group_adversarial():
     cfg = convert("topology = dragonflynew; k = 2; n = 1; routing_function = min; traffic = bad_dragon;")
     assert cfg["traffic"]["pattern"] == "group_adversarial"
@@ -355,7 +380,7 @@ FLATFLY = "topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2
     ("routing_function = dim_order; colour = red;", "colour"),
     ("routing_function = dim_order; injection_rate = 0.5; packet_size = 4;", "injection_rate"),
     ("routing_function = dim_order; injection_rate = {0.1,0.2};", "injection_rate"),
-    ("routing_function = dim_order; packet_size = {1,4};", "packet_size"),
+    ("routing_function = dim_order; packet_size = {{1,0}};", "packet_size"),
     ("routing_function = dim_order; warmup_periods = 0;", "warmup_periods"),
     ("routing_function = dim_order; packet_size = 10;", "vc_buf_size"),  # BookSim2's 8-flit default buffers
     ("routing_function = dim_order; k = four;", "k"),

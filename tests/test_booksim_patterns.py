@@ -106,3 +106,38 @@ def test_patterns_in_chip_numbering():
     assert tr.hot.tolist() == [T[9]]
     with pytest.raises(ConfigError, match="traffic.numbering"):
         traffic(TORUS44 | {"p": 2}, pattern="uniform", numbering="chip")
+
+
+def test_packet_size_distribution():
+    """traffic.packet_sizes with packet_size_rates (BookSim2's packet_size lists): sizes 1 and 4, 3 to 1, mean 7/4;
+    the packet rate is load / mean size, so the offered phits stay the load."""
+    import fastnet
+
+    ds = fastnet.run({"topology": {"kind": "mesh", "dims": [4, 4]}, "routing": {"algorithm": "dor"},
+                      "traffic": {"pattern": "uniform", "load": 0.2, "packet_phits": 4, "packet_sizes": [1, 4],
+                                  "packet_size_rates": [3, 1]},
+                      "sim": {"warmup": 500, "measure": 20000, "seed": 2}})
+    assert float(ds.offered_phits_per_node_cycle) == pytest.approx(0.2, rel=0.03)
+    packets = int(ds.packets_created) / (16 * int(ds.cycles))  # created over the whole run
+    assert packets == pytest.approx(0.2 / (7 / 4), rel=0.03)
+    with pytest.raises(ConfigError, match="traffic.packet_sizes"):
+        traffic(TORUS44, packet_phits=2, packet_sizes=[1, 4])
+
+
+def test_on_off_injection_keeps_the_load():
+    """BookSim2's on/off source: r1 follows from the load (r1 = rate (alpha + beta) / alpha = 0.4 here), and the
+    node's long-run rate is the load."""
+    import fastnet
+
+    from fastnet.traffic.patterns import on_off
+
+    assert on_off(0.2, 0.1, 0.1, -1.0) == pytest.approx((0.1, 0.1, 0.4))
+    assert on_off(0.2, -1.0, 0.1, 0.4) == pytest.approx((0.1, 0.1, 0.4))
+    assert on_off(0.2, 0.1, -1.0, 0.4) == pytest.approx((0.1, 0.1, 0.4))
+    with pytest.raises(ConfigError, match="burst_r1"):
+        on_off(0.2, 0.1, 0.1, 0.5)  # none negative
+    ds = fastnet.run({"topology": {"kind": "mesh", "dims": [4, 4]}, "routing": {"algorithm": "dor"},
+                      "traffic": {"pattern": "uniform", "load": 0.2, "packet_phits": 1, "injection": "on_off",
+                                  "burst_alpha": 0.1, "burst_beta": 0.1},
+                      "sim": {"warmup": 500, "measure": 40000, "seed": 2}})
+    assert float(ds.offered_phits_per_node_cycle) == pytest.approx(0.2, rel=0.05)

@@ -45,6 +45,7 @@ from ..errors import ConfigError
 from ..registry import Registry
 
 P_TABLE, P_UNIFORM, P_HOTSPOT, P_GROUP, P_JOB = 0, 1, 2, 3, 4  # P_JOB: uniform over the other nodes of a job
+INJ_BERNOULLI, INJ_ON_OFF = 0, 1  # traffic.injection (traffic/openloop.py arrival_gap)
 
 
 class Traffic(NamedTuple):
@@ -57,6 +58,11 @@ class Traffic(NamedTuple):
     group_start: np.ndarray  # int32[G+1] CSR of nodes by group
     group_nodes: np.ndarray  # int32[N]
     to_self: bool  # uniform (and hotspot's uniform share) may draw the source itself
+    sizes: np.ndarray  # int32[S]: packet sizes in phits, each listed as often as it is likely (one: every packet)
+    process: int  # INJ_*: Bernoulli, or BookSim2's on/off Markov source
+    alpha: float  # on_off: probability an off node turns on in a cycle
+    beta: float  # on_off: probability an on node turns off in a cycle
+    r1: float  # on_off: probability an on node starts a packet in a cycle
 
 
 def _is_power(n: int, base: int) -> int | None:
@@ -387,9 +393,49 @@ def compile_traffic(net: Network, tcfg: dict, seed: int) -> Traffic:
             raise ConfigError("traffic.numbering", f"chip does not apply to {tcfg['pattern']}")
     if table is None:
         table = np.zeros(1, dtype=np.int32)
-    return Traffic(pattern=pattern, rate=tcfg["load"] / tcfg["packet_phits"], packet_phits=tcfg["packet_phits"],
+    sizes = packet_sizes(tcfg)
+    rate = tcfg["load"] / sizes.mean()
+    process, alpha, beta, r1 = INJ_BERNOULLI, 0.0, 0.0, 0.0
+    if tcfg["injection"] == "on_off":
+        process = INJ_ON_OFF
+        alpha, beta, r1 = on_off(rate, tcfg["burst_alpha"], tcfg["burst_beta"], tcfg["burst_r1"])
+    return Traffic(pattern=pattern, rate=rate, packet_phits=tcfg["packet_phits"],
                    table=np.asarray(table, dtype=np.int32), hot=hot, hot_frac=float(tcfg["hotspot_fraction"]),
-                   group_start=gstart, group_nodes=order, to_self=bool(tcfg["to_self"]))
+                   group_start=gstart, group_nodes=order, to_self=bool(tcfg["to_self"]), sizes=sizes,
+                   process=process, alpha=alpha, beta=beta, r1=r1)
+
+
+def on_off(rate: float, alpha: float, beta: float, r1: float) -> tuple[float, float, float]:
+    """BookSim2's OnOffInjectionProcess (src/injection.cpp): exactly one of alpha, beta, r1 is negative and follows
+    from the packet rate, which is r1 * alpha / (alpha + beta)."""
+    if sum(v < 0 for v in (alpha, beta, r1)) != 1:
+        raise ConfigError("traffic.burst_r1", f"on_off: exactly one of burst_alpha, burst_beta, burst_r1 must be "
+                                              f"negative (it follows from the load); got {alpha}, {beta}, {r1}")
+    if alpha < 0:
+        alpha = beta * rate / (r1 - rate) if r1 > rate else -1.0
+    elif beta < 0:
+        beta = alpha * (r1 - rate) / rate
+    else:
+        r1 = rate * (alpha + beta) / alpha if alpha > 0 else 2.0
+    if not (0 <= alpha <= 1 and 0 <= beta <= 1 and 0 < r1 <= 1):
+        raise ConfigError("traffic.burst_r1", f"on_off at {rate:g} packets/node/cycle needs probabilities in [0, 1]: "
+                                              f"alpha {alpha:g}, beta {beta:g}, r1 {r1:g}")
+    return alpha, beta, r1
+
+
+def packet_sizes(tcfg: dict) -> np.ndarray:
+    """The sizes packets draw from: traffic.packet_sizes, each repeated by its packet_size_rates entry (BookSim2's
+    packet_size with packet_size_rate), or packet_phits alone. load / mean size is the packet rate."""
+    sizes, rates = tcfg["packet_sizes"], tcfg["packet_size_rates"]
+    if not sizes:
+        return np.array([tcfg["packet_phits"]], dtype=np.int32)
+    rates = rates or [1] * len(sizes)
+    if len(rates) != len(sizes):
+        raise ConfigError("traffic.packet_size_rates", f"needs one rate per size ({len(sizes)}), got {len(rates)}")
+    if max(sizes) > tcfg["packet_phits"]:
+        raise ConfigError("traffic.packet_sizes", f"sizes up to packet_phits = {tcfg['packet_phits']} (the largest "
+                                                  f"packet, which sizes buffers), got {max(sizes)}")
+    return np.repeat(np.asarray(sizes, dtype=np.int32), rates)
 
 
 def background_traffic(net: Network, nodes: np.ndarray, load: float, packet_phits: int) -> Traffic:
@@ -400,4 +446,5 @@ def background_traffic(net: Network, nodes: np.ndarray, load: float, packet_phit
     return Traffic(pattern=P_JOB, rate=load / packet_phits, packet_phits=packet_phits, table=table,
                    hot=np.zeros(1, dtype=np.int32), hot_frac=0.0,
                    group_start=np.array([0, len(nodes)], dtype=np.int32), group_nodes=np.asarray(nodes, np.int32),
-                   to_self=False)
+                   to_self=False, sizes=np.array([packet_phits], dtype=np.int32), process=INJ_BERNOULLI,
+                   alpha=0.0, beta=0.0, r1=0.0)
