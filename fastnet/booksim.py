@@ -11,6 +11,7 @@ the key and why.
 from __future__ import annotations
 
 import math
+import random
 import re
 import tomllib
 from pathlib import Path
@@ -31,7 +32,9 @@ DEFAULTS: dict[str, Value] = {
     "credit_delay": 0, "internal_speedup": 1.0, "alloc_iters": 1,
     "vc_allocator": "islip", "sw_allocator": "islip", "hold_switch_for_packet": 0,
     "traffic": "uniform", "injection_rate": 0.1, "injection_rate_uses_flits": 0, "packet_size": 1,
-    "warmup_periods": 3, "sample_period": 1000, "seed": 0,
+    "packet_size_rate": 1, "injection_process": "bernoulli", "burst_alpha": 0.5, "burst_beta": 0.5,
+    "burst_r1": -1.0,
+    "warmup_periods": 3, "sample_period": 1000, "seed": 0, "sim_type": "latency",
 }
 
 # Keys fastnet models only at one setting (BookSim2's default): the allowed values and why.
@@ -57,10 +60,7 @@ FIXED: dict[str, tuple[tuple[Value, ...], str]] = {
                                   "packet (\"packet\")"),
     "buf_size": ((-1,), "fastnet's buffers are private per VC (vc_buf_size)"),
     "buffer_policy": (("private",), "fastnet's buffers are private per VC (vc_buf_size)"),
-    "injection_process": (("bernoulli",), "fastnet's sources are Bernoulli"),
-    "packet_size_rate": ((1,), "fastnet has one packet size"),
     "include_queuing": ((1,), "fastnet's packet latency always includes source queueing"),
-    "sim_type": (("latency",), "fastnet runs warm-up, one measurement window and a drain (BookSim2's latency mode)"),
     "sim_count": ((1,), "one run per config (fastnet sweep runs many)"),
     "measure_stats": ((1,), "fastnet measures every packet"),
     "link_failures": ((0,), "fastnet builds no failed links"),
@@ -80,7 +80,7 @@ IGNORED = frozenset("""
     vct perm_seed fail_seed in_ports out_ports
     spec_check_elig spec_check_cred spec_mask_by_reqs spec_sw_allocator private_bufs private_buf_size
     private_buf_start_vc private_buf_end_vc max_held_slots feedback_aging_scale feedback_offset class_priority
-    burst_alpha burst_beta burst_r1 batch_size batch_count max_outstanding_requests write_fraction
+    batch_size batch_count max_outstanding_requests write_fraction
     read_request_begin_vc read_request_end_vc write_request_begin_vc write_request_end_vc read_reply_begin_vc
     read_reply_end_vc write_reply_begin_vc write_reply_end_vc read_request_subnet read_reply_subnet
     write_request_subnet write_reply_subnet read_request_size write_request_size read_reply_size write_reply_size
@@ -99,31 +99,39 @@ ROUTING: dict[str, dict[str, dict[str, Any]]] = {
     # flatfly_onchip.cpp: ran_min is dimension order (flatfly_outport: the lowest differing dimension first);
     # ugal decides at the source with threshold 2 (minimal when q_min*H_min <= q_val*H_val + 2) between the
     # dimension-order path and one through find_ran_intm's intermediate, phases on VC halves: as fastnet's
-    "flatfly": {"ran_min": {"algorithm": "dor"}, "ugal": {"algorithm": "ugal_l", "threshold": 2.0}},
+    "flatfly": {"ran_min": {"algorithm": "dor"}, "ugal": {"algorithm": "ugal_l", "threshold": 2.0},
+                # valiant_flatfly: an intermediate among all routers, dimension order in each phase on VC halves,
+                # a packet that meets its destination's router on the way to the intermediate stops there
+                "valiant": {"algorithm": "val", "intermediate": "any"}},
+    # cmesh.cpp: dor_no_express is XY order over the mesh channels (cmesh_xy_no_express), every VC
+    "cmesh": {"dor_no_express": {"algorithm": "dor"}},
+    # fly.cpp with n = 1 is one k x k router: dest_tag takes the destination's port, every VC
+    "fly": {"dest_tag": {"algorithm": "updown", "up_port": "random"}},
 }
 
 # routing functions that exist for a mapped topology but do not mean what the fastnet routing of that name does
 NOT_MAPPED: dict[tuple[str, str], str] = {
-    ("flatfly", "valiant"): "BookSim2's valiant_flatfly draws its intermediate among all routers (source and "
-                            "destination included); fastnet's val on a hyperx draws new coordinates only where "
-                            "source and destination differ, as BookSim2's ugal_flatfly (find_ran_intm) does",
+    ("cmesh", "dor"): "dor_cmesh takes an edge's express channel when the destination is more than one router "
+                      "away along that edge (cmesh_xy), a routing fastnet does not have; dor_no_express maps",
+    ("cmesh", "xy_yx"): "xy_yx_cmesh picks XY or YX order per packet on VC halves, and uses the express "
+                        "channels; fastnet has no such routing (dor_no_express maps)",
+    ("cmesh", "xy_yx_no_express"): "xy_yx_no_express_cmesh picks XY or YX order per packet on VC halves; fastnet "
+                                   "has no such routing (dor_no_express maps)",
 }
 
-# patterns that pair the same nodes in BookSim2's chip numbering of a flatfly and in fastnet's router-by-router
-# one: uniform and randperm draw at random; bitcomp reflects every coordinate of the node grid, so it reflects
-# the router and the node within it (flatfly_transformation commutes with it; tests/test_booksim.py)
-FLATFLY_NUMBERING_FREE = ("uniform", "randperm", "bitcomp")
-
-# BookSim2 traffic -> fastnet traffic.pattern (tornado only where fastnet's digit-wise definition applies)
+# BookSim2 traffic (src/traffic.cpp) -> fastnet traffic.pattern. Patterns are computed on BookSim2's node ids:
+# where BookSim2 numbers nodes by their place on the chip (flatfly, cmesh: flatfly_transformation), the run sets
+# traffic.numbering = "chip" (traffic/patterns.py translates every table to fastnet's ids)
 BOOKSIM_PATTERNS = {"uniform": "uniform", "bitcomp": "bitcomp", "transpose": "transpose", "randperm": "permutation",
-                    "tornado": "tornado", "bad_dragon": "group_adversarial"}
+                    "tornado": "tornado", "bad_dragon": "group_adversarial", "shuffle": "shuffle", "bitrev": "bitrev",
+                    "neighbor": "neighbor", "badperm_yarc": "badperm_yarc", "diagonal": "diagonal",
+                    "asymmetric": "asymmetric", "taper64": "taper64", "hotspot": "hotspot", "background": "background"}
+DIGIT_PATTERNS = ("tornado", "neighbor", "badperm_yarc")  # parameters (k, n, xr), each defaulting to the key
 
 MIN_MEASURE: int = SECTIONS["sim"]["measure"][0]  # fastnet's default measurement window (10,000 cycles)
 
 
 NO_KIND = {
-    "cmesh": "the concentrated mesh has no fastnet kind yet",
-    "fly": "the k-ary n-fly (butterfly) has no fastnet kind yet",
     "qtree": "the quad tree has no fastnet kind yet",
     "tree4": "the tree4 network has no fastnet kind yet",
 }
@@ -131,7 +139,7 @@ NO_KIND = {
 
 # ---------------------------------------------------------------- reading the language
 
-_STATEMENT = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*=\s*("[^"\n]*"|\{[^}]*\}|[^\s;]+)\s*;')
+_STATEMENT = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*=\s*("[^"\n]*"|\{(?:[^{}]|\{[^{}]*\})*\}|[^\s;]+)\s*;')
 _INT = re.compile(r"-?[0-9]+")
 _REAL = re.compile(r"-?(?:[0-9]*\.[0-9]+|(?:[0-9]*\.)?[0-9]+[eE][+-]?[0-9]+)")
 
@@ -151,8 +159,16 @@ def value(raw: str) -> Value:
         return int(raw)
     if _REAL.fullmatch(raw):
         return float(raw)
-    if raw.startswith("{") and raw.endswith("}"):
-        return [value(x) for x in raw[1:-1].split(",") if x.strip()]
+    if raw.startswith("{") and raw.endswith("}"):  # a list, its items perhaps lists ({{1,4}}: one class's)
+        items, depth, cur = [], 0, ""
+        for ch in raw[1:-1] + ",":
+            depth += (ch == "{") - (ch == "}")
+            if ch == "," and depth == 0:
+                items.append(cur)
+                cur = ""
+            else:
+                cur += ch
+        return [value(x) for x in items if x.strip()]
     if len(raw) >= 2 and raw[0] == raw[-1] == '"':
         return raw[1:-1]
     return raw
@@ -284,7 +300,7 @@ def _topology(b: dict[str, Value], base_dir: Path) -> tuple[dict[str, Any], dict
     if topo not in ROUTING:
         raise ConfigError("topology", f"{topo!r} is not a BookSim2 topology fastnet maps "
                                       f"({', '.join(ROUTING)} are)")
-    if topo not in ("anynet", "flatfly") and b["c"] != 1:
+    if topo not in ("anynet", "flatfly", "cmesh") and b["c"] != 1:
         raise ConfigError("c", f"BookSim2's {topo} has one node per router and ignores c (got {b['c']!r})")
     if topo == "dragonflynew":
         k = _int(b, "k", 1)
@@ -302,7 +318,33 @@ def _topology(b: dict[str, Value], base_dir: Path) -> tuple[dict[str, Any], dict
         return {"kind": "fattree", "k": _int(b, "k", 2), "n": _int(b, "n", 1)}, {"latency": 1}
     if topo == "flatfly":
         return _flatfly(b)
+    if topo == "cmesh":
+        return _cmesh(b)
+    if topo == "fly":
+        k, n = _int(b, "k", 2), _int(b, "n", 1)
+        if n != 1:
+            raise ConfigError("n", f"BookSim2's {k}-ary {n}-fly injects at its first stage and ejects at its last; "
+                                   "fastnet attaches each node to one router, so only n = 1 (one k x k router) maps")
+        return {"kind": "fattree", "k": k, "n": 1}, {"latency": 1}  # a k-ary 1-tree: one switch with k nodes
     return _anynet(b, base_dir)
+
+
+def _cmesh(b: dict[str, Value]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """BookSim2's cmesh (src/networks/cmesh.cpp): a k x k mesh of routers with c = 4 nodes each (an xr x yr block
+    of the chip's grid of nodes) and express channels between the edge routers k/2 apart, as fastnet's mesh with
+    `express`. With use_noc_latency (its default) a mesh channel is cX = c/n cycles long and an express channel
+    cY * k/2, i.e. k/2 mesh channels; injection and ejection channels 1 cycle."""
+    k, n, c = _int(b, "k", 2), _int(b, "n", 1), _int(b, "c", 1)
+    x, y, xr, yr = (_int(b, key, 1) for key in ("x", "y", "xr", "yr"))
+    if n != 2 or c != 4 or c != xr * yr or x != y or xr != yr:
+        raise ConfigError("c" if n == 2 else "n", f"BookSim2's cmesh asserts n = 2, c = 4 = xr * yr, x = y and "
+                                                  f"xr = yr (n = {n}, c = {c}, xr = {xr}, yr = {yr}, x = {x}, y = {y})")
+    if k % 2:
+        raise ConfigError("k", f"BookSim2's cmesh pairs edge routers k/2 apart by express channels: k must be even "
+                               f"(got {k})")
+    if not _int(b, "use_noc_latency", 0):
+        return {"kind": "mesh", "dims": [k, k], "p": c, "express": 1}, {"latency": 1, "latency_injection": 1}
+    return {"kind": "mesh", "dims": [k, k], "p": c, "express": k // 2}, {"latency": c // n, "latency_injection": 1}
 
 
 def flatfly_injection_lengths(xr: int, yr: int) -> list[int]:
@@ -505,34 +547,138 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
     return router
 
 
-def _traffic(b: dict[str, Value], topo: str) -> dict[str, Any]:
-    name = _string(b, "traffic")
+def split_params(text: str) -> list[str]:
+    """BookSim2's tokenize_str: split at the commas outside braces, the braces dropped from each token."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "{") - (ch == "}")
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    return [t.strip().strip("{}").strip() for t in out]
+
+
+def _ints(token: str, what: str) -> list[int]:
+    try:
+        return [int(x) for x in token.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError("traffic", f"{what}: expected integers (got {token!r})") from None
+
+
+def _pattern(b: dict[str, Value], topo: str) -> dict[str, Any]:
+    """traffic.* of BookSim2's `traffic`, a name with its parameters in parentheses (TrafficPattern::New)."""
+    raw = b["traffic"]
+    if not isinstance(raw, str):
+        raise ConfigError("traffic", f"must be a pattern name (got {raw!r})")
+    m = re.fullmatch(r"([A-Za-z_0-9]+)(?:\((.*)\))?", raw)
+    name = m.group(1) if m else raw
     if name not in BOOKSIM_PATTERNS:
-        raise ConfigError("traffic", f"{name!r} has no fastnet pattern; mapped: " + ", ".join(BOOKSIM_PATTERNS))
-    if name == "tornado" and topo not in ("torus", "mesh"):
-        raise ConfigError("traffic", f"BookSim2's tornado is defined on k-ary n-cube digits; not mapped on {topo}")
-    if topo == "flatfly" and b["c"] != 1 and name not in FLATFLY_NUMBERING_FREE:
-        raise ConfigError("traffic", f"BookSim2's flatfly numbers nodes by their place on the chip "
-                                     f"(flatfly_transformation), fastnet router by router: {name} would pair other "
-                                     f"nodes; with c > 1 only " + ", ".join(FLATFLY_NUMBERING_FREE) + " are mapped")
-    if name == "bad_dragon" and topo != "dragonflynew":
-        raise ConfigError("traffic", f"BookSim2's bad_dragon (a random node of the next group) is defined on "
-                                     f"dragonflynew; not mapped on {topo}")
-    size = b["packet_size"]
-    if isinstance(size, list) and len(size) == 1:
-        size = size[0]
-    if not isinstance(size, int) or size < 1:
-        raise ConfigError("packet_size", f"fastnet has one packet size: an integer >= 1 (got {size!r})")
+        raise ConfigError("traffic", f"{raw!r} has no fastnet pattern; mapped: " + ", ".join(BOOKSIM_PATTERNS))
+    params = split_params(m.group(2) or "") if m else []
+    out: dict[str, Any] = {"pattern": BOOKSIM_PATTERNS[name]}
+    if topo in ("flatfly", "cmesh") and b["c"] != 1:
+        out["numbering"] = "chip"  # flatfly_transformation, CMesh::NodeToRouter
+    if name in DIGIT_PATTERNS:
+        k, n, xr = (_ints(params[i], name)[0] if len(params) > i else _int(b, key, 1)
+                    for i, key in enumerate(("k", "n", "xr")))
+        out["digits"] = [xr * k, n]
+    elif name == "bad_dragon":
+        if topo != "dragonflynew":
+            raise ConfigError("traffic", f"BookSim2's bad_dragon (a random node of the next group) is defined on "
+                                         f"dragonflynew; not mapped on {topo}")
+        got = [_ints(x, name)[0] for x in params[:2]]
+        if got != [b["k"], b["n"]][:len(got)]:
+            raise ConfigError("traffic", f"bad_dragon{tuple(got)}: groups of another dragonfly than k = {b['k']}, "
+                                         f"n = {b['n']} are not mapped")
+    elif name == "hotspot":
+        nodes = _ints(params[0], name) if params else [-1]
+        rates = _ints(params[1], name) if len(params) > 1 else [1]
+        rates = (rates + [rates[-1]] * len(nodes))[:len(nodes)]
+        if min(rates) < 1:
+            raise ConfigError("traffic", f"hotspot rates must be >= 1 (got {rates})")
+        # -1: a random node (BookSim2 draws it when the pattern is made); here from the run's seed
+        rng = random.Random(b["seed"] if isinstance(b["seed"], int) else 0)
+        nodes = [v if v >= 0 else rng.randrange(_node_count(b)) for v in nodes]
+        # every packet to a hotspot, each as likely as its rate (a node listed r times)
+        out.update(hotspot_fraction=1.0, hotspot_nodes=[v for v, r in zip(nodes, rates) for _ in range(r)])
+    elif name == "background":
+        out["exclude"] = _ints(params[0], name) if params else []
+    return out
+
+
+def _node_count(b: dict[str, Value]) -> int:
+    k, n = _int(b, "k", 1), _int(b, "n", 1)
+    topo = b["topology"]
+    if topo == "dragonflynew":
+        return k * 2 * k * (2 * k * k + 1)
+    if topo in ("flatfly", "cmesh"):
+        return _int(b, "c", 1) * k ** n
+    if topo == "fly":
+        return k ** n
+    if topo == "fattree":
+        return k ** n
+    if topo in ("torus", "mesh"):
+        return k ** n
+    raise ConfigError("traffic", f"hotspot(-1) draws a random node: give the node on {topo}")
+
+
+def _traffic(b: dict[str, Value], topo: str) -> dict[str, Any]:
+    traffic = _pattern(b, topo)
+    name = traffic["pattern"]
+    # BookSim2 reads packet_size and packet_size_rate per class (a list: one entry per class, the last repeated);
+    # one class's entry is a size or a list of sizes ({{1,4}}), drawn each as likely as its rate
+    sizes, rates = (_class0(b[key]) for key in ("packet_size", "packet_size_rate"))
+    for key, got in (("packet_size", sizes), ("packet_size_rate", rates)):
+        if not got or not all(isinstance(v, int) and v >= 1 for v in got):
+            raise ConfigError(key, f"must be integers >= 1, one per size (got {b[key]!r})")
+    rates = (rates + [rates[-1]] * len(sizes))[:len(sizes)]  # BookSim2 repeats the last rate
+    size = max(sizes)
+    mean = sum(s * r for s, r in zip(sizes, rates)) / sum(rates)
     rate = _number(b, "injection_rate")
     flits = _int(b, "injection_rate_uses_flits", 0)
-    load = rate if flits else rate * size  # fastnet's load is phits (flits) per node per cycle
+    load = rate if flits else rate * mean  # fastnet's load is phits (flits) per node per cycle
     if not 0 < load <= 1:
         unit = "flits" if flits else f"packets x packet_size {size} ="
         raise ConfigError("injection_rate", f"{rate} {unit} {load:g} flits/node/cycle; fastnet's load must be in "
                                             "(0, 1]")
     # BookSim2's uniform draws the source itself too, and its randperm keeps fixed points
-    return {"pattern": BOOKSIM_PATTERNS[name], "load": load, "packet_phits": size,
-            "to_self": name in ("uniform", "randperm")}
+    if len(sizes) > 1:
+        traffic.update(packet_sizes=sizes, packet_size_rates=rates)
+    traffic.update(_injection(b))
+    return {**traffic, "load": load, "packet_phits": size, "to_self": name in ("uniform", "permutation")}
+
+
+def _injection(b: dict[str, Value]) -> dict[str, Any]:
+    """injection_process (src/injection.cpp): bernoulli, or on_off with (alpha, beta, r1) from its parameters or
+    burst_alpha, burst_beta, burst_r1 (exactly one negative: it follows from the rate)."""
+    raw = b["injection_process"]
+    m = re.fullmatch(r"([A-Za-z_]+)(?:\((.*)\))?", raw) if isinstance(raw, str) else None
+    if m is None or m.group(1) not in ("bernoulli", "on_off"):
+        raise ConfigError("injection_process", f"{raw!r} does not map: bernoulli and on_off do")
+    if m.group(1) == "bernoulli":
+        return {}
+    params = split_params(m.group(2) or "")
+    if len(params) > 3:
+        raise ConfigError("injection_process", "on_off's initial states (a 4th parameter) are not mapped: fastnet "
+                                               "draws each node's first state at random, as BookSim2 without it")
+    out = {"injection": "on_off"}
+    for i, key in enumerate(("burst_alpha", "burst_beta", "burst_r1")):
+        try:
+            out[key] = float(params[i]) if len(params) > i else float(_number(b, key))
+        except ValueError:
+            raise ConfigError("injection_process", f"on_off parameters are numbers (got {params})") from None
+    return out
+
+
+def _class0(v: Value) -> list[Value]:
+    """The first class's entry of a per-class BookSim2 value, as a list (fastnet models one class)."""
+    if isinstance(v, list):
+        v = v[0] if v else []
+    return v if isinstance(v, list) else [v]
 
 
 def _sim(b: dict[str, Value], given: dict[str, Value]) -> dict[str, Any]:
@@ -544,6 +690,12 @@ def _sim(b: dict[str, Value], given: dict[str, Value]) -> dict[str, Any]:
     # BookSim2 measures sample after sample until three in a row agree (at least 3 sample periods); fastnet
     # measures one fixed window: one sample period, but never shorter than fastnet's default window
     sim: dict[str, Any] = {"warmup": warmups * period, "measure": max(period, MIN_MEASURE)}
+    kind = b["sim_type"]
+    if kind == "throughput":  # BookSim2 then measures accepted traffic only: no drain of the measured packets
+        sim["drain"] = 0
+    elif kind != "latency":
+        raise ConfigError("sim_type", f"{kind!r} does not map: latency (warm-up, a window, a drain) and throughput "
+                                      "(the same without the drain) do; batch has no fastnet equivalent")
     if "seed" in given:  # absent: fastnet's default seed (BookSim2's seed 0 names a stream of BookSim2's RNG)
         seed = given["seed"]
         if seed == "time":

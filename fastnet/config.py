@@ -97,6 +97,9 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "paths": (4, integer(1, 64)),  # ksp: k, the paths per router pair
         "hop_limit": ("auto", integer_or_auto(1)),  # ksp: longest path allowed; auto: diameter + 1
         "path_choice": ("random", choice("random", "adaptive")),  # ksp: per packet, random or least-occupied
+        "intermediate": ("auto", choice("auto", "any")),  # val: auto, the topology's own draw (on a HyperX new
+        # coordinates where source and destination differ); any, any router, a packet stopping at its destination's
+        # router on the way to it (BookSim2's valiant_flatfly; kernels/routing.py random_intermediate)
         "min_path": ("random", choice("random", "fixed")),  # min: a random minimal port at each hop, or one fixed
         # shortest path per router pair (BookSim2's anynet: kernels/routing.py fixed_min_port)
         "vc_classes": ("hop", choice("hop", "any")),  # graphs (distance classes): hop, a VC class per hop
@@ -106,10 +109,22 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "pattern": ("uniform", choice(*PATTERNS.names)),
         "load": (0.3, real(0.0, 1.0, lo_open=True)),  # phits/node/cycle offered
         "packet_phits": (10, integer(1, 32767)),
+        "injection": ("bernoulli", choice("bernoulli", "on_off")),  # on_off: BookSim2's two-state Markov source
+        "burst_alpha": (0.5, real(-1.0, 1.0)),  # on_off: off -> on per cycle; one of the three negative: from load
+        "burst_beta": (0.5, real(-1.0, 1.0)),  # on_off: on -> off per cycle
+        "burst_r1": (-1.0, real(-1.0, 1.0)),  # on_off: packet probability per cycle while on
+        "packet_sizes": ([], integer_list(1, 0)),  # open-loop packets drawn among these sizes (<= packet_phits);
+        "packet_size_rates": ([], integer_list(1, 0)),  # ... each as likely as its rate (BookSim2's
+        # packet_size_rate); [] = every packet packet_phits
         "phit_bytes": (4, integer(1)),  # bytes a link moves per cycle: sizes workload messages in packets
         "shift": (1, integer(1)),  # k of shift(k)
         "hotspot_nodes": ([0], integer_list(0)),
         "hotspot_fraction": (0.1, real(0.0, 1.0)),
+        "numbering": ("router", choice("router", "chip")),  # node ids of the pattern's tables and node lists:
+        # fastnet's (router by router) or BookSim2's chip numbering of its flatfly and cmesh (traffic/patterns.py)
+        "digits": ([], integer_list(1, 0)),  # [base, count]: how BookSim2's digit patterns (tornado, neighbor,
+        # badperm_yarc) read a node id; [] = the topology's grid of nodes
+        "exclude": ([], integer_list(0, 0)),  # background: nodes no packet is sent to
         "to_self": (False, boolean),  # uniform and permutation may pick the source itself, as BookSim2's uniform
         # and randperm do (the BookSim2 importer sets it): a node's packet to itself crosses its router only
     },

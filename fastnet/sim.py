@@ -120,6 +120,9 @@ def _network_and_routes(cfg: dict[str, Any], table_budget: int | None) -> tuple[
     if _fixed_min(rcfg) and net.kind == "dragonfly":
         raise ConfigError("routing.min_path", "fixed is for graphs whose minimal paths are shortest paths; a "
                           "dragonfly's are hierarchical (one global hop): use random")
+    if rcfg["algorithm"] == "val" and rcfg["intermediate"] == "any" and net.kind in ("dragonfly", "fattree"):
+        raise ConfigError("routing.intermediate", "any is a router of a flat network; a dragonfly's Valiant "
+                          "intermediate is a group, a fat tree's a top switch: use auto")
     if rcfg["algorithm"] == "ksp" or _fixed_min(rcfg):
         routes = with_distance_table(net, routes)
     return net, routes
@@ -198,6 +201,7 @@ def _params(cfg: dict[str, Any], net: Network, layout: VcLayout, buffers: dict[i
         n_escape=(2 if net.kind == "torus" else 1) if algorithm == "adaptive" else 0, hop_limit=layout.hop_limit,
         paths=rcfg["paths"], adaptive_choice=algorithm == "ksp" and rcfg["path_choice"] == "adaptive",
         up_port=UP_PORTS.code(rcfg["up_port"]), fixed_min=_fixed_min(rcfg),
+        val_any=algorithm == "val" and rcfg["intermediate"] == "any",
         indirect=rcfg["indirect_candidates"], penalty=float(rcfg["penalty"]), threshold=float(rcfg["threshold"]),
         ugal_vcs=UGAL_VCS.code(rcfg["ugal_vcs"]),
         ugal_queue=UGAL_QUEUES.code(rcfg["ugal_queue"]),

@@ -89,7 +89,8 @@ def test_file_plus_set_is_the_file_plus_set(tmp_path):
                                                                                         "sim.seed=9"])))
     # the file's kind replaced: its topology keys go, the other sections stay
     cfg = shown(str(path), "--set", "topology.kind=mesh")
-    assert cfg["topology"] == {"kind": "mesh", "dims": [8, 8], "links": 1, "p": 1} and cfg["links"]["latency_local"] == 5
+    assert cfg["topology"] == {"kind": "mesh", "dims": [8, 8], "links": 1, "p": 1, "express": 0}
+    assert cfg["links"]["latency_local"] == 5
 
 
 def test_booksim_file_plus_set(tmp_path):

@@ -41,7 +41,7 @@ MATRIX = HERE / "matrix"
 REF_CSV = HERE / "booksim_matrix_ref.csv"
 OURS_CSV = HERE / "booksim_matrix.csv"
 
-# (row, BookSim2 config in matrix/, adversarial pattern); every row also runs uniform
+# (row, BookSim2 config in matrix/, adversarial pattern or patterns); every row also runs uniform
 ROWS = [
     ("torus 8x8, dim_order", "torus_8x8.cfg", "bitcomp"),
     ("torus 4x4x4, dim_order", "torus_4x4x4.cfg", "bitcomp"),
@@ -54,8 +54,9 @@ ROWS = [
     ("Slim Fly q=4 (128 nodes, anynet), min", "slimfly_q4.cfg", "bitcomp"),
     ("Slim Fly, 4-flit packets (switch allocated flit by flit)", "slimfly_q4_4flit.cfg", "bitcomp"),
     ("jellyfish 32x10 (128 nodes, anynet), min", "jellyfish_32.cfg", "bitcomp"),
-    ("flattened butterfly 4x4, c=4 (hyperx), ran_min", "flatfly_k4n2c4.cfg", "bitcomp"),
-    ("flattened butterfly 4x4, c=4 (hyperx), ugal", "flatfly_k4n2c4_ugal.cfg", "bitcomp"),
+    ("flattened butterfly 4x4, c=4 (hyperx), ran_min", "flatfly_k4n2c4.cfg", ("bitcomp", "tornado", "badperm_yarc")),
+    ("flattened butterfly 4x4, c=4 (hyperx), ugal", "flatfly_k4n2c4_ugal.cfg", ("bitcomp", "tornado", "badperm_yarc")),
+    ("flattened butterfly 4x4, c=4 (hyperx), valiant", "flatfly_k4n2c4_valiant.cfg", ("tornado", "badperm_yarc")),
 ]
 ZERO_LOAD = 0.02
 LATENCY_THRES = 500.0  # BookSim2's latency_thres: past it, a run is unstable
@@ -206,7 +207,13 @@ def measure_fastnet(cfg: str, pattern: str, half_at: float) -> list[dict]:
 
 
 def cases() -> list[tuple[str, str, str]]:
-    return [(row, cfg, pattern) for row, cfg, adversarial in ROWS for pattern in ("uniform", adversarial)]
+    return [(row, cfg, pattern) for row, cfg, adversarial in ROWS
+            for pattern in ("uniform", *((adversarial,) if isinstance(adversarial, str) else adversarial))]
+
+
+def chosen(cfg: str, pattern: str, rows: list[str] | None) -> bool:
+    """--rows names a config (all its patterns) or one series as config:pattern."""
+    return not rows or cfg in rows or f"{cfg}:{pattern}" in rows
 
 
 def booksim_commit(binary: str, given: str | None) -> str:
@@ -240,14 +247,14 @@ def table(ref: dict, ref_half: dict, ours: dict, ours_half: dict) -> tuple[str, 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--booksim", help="BookSim2 binary: measure BookSim2 again (booksim_matrix_ref.csv)")
-    ap.add_argument("--rows", nargs="+", metavar="CFG", help="with --booksim: measure only these configs "
-                    "(e.g. fattree_k4n3.cfg); the other rows of the CSV are kept")
+    ap.add_argument("--rows", nargs="+", metavar="CFG", help="measure only these configs (e.g. fattree_k4n3.cfg) "
+                    "or series (flatfly_k4n2c4.cfg:tornado); the other rows of the CSVs are kept")
     ap.add_argument("--commit", help="with --booksim: the commit it was built from, when its source tree is not a "
                                      "git checkout (a snapshot)")
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
     if args.booksim:
-        todo = [(cfg, p) for _, cfg, p in cases() if not args.rows or cfg in args.rows]
+        todo = [(cfg, p) for _, cfg, p in cases() if chosen(cfg, p, args.rows)]
         with ProcessPoolExecutor(args.workers) as ex:
             runs = ex.map(measure_booksim, *zip(*[(args.booksim, cfg, p) for cfg, p in todo]))
             rows = [r for rs in runs for r in rs]
@@ -257,9 +264,14 @@ def main() -> None:
                         if (r["cfg"], r["pattern"]) not in todo] + rows
         write_points(REF_CSV, rows, f"BookSim2 booksim/booksim2 commit {booksim_commit(args.booksim, args.commit)}")
     ref, ref_half = read_points(REF_CSV)
+    todo = [(cfg, p) for _, cfg, p in cases() if chosen(cfg, p, args.rows)]
     with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as ex:
-        runs = ex.map(measure_fastnet, *zip(*[(cfg, p, ref_half[(cfg, p)].load) for _, cfg, p in cases()]))
+        runs = ex.map(measure_fastnet, *zip(*[(cfg, p, ref_half[(cfg, p)].load) for cfg, p in todo]))
         rows = [r for rs in runs for r in rs]
+    if args.rows and OURS_CSV.exists():
+        with OURS_CSV.open() as f:
+            rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))
+                    if (r["cfg"], r["pattern"]) not in todo] + rows
     write_points(OURS_CSV, rows, f"fastnet {fastnet.__version__}")
     ours, ours_half = read_points(OURS_CSV)
     text, verdicts = table(ref, ref_half, ours, ours_half)

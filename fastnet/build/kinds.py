@@ -56,10 +56,10 @@ def _grid_keys(dims: list[int]) -> dict[str, tuple[Any, Check]]:
 
 def _torus_like(kind: str):
     def build(t: dict[str, Any]) -> RouterGraph:
-        return torus.build(kind, t["dims"], t["p"], t.get("twist", 0), t["links"])
+        return torus.build(kind, t["dims"], t["p"], t.get("twist", 0), t["links"], t.get("express", 0))
 
     def size(t: dict[str, Any]) -> tuple[int, int, int]:
-        return torus.size(kind, t["dims"], t["p"], t["links"])
+        return torus.size(kind, t["dims"], t["p"], t["links"], t.get("express", 0))
     return build, size
 
 
@@ -96,7 +96,9 @@ K_SLIMFLY = TOPOLOGIES.add(
     algebra="large")
 K_TORUS = TOPOLOGIES.add("torus", "a k-ary n-cube with wrap-around links (build/torus.py)", keys=_grid_keys([8, 8]),
                          build=_torus_like("torus")[0], size=_torus_like("torus")[1], algebra="large")
-K_MESH = TOPOLOGIES.add("mesh", "a grid without wrap-around links (build/torus.py)", keys=_grid_keys([8, 8]),
+K_MESH = TOPOLOGIES.add("mesh", "a grid without wrap-around links (build/torus.py)",
+                        keys={**_grid_keys([8, 8]), "express": (0, integer(0))},  # BookSim2's cmesh express
+                        # channels, each `express` x links.latency long (0: none)
                         build=_torus_like("mesh")[0], size=_torus_like("mesh")[1], algebra="large")
 K_TWISTED_TORUS = TOPOLOGIES.add(
     "twisted_torus", "a 2-D torus whose first dimension's wrap-around links are twisted (build/torus.py)",

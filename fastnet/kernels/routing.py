@@ -430,12 +430,15 @@ def path_cost(ps, port, dist, ip, alg, pt, buf, r, t, global_q, scan):
 
 
 @jit_inline
-def random_intermediate(ip, rng, n_routers, r, d):
+def random_intermediate(ip, rng, n_routers, r, d, any_router):
     """A Valiant intermediate: a dragonfly group other than the source's and destination's, a fat-tree top
     switch, on a HyperX a random coordinate in each dimension where r and d differ (the others kept: BookSim2's
     flatfly find_ran_intm; the path stays within twice the minimal hops, and a draw equal to r or d is the
-    minimal path), or a router other than source and destination."""
+    minimal path), or a router other than source and destination. With any_router (routing.intermediate = "any",
+    not on a dragonfly or fat tree), any router, r and d included (BookSim2's valiant_flatfly)."""
     kind = ip[IP_KIND]
+    if any_router:
+        return below(rng, r, n_routers)
     if kind == K_HYPERX:
         x = r
         for dim in range(ip[IP_NDIM]):
@@ -529,7 +532,7 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
         cost_min = 1 << 60
     best, best_gain = -1, 0.0
     for _ in range(prm.indirect):
-        inter = random_intermediate(ip, rng, n_routers, r, d)
+        inter = random_intermediate(ip, rng, n_routers, r, d, False)
         if reached(ip, r, inter) or (prm.faults and not valiant_live(ps, port, dist, ip, r, inter, d, scan)):
             continue  # (a failed path: infinitely loaded)
         if ip[IP_KIND] == K_DRAGONFLY:  # to the intermediate group, then minimal from where the packet lands
@@ -652,18 +655,18 @@ def valiant_phase(routing, scan, ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, 
         if r == d:
             pk[h, PK_PHASE] = TO_DEST
         elif routing == R_VAL:
-            pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
+            pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d, prm.val_any)
             if prm.faults:  # draw again while a phase of the path has failed; then minimal, or a detour
                 tries = 0
                 while not valiant_live(ps, port, dist, ip, r, pk[h, PK_INTER], d, scan) and tries < 8:
-                    pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d)
+                    pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d, prm.val_any)
                     tries += 1
                 if tries == 8:
                     pk[h, PK_INTER] = -1
                     pk[h, PK_PHASE] = TO_DEST
         elif routing == R_UGAL_L or routing == R_UGAL_G:
             ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h, scan)
-    if pk[h, PK_PHASE] == TO_INTER and reached(ip, r, pk[h, PK_INTER]):
+    if pk[h, PK_PHASE] == TO_INTER and (reached(ip, r, pk[h, PK_INTER]) or (prm.val_any and r == d)):
         pk[h, PK_PHASE] = TO_DEST
         pk[h, PK_VCC] = -1  # a new dimension-order pass starts here
 

@@ -129,6 +129,8 @@ class Params(NamedTuple):
     adaptive_choice: bool  # ksp: path chosen by occupancy (else at random)
     up_port: int  # updown: how the up port is chosen (fastnet/registry.py UP_PORTS)
     fixed_min: bool  # min: one fixed shortest path per router pair (routing.min_path = "fixed")
+    val_any: bool  # val: the intermediate is any router, and a packet reaching its destination's router on the way
+    # to it stops there (routing.intermediate = "any": BookSim2's valiant_flatfly)
     indirect: int  # UGAL: Valiant candidates n_I
     penalty: float  # UGAL: weight of the Valiant cost
     threshold: float  # UGAL: added to the Valiant cost

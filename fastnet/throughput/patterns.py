@@ -93,10 +93,11 @@ def engine_pattern(net: Network, traffic_cfg: dict, seed: int) -> Flows:
     for n in range(N):
         g = tr.table[n]
         members = tr.group_nodes[tr.group_start[g]:tr.group_start[g + 1]].astype(np.int64)
-        members = members[members != n]
+        share = 1.0 / max(len(members), 1)  # per entry: a node listed twice is drawn twice as often
+        members = members[members != n]  # a draw of the source itself never enters the network
         src_list.append(np.full(len(members), n))
         dst_list.append(members)
-        w_list.append(np.full(len(members), 1.0 / max(len(members), 1)))
+        w_list.append(np.full(len(members), share))
     return Flows(np.concatenate(src_list), np.concatenate(dst_list), np.concatenate(w_list))
 
 

@@ -1,4 +1,5 @@
-"""Open-loop Bernoulli sources: each node starts a packet in a cycle with probability load / packet_phits.
+"""Open-loop Bernoulli sources: each node starts a packet in a cycle with probability load / (mean packet size);
+its size is drawn from Traffic.sizes when it lists more than one.
 
 The Bernoulli process is sampled as geometric gaps per node (ND_NEXT_ARRIVAL), from the node's own random
 stream: the same process for a fraction of the random draws. Destinations come from `Traffic` (patterns.py).
@@ -13,7 +14,23 @@ from ..kernels._jit import jit, jit_inline
 from ..kernels.pool import new_packet
 from ..kernels.rng import below, geometric, uniform
 from ..kernels.state import ND_ARRIVAL_LINK, ND_NEXT_ARRIVAL, PK_MSG
-from .patterns import PAT_HOTSPOT, PAT_JOB, PAT_TABLE, PAT_UNIFORM
+from .patterns import INJ_BERNOULLI, PAT_HOTSPOT, PAT_JOB, PAT_TABLE, PAT_UNIFORM
+
+
+@jit_inline
+def arrival_gap(process, rate, alpha, beta, r1, rng, n, on):
+    """Cycles to node n's next packet. Bernoulli: geometric. BookSim2's on/off source (src/injection.cpp): every
+    cycle the node's state advances (on stays on with probability 1 - beta, off turns on with alpha), then an on
+    node starts a packet with probability r1. A node is on when it starts one, so only the first arrival needs
+    the state (`on`): no per-node state is kept."""
+    if process == INJ_BERNOULLI:
+        return geometric(rng, n, rate)
+    gap = 0
+    while True:
+        gap += 1
+        on = uniform(rng, n) >= beta if on else uniform(rng, n) < alpha
+        if on and uniform(rng, n) < r1:
+            return gap
 
 
 @jit_inline
@@ -52,7 +69,9 @@ def start_open_loop(tr, st):
     for n in range(len(st.nd)):
         if (tr.pattern == PAT_TABLE or tr.pattern == PAT_JOB) and tr.table[n] < 0:
             continue
-        st.nd[n, ND_NEXT_ARRIVAL] = geometric(st.rng_node, n, tr.rate) - 1
+        on = tr.process != INJ_BERNOULLI and below(st.rng_node, n, 2) == 1  # on/off: BookSim2's RandomInt(1)
+        st.nd[n, ND_NEXT_ARRIVAL] = arrival_gap(tr.process, tr.rate, tr.alpha, tr.beta, tr.r1, st.rng_node, n,
+                                                on) - 1
         wait_arrival(st.nd, st.arrivals, n)
 
 
@@ -68,8 +87,9 @@ def generate_open_loop(tr, prm, st, t):
         later = nd[n, ND_ARRIVAL_LINK]
         if nd[n, ND_NEXT_ARRIVAL] == t:
             dst = pick_destination(tr.pattern, table, hot, tr.hot_frac, gs, gn, tr.to_self, rng, n, N)
-            h = new_packet(st.pk, nd, st.node_act, st.ctr, st.sc, st.ts, prm, n, dst, tr.packet_phits, t, True)
+            size = tr.sizes[0] if len(tr.sizes) == 1 else tr.sizes[below(rng, n, len(tr.sizes))]
+            h = new_packet(st.pk, nd, st.node_act, st.ctr, st.sc, st.ts, prm, n, dst, size, t, True)
             st.pk[h, PK_MSG] = -1  # no workload's message (background traffic beside an MPI run)
-            nd[n, ND_NEXT_ARRIVAL] = t + geometric(rng, n, tr.rate)
+            nd[n, ND_NEXT_ARRIVAL] = t + arrival_gap(tr.process, tr.rate, tr.alpha, tr.beta, tr.r1, rng, n, True)
         wait_arrival(nd, arrivals, n)
         n = later

@@ -15,6 +15,19 @@ source node's random stream. Definitions follow BookSim2 where it has the patter
 - shift: dst = src + k (mod N), k = traffic.shift.
 - hotspot: with probability hotspot_fraction a random node of hotspot_nodes, otherwise uniform.
 - group_adversarial: a random node of group g+1 (dragonfly and Slim Fly groups).
+- BookSim2's other patterns (src/traffic.cpp at commit 28f43299), on BookSim2's node ids (`traffic.numbering`):
+  shuffle (rotate the id's bits left), bitrev (reverse them), neighbor (every digit + 1), badperm_yarc (a random
+  node of the column given by the source's row: digit 0 random, digit 1 = the source's digit 0), diagonal (the
+  next node with probability 1/3, else the source itself), asymmetric (src mod N/2, in either half), taper64 (half
+  the packets to the 3x3 window of an 8x8 grid around the source, half uniform), background (uniform over the
+  nodes not in traffic.exclude). Digit patterns read ids as `count` digits of base `base` (`traffic.digits`;
+  default the topology's grid of nodes: k per dimension of a torus, mesh or HyperX with one node per router, or
+  k x xr with traffic.numbering = "chip"). Random ones draw a random entry of their source's row of candidates
+  (the PAT_GROUP draw over a CSR of rows; a candidate listed twice is twice as likely).
+- traffic.numbering = "chip": node ids as BookSim2 numbers the nodes of its flattened butterfly and concentrated
+  mesh (flatfly_transformation, CMesh::NodeToRouter): row by row over the chip's grid of k*xr x k*xr nodes,
+  router (x, y) holding the xr x xr block at (x*xr, y*xr); every table, row, hotspot and excluded node is given in
+  those ids and translated to fastnet's router-by-router ids (node i of router r is r*p + i).
 - slimfly_worst: seed 004 §2.3. Routers are taken four at a time along paths R1-R2-R3-R4 where R1, R3 and R2, R4
   are two hops apart with a single middle router; node i of R1 and R3 send to each other, as do node i of R2 and
   R4, so the link R2-R3 carries 2p flows each way and minimal routing saturates at 1/(2p). The quadruples come
@@ -32,6 +45,7 @@ from ..errors import ConfigError
 from ..registry import Registry
 
 PAT_TABLE, PAT_UNIFORM, PAT_HOTSPOT, PAT_GROUP, PAT_JOB = 0, 1, 2, 3, 4  # PAT_JOB: uniform over the job's other nodes
+INJ_BERNOULLI, INJ_ON_OFF = 0, 1  # traffic.injection (traffic/openloop.py arrival_gap)
 
 
 class Traffic(NamedTuple):
@@ -44,6 +58,11 @@ class Traffic(NamedTuple):
     group_start: np.ndarray  # int32[G+1] CSR of nodes by group
     group_nodes: np.ndarray  # int32[N]
     to_self: bool  # uniform (and hotspot's uniform share) may draw the source itself
+    sizes: np.ndarray  # int32[S]: packet sizes in phits, each listed as often as it is likely (one: every packet)
+    process: int  # INJ_*: Bernoulli, or BookSim2's on/off Markov source
+    alpha: float  # on_off: probability an off node turns on in a cycle
+    beta: float  # on_off: probability an on node turns off in a cycle
+    r1: float  # on_off: probability an on node starts a packet in a cycle
 
 
 def _is_power(n: int, base: int) -> int | None:
@@ -67,7 +86,10 @@ def _derangement(n: int, rng: np.random.Generator) -> np.ndarray:
     return perm
 
 
-def _tornado(net: Network) -> np.ndarray:
+def _tornado(net: Network, tcfg: dict) -> np.ndarray:
+    if tcfg["numbering"] == "chip" or tcfg["digits"]:  # BookSim2's TornadoTrafficPattern on its ids
+        K, n = _digits(net, tcfg)
+        return _digit_map(net, K, n, lambda d: (d + (K + 1) // 2 - 1) % K)
     N = net.n_nodes
     if net.kind in ("torus", "mesh", "twisted_torus", "hyperx"):
         dims = net.params["dims"]
@@ -79,6 +101,127 @@ def _tornado(net: Network) -> np.ndarray:
         dst_r = (((coords + shift[None, :]) % np.asarray(dims)[None, :]) * stride[None, :]).sum(axis=1)
         return dst_r * p + np.arange(N) % p
     return (np.arange(N) + (N + 1) // 2 - 1) % N
+
+
+GRID_KINDS = ("torus", "mesh", "hyperx")
+
+
+def chip_ids(net: Network) -> np.ndarray:
+    """fastnet's node id of each of BookSim2's chip-numbered node ids (flatfly_transformation): a 2-D k x k grid of
+    routers with p = xr^2 nodes each, numbered row by row over the k*xr x k*xr grid of nodes."""
+    dims, p = net.params.get("dims"), net.params.get("p")
+    xr = int(round(p ** 0.5)) if isinstance(p, int) else 0
+    if net.kind not in GRID_KINDS or len(dims) != 2 or dims[0] != dims[1] or xr * xr != p:
+        raise ConfigError("traffic.numbering", "chip numbers the nodes of a 2-D k x k torus, mesh or HyperX with "
+                                               "p = xr^2 nodes per router (BookSim2's flatfly and cmesh)")
+    k, stride = dims[0], net.params["stride"]
+    b = np.arange(net.n_nodes)
+    X, Y = b % (k * xr), b // (k * xr)
+    router = (X // xr) * stride[0] + (Y // xr) * stride[1]
+    return router * p + xr * (Y % xr) + X % xr
+
+
+def _digits(net: Network, tcfg: dict) -> tuple[int, int]:
+    """(base, count) of the digits BookSim2's digit patterns read a node id as (traffic.digits, or the grid)."""
+    if tcfg["digits"]:
+        if len(tcfg["digits"]) != 2 or min(tcfg["digits"]) < 1:
+            raise ConfigError("traffic.digits", "must be [base, count] (BookSim2's k * xr and n)")
+        return tuple(tcfg["digits"])
+    dims, p = net.params.get("dims"), net.params.get("p")
+    if net.kind in GRID_KINDS and len(set(dims)) == 1:
+        if tcfg["numbering"] == "chip":
+            return dims[0] * int(round(p ** 0.5)), len(dims)
+        if p == 1:
+            return dims[0], len(dims)
+    raise ConfigError("traffic.digits", f"{tcfg['pattern']} reads node ids as digits: give traffic.digits = "
+                                        "[base, count] (a torus, mesh or HyperX of equal dims with one node per "
+                                        "router, or numbering = \"chip\", has them)")
+
+
+def _digit_map(net: Network, K: int, n: int, step) -> np.ndarray:
+    """Apply `step` to each of the n base-K digits of every id (BookSim2's DigitPermutationTrafficPattern)."""
+    N = net.n_nodes
+    ids = np.arange(N)
+    out = np.zeros(N, dtype=np.int64)
+    for d in range(n):
+        out += K ** d * step((ids // K ** d) % K)
+    if out.max() >= N:
+        raise ConfigError("traffic.digits", f"{n} digits of base {K} name nodes up to {K ** n - 1}; the network "
+                                            f"has {N}")
+    return out
+
+
+def _rows(rows: list[list[int]] | np.ndarray, of_source: np.ndarray, N: int) -> tuple[int, Any, Any]:
+    """A random pattern as rows of candidates (PAT_GROUP: source n draws an entry of row of_source[n])."""
+    rows = [np.asarray(r, dtype=np.int64) for r in rows]
+    nodes = np.concatenate(rows)
+    if nodes.min() < 0 or nodes.max() >= N:
+        raise ConfigError("traffic.pattern", f"names nodes outside 0..{N - 1}")
+    start = np.zeros(len(rows) + 1, dtype=np.int32)
+    np.cumsum([len(r) for r in rows], out=start[1:])
+    return PAT_GROUP, np.asarray(of_source, dtype=np.int32), (start, nodes.astype(np.int32))
+
+
+def _bits(net: Network, name: str) -> int:
+    b = _is_power(net.n_nodes, 2)
+    if b is None:
+        raise ConfigError("traffic.pattern", f"{name} needs a power-of-two node count (have {net.n_nodes})")
+    return b
+
+
+def _shuffle(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    N = net.n_nodes
+    _bits(net, "shuffle")
+    s = np.arange(N) << 1
+    return PAT_TABLE, (s & (N - 1)) | ((s & N) > 0)
+
+
+def _bitrev(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    b = _bits(net, "bitrev")
+    ids = np.arange(net.n_nodes)
+    return PAT_TABLE, sum(((ids >> i) & 1) << (b - 1 - i) for i in range(b))
+
+
+def _neighbor(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    K, n = _digits(net, tcfg)
+    return PAT_TABLE, _digit_map(net, K, n, lambda d: (d + 1) % K)
+
+
+def _badperm_yarc(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    K, _ = _digits(net, tcfg)
+    N = net.n_nodes
+    rows = N // K + (N % K > 0)  # source s draws among j*K + s // K, j = 0 .. K-1
+    return _rows([np.arange(K) * K + r for r in range(rows)], np.arange(N) // K, N)
+
+
+def _diagonal(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    N = net.n_nodes  # RandomInt(2) == 0: the next node with probability 1/3, else the source itself
+    return _rows([[(s + 1) % N, s, s] for s in range(N)], np.arange(N), N)
+
+
+def _asymmetric(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    N = net.n_nodes
+    half = N // 2
+    return _rows([[r, r + half] for r in range(half)], np.arange(N) % half, N)
+
+
+def _taper64(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    N = net.n_nodes
+    if N != 64:
+        raise ConfigError("traffic.pattern", f"taper64 needs exactly 64 nodes (have {N})")
+    # half the packets to one of 9 offsets (a 3x3 window, ids mod 64), half to any node: 64 entries per offset
+    # and 9 per node give the exact weights (1/2 * 1/9 = 64/1152, 1/2 * 1/64 = 9/1152)
+    rows = [np.concatenate([np.repeat([(s + 8 * dy + dx) % 64 for dy in (-1, 0, 1) for dx in (-1, 0, 1)], 64),
+                            np.repeat(np.arange(64), 9)]) for s in range(N)]
+    return _rows(rows, np.arange(N), N)
+
+
+def _background(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
+    N = net.n_nodes
+    keep = np.setdiff1d(np.arange(N), tcfg["exclude"])
+    if len(keep) == 0:
+        raise ConfigError("traffic.exclude", "excludes every node")
+    return _rows([keep], np.zeros(N), N)
 
 
 def _slimfly_quadruples(net: Network) -> list[tuple[int, int, int, int]]:
@@ -197,11 +340,22 @@ PATTERNS.add("permutation", "a random derangement (with to_self, any permutation
 PATTERNS.add("bitcomp", "dst = ~src over log2(N) bits", make=_bitcomp)
 PATTERNS.add("transpose", "swap the high and low halves of the node id's bits", make=_transpose)
 PATTERNS.add("tornado", "each coordinate moves ceil(k/2) - 1 (elsewhere n + ceil(N/2) - 1)",
-             make=lambda net, tcfg, rng: (PAT_TABLE, _tornado(net)))
+             make=lambda net, tcfg, rng: (PAT_TABLE, _tornado(net, tcfg)))
 PATTERNS.add("shift", "dst = src + traffic.shift (mod N)", make=_shift)
 PATTERNS.add("hotspot", "traffic.hotspot_fraction to traffic.hotspot_nodes, the rest uniform", make=_hotspot)
 PATTERNS.add("group_adversarial", "a random node of the next group", make=_group_adversarial)
 PATTERNS.add("slimfly_worst", "seed 004's worst case for minimal routing", make=_slimfly_worst_table)
+PATTERNS.add("shuffle", "rotate the node id's bits left by one (BookSim2's shuffle)", make=_shuffle)
+PATTERNS.add("bitrev", "reverse the node id's bits (BookSim2's bitrev)", make=_bitrev)
+PATTERNS.add("neighbor", "every digit of the node id + 1 (BookSim2's neighbor; traffic.digits)", make=_neighbor)
+PATTERNS.add("badperm_yarc", "a random node j*K + src // K (BookSim2's badperm_yarc; traffic.digits)",
+             make=_badperm_yarc)
+PATTERNS.add("diagonal", "src + 1 with probability 1/3, else src itself (BookSim2's diagonal)", make=_diagonal)
+PATTERNS.add("asymmetric", "src mod N/2 in either half (BookSim2's asymmetric)", make=_asymmetric)
+PATTERNS.add("taper64", "half to the 3x3 window of an 8x8 grid, half uniform; 64 nodes (BookSim2's taper64)",
+             make=_taper64)
+PATTERNS.add("background", "uniform over the nodes not in traffic.exclude (BookSim2's background)",
+             make=_background)
 
 
 def compile_traffic(net: Network, tcfg: dict, seed: int) -> Traffic:
@@ -210,20 +364,78 @@ def compile_traffic(net: Network, tcfg: dict, seed: int) -> Traffic:
     hot = np.zeros(1, dtype=np.int32)
     if N < 2:
         raise ConfigError("topology", "the network needs at least 2 nodes")
-    pattern, table = PATTERNS[tcfg["pattern"]].make(net, tcfg, rng)
-    if table is None:
-        table = np.zeros(1, dtype=np.int32)
+    made = PATTERNS[tcfg["pattern"]].make(net, tcfg, rng)
+    pattern, table = made[0], made[1]
     if pattern == PAT_HOTSPOT:
         hot = np.asarray(tcfg["hotspot_nodes"], dtype=np.int32)
         if (hot >= N).any():
             raise ConfigError("traffic.hotspot_nodes", f"must name nodes below {N}")
-    groups = net.topo.router_group[net.node_router]
-    order = np.argsort(groups, kind="stable").astype(np.int32)
-    gstart = np.zeros(int(groups.max()) + 2, dtype=np.int32)
-    np.cumsum(np.bincount(groups), out=gstart[1:])
-    return Traffic(pattern=pattern, rate=tcfg["load"] / tcfg["packet_phits"], packet_phits=tcfg["packet_phits"],
+    if len(made) > 2:  # rows of candidates (a random pattern of BookSim2's), drawn as PAT_GROUP
+        gstart, order = made[2]
+    else:
+        groups = net.topo.router_group[net.node_router]
+        order = np.argsort(groups, kind="stable").astype(np.int32)
+        gstart = np.zeros(int(groups.max()) + 2, dtype=np.int32)
+        np.cumsum(np.bincount(groups), out=gstart[1:])
+    if tcfg["numbering"] == "chip":  # the pattern's ids are BookSim2's: translate nodes, reorder sources
+        to = chip_ids(net)
+        if pattern == PAT_TABLE:
+            t = np.full(N, -1, dtype=np.int64)
+            t[to] = np.where(table >= 0, to[np.maximum(table, 0)], -1)
+            table = t
+        elif len(made) > 2:
+            t = np.zeros(N, dtype=np.int64)
+            t[to] = table
+            table, order = t, to[order]
+        elif pattern == PAT_HOTSPOT:
+            hot = to[hot]
+        elif pattern != PAT_UNIFORM:
+            raise ConfigError("traffic.numbering", f"chip does not apply to {tcfg['pattern']}")
+    if table is None:
+        table = np.zeros(1, dtype=np.int32)
+    sizes = packet_sizes(tcfg)
+    rate = tcfg["load"] / sizes.mean()
+    process, alpha, beta, r1 = INJ_BERNOULLI, 0.0, 0.0, 0.0
+    if tcfg["injection"] == "on_off":
+        process = INJ_ON_OFF
+        alpha, beta, r1 = on_off(rate, tcfg["burst_alpha"], tcfg["burst_beta"], tcfg["burst_r1"])
+    return Traffic(pattern=pattern, rate=rate, packet_phits=tcfg["packet_phits"],
                    table=np.asarray(table, dtype=np.int32), hot=hot, hot_frac=float(tcfg["hotspot_fraction"]),
-                   group_start=gstart, group_nodes=order, to_self=bool(tcfg["to_self"]))
+                   group_start=gstart, group_nodes=order, to_self=bool(tcfg["to_self"]), sizes=sizes,
+                   process=process, alpha=alpha, beta=beta, r1=r1)
+
+
+def on_off(rate: float, alpha: float, beta: float, r1: float) -> tuple[float, float, float]:
+    """BookSim2's OnOffInjectionProcess (src/injection.cpp): exactly one of alpha, beta, r1 is negative and follows
+    from the packet rate, which is r1 * alpha / (alpha + beta)."""
+    if sum(v < 0 for v in (alpha, beta, r1)) != 1:
+        raise ConfigError("traffic.burst_r1", f"on_off: exactly one of burst_alpha, burst_beta, burst_r1 must be "
+                                              f"negative (it follows from the load); got {alpha}, {beta}, {r1}")
+    if alpha < 0:
+        alpha = beta * rate / (r1 - rate) if r1 > rate else -1.0
+    elif beta < 0:
+        beta = alpha * (r1 - rate) / rate
+    else:
+        r1 = rate * (alpha + beta) / alpha if alpha > 0 else 2.0
+    if not (0 <= alpha <= 1 and 0 <= beta <= 1 and 0 < r1 <= 1):
+        raise ConfigError("traffic.burst_r1", f"on_off at {rate:g} packets/node/cycle needs probabilities in [0, 1]: "
+                                              f"alpha {alpha:g}, beta {beta:g}, r1 {r1:g}")
+    return alpha, beta, r1
+
+
+def packet_sizes(tcfg: dict) -> np.ndarray:
+    """The sizes packets draw from: traffic.packet_sizes, each repeated by its packet_size_rates entry (BookSim2's
+    packet_size with packet_size_rate), or packet_phits alone. load / mean size is the packet rate."""
+    sizes, rates = tcfg["packet_sizes"], tcfg["packet_size_rates"]
+    if not sizes:
+        return np.array([tcfg["packet_phits"]], dtype=np.int32)
+    rates = rates or [1] * len(sizes)
+    if len(rates) != len(sizes):
+        raise ConfigError("traffic.packet_size_rates", f"needs one rate per size ({len(sizes)}), got {len(rates)}")
+    if max(sizes) > tcfg["packet_phits"]:
+        raise ConfigError("traffic.packet_sizes", f"sizes up to packet_phits = {tcfg['packet_phits']} (the largest "
+                                                  f"packet, which sizes buffers), got {max(sizes)}")
+    return np.repeat(np.asarray(sizes, dtype=np.int32), rates)
 
 
 def background_traffic(net: Network, nodes: np.ndarray, load: float, packet_phits: int) -> Traffic:
@@ -234,4 +446,5 @@ def background_traffic(net: Network, nodes: np.ndarray, load: float, packet_phit
     return Traffic(pattern=PAT_JOB, rate=load / packet_phits, packet_phits=packet_phits, table=table,
                    hot=np.zeros(1, dtype=np.int32), hot_frac=0.0,
                    group_start=np.array([0, len(nodes)], dtype=np.int32), group_nodes=np.asarray(nodes, np.int32),
-                   to_self=False)
+                   to_self=False, sizes=np.array([packet_phits], dtype=np.int32), process=INJ_BERNOULLI,
+                   alpha=0.0, beta=0.0, r1=0.0)
