@@ -231,31 +231,27 @@ def gb(n: float) -> str:
 def check_network_fits(cfg: dict[str, Any]) -> None:
     """ConfigError(sim.memory_check) before the build when the network's floor (network_floor) exceeds the memory
     available: a network that large would exhaust the machine while it is being built, before check_memory."""
-    if not cfg["sim"]["memory_check"]:
-        return
-    floor = network_floor(cfg)
-    available = available_memory()
-    if floor is None or available is None or floor[1] <= available:
-        return
-    (R, P, N), need = floor
-    raise ConfigError("sim.memory_check", f"this network ({R:,} routers, {P:,} ports, {N:,} nodes) needs at "
-                      f"least {gb(need)} before it runs and {gb(available)} is available; use a smaller network, "
-                      "free memory, or set sim.memory_check = false to run anyway")
+    if cfg["sim"]["memory_check"]:
+        _refuse_above(network_floor(cfg), "before it runs", "run anyway")
 
 
 def check_build_fits(cfg: dict[str, Any]) -> None:
     """ConfigError(sim.memory_check) before the build when even the network's records (build_floor) exceed the
     memory available: topology.build_network calls it, so every command that builds a network refuses first."""
-    if not cfg["sim"]["memory_check"]:
-        return
-    floor = build_floor(cfg)
+    if cfg["sim"]["memory_check"]:
+        _refuse_above(build_floor(cfg), "to build", "build it anyway")
+
+
+def _refuse_above(floor: tuple[tuple[int, int, int], int] | None, needed_for: str, override: str) -> None:
+    """ConfigError naming the network's size when its `floor` ((routers, ports, nodes), bytes) exceeds the memory
+    available."""
     available = available_memory()
     if floor is None or available is None or floor[1] <= available:
         return
     (R, P, N), need = floor
     raise ConfigError("sim.memory_check", f"this network ({R:,} routers, {P:,} ports, {N:,} nodes) needs at "
-                      f"least {gb(need)} to build and {gb(available)} is available; use a smaller network, free "
-                      "memory, or set sim.memory_check = false to build it anyway")
+                      f"least {gb(need)} {needed_for} and {gb(available)} is available; use a smaller network, "
+                      f"free memory, or set sim.memory_check = false to {override}")
 
 
 def check_memory(estimate: MemoryEstimate, cfg: dict[str, Any]) -> None:

@@ -551,12 +551,19 @@ def compute_cycles(wl, r, d):
 def end_block(wl, r, t):
     """Rank r goes on after a wait it blocked in at cycle tk[r, RK_BLOCK_T]: the cycles count as time in the call."""
     tk = wl.tk
-    d = t - tk[r, RK_BLOCK_T]
-    tk[r, RK_WAIT_CYC] += d
-    wl.call_time[tk[r, RK_BLOCK_CALL]] += d
-    if d > 0:
-        log_interval(wl, r, tk[r, RK_BLOCK_CALL], tk[r, RK_BLOCK_T], t)
+    blocked(wl, r, tk[r, RK_BLOCK_CALL], tk[r, RK_BLOCK_T], t)
     tk[r, RK_BLOCK_T] = -1
+
+
+@jit_inline
+def blocked(wl, r, call, since, t):
+    """Rank r was blocked in `call` from cycle `since` to t: the cycles count as waiting and as time in the call,
+    and go on its timeline."""
+    d = t - since
+    wl.tk[r, RK_WAIT_CYC] += d
+    wl.call_time[call] += d
+    if d > 0:
+        log_interval(wl, r, call, since, t)
 
 
 @jit_inline
@@ -625,11 +632,7 @@ def collective_op(wl, r, pc, t):
     if res == COLL_BLOCKED:
         tk[r, RK_STATE] = RS_COLL
         return res
-    d = t - tk[r, RK_CSTART]
-    tk[r, RK_WAIT_CYC] += d
-    wl.call_time[ops[pc, OP_CALL]] += d
-    if d > 0:
-        log_interval(wl, r, ops[pc, OP_CALL], tk[r, RK_CSTART], t)
+    blocked(wl, r, ops[pc, OP_CALL], tk[r, RK_CSTART], t)
     tk[r, RK_COP] = -1
     tk[r, RK_PC] = pc + 1
     return res
