@@ -160,15 +160,7 @@ def value(raw: str) -> Value:
     if _REAL.fullmatch(raw):
         return float(raw)
     if raw.startswith("{") and raw.endswith("}"):  # a list, its items perhaps lists ({{1,4}}: one class's)
-        items, depth, cur = [], 0, ""
-        for ch in raw[1:-1] + ",":
-            depth += (ch == "{") - (ch == "}")
-            if ch == "," and depth == 0:
-                items.append(cur)
-                cur = ""
-            else:
-                cur += ch
-        return [value(x) for x in items if x.strip()]
+        return [value(x) for x in _top_level(raw[1:-1]) if x.strip()]
     if len(raw) >= 2 and raw[0] == raw[-1] == '"':
         return raw[1:-1]
     return raw
@@ -547,8 +539,8 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
     return router
 
 
-def split_params(text: str) -> list[str]:
-    """BookSim2's tokenize_str: split at the commas outside braces, the braces dropped from each token."""
+def _top_level(text: str) -> list[str]:
+    """`text` split at the commas outside braces (the last piece kept even when empty)."""
     out, depth, cur = [], 0, ""
     for ch in text:
         depth += (ch == "{") - (ch == "}")
@@ -557,8 +549,14 @@ def split_params(text: str) -> list[str]:
             cur = ""
         else:
             cur += ch
-    if cur.strip():
-        out.append(cur)
+    return out + [cur]
+
+
+def split_params(text: str) -> list[str]:
+    """BookSim2's tokenize_str: split at the commas outside braces, the braces dropped from each token."""
+    out = _top_level(text)
+    if not out[-1].strip():
+        out.pop()
     return [t.strip().strip("{}").strip() for t in out]
 
 

@@ -52,8 +52,8 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         # wins the switch, then the next packet needs VC and switch allocation)
         "speedup": (2.0, real(1.0, 64.0)),  # crossbar bandwidth / link bandwidth
         "alloc_iters": (1, integer(1, 16)),
-        "allocator": ("separable_input_first", choice(*SWITCH_ALLOCATORS.names)),  # switch allocator: each input port picks
-        # one VC, then each output one input; or islip (BookSim2's default): each input asks for every output
+        "allocator": ("separable_input_first", choice(*SWITCH_ALLOCATORS.names)),  # switch allocator: each
+        # input port picks one VC, then each output one input; or islip (BookSim2's default): each input asks for every output
         # one of its VCs wants, each output grants one input, each input accepts one grant
         "credit_delay": (2, integer(0)),  # cycles added to the credit's trip back over the link
         # which free downstream VC a head gets (and a node's packet, among its injection VCs with room): the one

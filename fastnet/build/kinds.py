@@ -54,13 +54,14 @@ def _grid_keys(dims: list[int]) -> dict[str, tuple[Any, Check]]:
     return {"dims": (dims, integer_list(2)), "links": (1, _per_dimension), "p": (1, integer(1))}
 
 
-def _torus_like(kind: str):
+def _torus_like(kind: str) -> dict[str, Any]:
+    """The builder and size formula of a kind build/torus.py builds (torus, mesh, twisted torus)."""
     def build(t: dict[str, Any]) -> RouterGraph:
         return torus.build(kind, t["dims"], t["p"], t.get("twist", 0), t["links"], t.get("express", 0))
 
     def size(t: dict[str, Any]) -> tuple[int, int, int]:
         return torus.size(kind, t["dims"], t["p"], t["links"], t.get("express", 0))
-    return build, size
+    return {"build": build, "size": size}
 
 
 TOPOLOGIES = Registry("topology kind")  # declared in the order of their codes (the kernels' K_*)
@@ -95,16 +96,16 @@ K_SLIMFLY = TOPOLOGIES.add(
     size=lambda t: slimfly.size(t["q"], t["p"]),
     algebra="large")
 K_TORUS = TOPOLOGIES.add("torus", "a k-ary n-cube with wrap-around links (build/torus.py)", keys=_grid_keys([8, 8]),
-                         build=_torus_like("torus")[0], size=_torus_like("torus")[1], algebra="large")
+                         **_torus_like("torus"), algebra="large")
 K_MESH = TOPOLOGIES.add("mesh", "a grid without wrap-around links (build/torus.py)",
                         keys={**_grid_keys([8, 8]), "express": (0, integer(0))},  # BookSim2's cmesh express
                         # channels, each `express` x links.latency long (0: none)
-                        build=_torus_like("mesh")[0], size=_torus_like("mesh")[1], algebra="large")
+                        **_torus_like("mesh"), algebra="large")
 K_TWISTED_TORUS = TOPOLOGIES.add(
     "twisted_torus", "a 2-D torus whose first dimension's wrap-around links are twisted (build/torus.py)",
     keys={"dims": ([8, 4], integer_list(2, 2)), "twist": (4, integer(0)), "links": (1, _per_dimension),
           "p": (1, integer(1))},
-    build=_torus_like("twisted_torus")[0], size=_torus_like("twisted_torus")[1], algebra="never")
+    **_torus_like("twisted_torus"), algebra="never")
 K_FATTREE = TOPOLOGIES.add(
     "fattree", "a k-ary n-tree or an m-port n-tree (build/fattree.py)", title="fat tree",
     keys={  # `form` picks the keys (forms)

@@ -50,7 +50,8 @@ from ..build.routing import (
 from ..build.kinds import K_DRAGONFLY, K_FATTREE, K_HYPERX, K_MESH, K_TORUS
 from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
 from ..registry import (
-    R_ADAPTIVE, R_DOR, R_KSP, R_MIN, R_UGAL_G, R_UGAL_L, R_UPDOWN, R_VAL, UP_ADAPTIVE, UP_DMODK, UP_MLID, UP_RANDOM_PATH, UQ_PORT, UQ_VC, UQ_VC_H, UV_BOOKSIM, UV_SHARED,
+    R_ADAPTIVE, R_DOR, R_KSP, R_MIN, R_UGAL_G, R_UGAL_L, R_UPDOWN, R_VAL, UP_ADAPTIVE, UP_DMODK, UP_MLID,
+    UP_RANDOM_PATH, UQ_PORT, UQ_VC, UQ_VC_H, UV_BOOKSIM, UV_SHARED,
 )
 from ._jit import jit, jit_inline, no_implementation
 from .minimal import (

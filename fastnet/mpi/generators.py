@@ -168,7 +168,8 @@ PROGRAMS = Registry("MPI program")
 PROGRAMS.add("pingpong", "rank 0 and rank 1 exchange a message, iterations times", make=pingpong)
 PROGRAMS.add("fanout", "rank 0 sends to every other rank", make=fanout)
 for _kind in ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"):
-    PROGRAMS.add(_kind, f"MPI_{_kind.capitalize()}, iterations times, with compute between", make=collective_loop(_kind))
+    PROGRAMS.add(_kind, f"MPI_{_kind.capitalize()}, iterations times, with compute between",
+                 make=collective_loop(_kind))
 PROGRAMS.add("halo3d", "a 3-D halo exchange with the six face neighbours", make=halo3d)
 PROGRAMS.add("fft3d", "a 3-D FFT's transposes (all-to-alls in row and column communicators)", make=fft3d)
 PROGRAMS.add("sweep3d", "a wavefront sweep over a 2-D process grid, eight octants", make=sweep3d)
