@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..build.network import P_ROUTER
-from ..kernels._jit import jit, jit_alloc
+from ..kernels._jit import jit, jit_alloc, jit_callee
 from ..kernels.cycle import free_vc, phits_crossed, phits_sent_in, serialise, streaming, tail_arrives
 from ..kernels.pool import drop_packet, list_remove, release_event, vc_reserve
 from ..kernels.state import (
@@ -34,7 +34,7 @@ from ..kernels.state import (
 )
 
 
-@jit
+@jit_callee
 def _stop_waiting(st, v, cancel):
     """VC v no longer waits for allocation: it leaves the ready list, or its pending E_READY is cancelled."""
     if st.vc[v, VC_POS] >= 0:
@@ -43,7 +43,7 @@ def _stop_waiting(st, v, cancel):
         cancel[v] = True
 
 
-@jit
+@jit_callee
 def _drop_tail(port, prm, st, v, t, on_link_only, cause, cancel):
     """Drop the packets of VC v from the first one still on the link (or from its head), to its tail."""
     pk, vc = st.pk, st.vc
@@ -78,7 +78,7 @@ def _drop_tail(port, prm, st, v, t, on_link_only, cause, cancel):
         h = nxt
 
 
-@jit
+@jit_callee
 def _end_node_feed(prm, st, v, t):
     """Injection VC v's node stops sending its packet in (the packet is dropped or cut): the phits it has not sent
     are reserved as if they had come, for the drop to give the packet's phits back whole; the node may go on."""
@@ -88,7 +88,7 @@ def _end_node_feed(prm, st, v, t):
     st.nd[st.pk[h, PK_SRC], ND_BUSY] = t
 
 
-@jit
+@jit_callee
 def _stop_stream(port, prm, st, f, t, cancel):
     """VC f stops streaming its packet, and so does every VC upstream still streaming it in, and its node if it
     still sends it: the phits each VC holds of it are given back at once, and the VC it streamed into may be
@@ -115,7 +115,7 @@ def _stop_stream(port, prm, st, f, t, cancel):
         f = up
 
 
-@jit
+@jit_callee
 def _cut_streams(port, prm, st, dead_port, dead_router, t, cancel):
     """Cut every stream over a failed link or out of a failed router (flit crossbar): its packet is dropped if it
     was bound for its node, else marked lost, its tail arriving now where its head is."""

@@ -183,7 +183,26 @@ class _PrunedInlining(CompilerBase):
         return [pm]
 
 
-jit = numba.njit(cache=CACHE, nogil=True, _nrt=False, pipeline_class=_PrunedInlining)
+# No kernel's address is taken as a C function pointer: the cfunc wrapper numba builds for each is dropped.
+jit = numba.njit(cache=CACHE, nogil=True, _nrt=False, no_cfunc_wrapper=True, pipeline_class=_PrunedInlining)
+
+
+class _CalleeDispatcher(numba.core.registry.CPUDispatcher):
+    """A kernel compiled without its Python entry point: called from Python it raises instead of crashing."""
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.py_func.__qualname__} is a @jit_callee kernel: call it from another kernel "
+                        "(kernels/_jit.py)")
+
+
+def jit_callee(func):
+    """`@jit` for a kernel that only kernels call (a stage, a cold path kept out of its caller's body). numba builds
+    a Python entry for every compiled function, unboxing each array of each NamedTuple argument; for the stages of
+    the cycle loop that code was a tenth of a cold start's compile time, and nothing ever runs it."""
+    dispatcher = numba.njit(cache=CACHE, nogil=True, _nrt=False, no_cfunc_wrapper=True, no_cpython_wrapper=True,
+                            pipeline_class=_PrunedInlining)(func)
+    dispatcher.__class__ = _CalleeDispatcher
+    return dispatcher
 
 jit_alloc = numba.njit(cache=CACHE, nogil=True, pipeline_class=_PrunedInlining)
 

@@ -48,7 +48,7 @@ from ..registry import (
     GEN_MPI, GEN_OPEN_LOOP, GENERATORS, ROUTINGS, SA_ISLIP, SA_SEPARABLE, SWITCH_ALLOCATORS, VA_GREEDY, VA_ISLIP,
     VA_SEPARABLE, VC_ALLOCATORS, W_OPEN_LOOP,
 )
-from ._jit import jit, jit_inline, no_implementation, prefetch
+from ._jit import jit, jit_callee, jit_inline, no_implementation, prefetch
 from .pool import (
     drop_packet, free_packet, hist_bin, is_measured, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
 )
@@ -131,7 +131,7 @@ def tail_arrives(pk, vs, w, h, tail, span):
         pk[h, PK_ARRIVE] = tail - span
 
 
-@jit
+@jit_callee
 def chunk_ready(port, pk, vs, prm, v, h, k):
     """With a flit crossbar: the first cycle at which packet h in VC v may have its cycle k of crossbar time (the
     head's: its router delay over), once the last phit it moves is here; -1 if that phit has not left the
@@ -197,7 +197,7 @@ def record_delivery(pk, sc, lat_hist, net_hist, ts, ctr, prm, h, t):
     ctr[C_DELIVERED] += 1
 
 
-@jit
+@jit_callee
 def send_from_node(port, prm, st, v, t):
     """Flit crossbar: credits came back to injection VC v, whose node still sends a packet in: it sends as many
     more phits as they allow, one link cycle each; once its tail has gone, the node may start its next packet."""
@@ -404,7 +404,7 @@ def park(act, vc, ev, wheel, ctr, prm, v, t):
     return True
 
 
-@jit
+@jit_callee
 def drop_head(port, prm, st, v, t):
     """Remove VC v's head, which has no live route (faults), as a grant to nowhere would: the next packet becomes
     the head, the buffer's credits go back once the tail has arrived. True if v left the ready list."""
@@ -853,7 +853,7 @@ def cross_packet(port, prm, st, t, p, v, o):
     return size
 
 
-@jit
+@jit_callee
 def cross_flits(port, prm, st, t, p, v):
     """Flit crossbar: VC v has one cycle of crossbar time, as each flit wins BookSim2's switch allocator on its
     own; the phits it moves leave on the output link behind what is queued there. In its head's cycle the packet
@@ -920,7 +920,7 @@ def move_on(port, prm, st, t, h, o, dvc, head):
         schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_READY, dvc, 0, pk[h, PK_READY])
 
 
-@jit
+@jit_callee
 def record_timeseries(prm, st, t):
     row = t // prm.ts_interval
     st.ts[row, TS_IN_NETWORK] = st.ctr[C_CREATED] - st.ctr[C_DELIVERED] - st.ctr[C_DROPPED] - st.ctr[C_QUEUED]

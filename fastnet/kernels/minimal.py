@@ -18,7 +18,7 @@ from ..build.routing import (
     IP_A, IP_BUNDLE, IP_DIMS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P,
     IP_PALM, IP_Q, IP_ROW, IP_STRIDES, IP_WRAP, SCAN_TABLE, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
 )
-from ._jit import jit, jit_inline, no_implementation
+from ._jit import jit, jit_callee, jit_inline, no_implementation
 
 
 @jit
@@ -68,7 +68,7 @@ def df_first_link(ip, G, Gt):
     return (G - Gt - 1) % g if ip[IP_PALM] else (Gt if Gt < G else Gt - 1)
 
 
-@jit
+@jit_callee
 def _df_scan(ps, port, ip, r, d, buf):
     """Hierarchical minimal paths (at most one global hop, dimension order inside each group) over every global
     link G -> Gd. Returns (candidates, length).
@@ -120,7 +120,7 @@ def _sf_sub(alg, q, a, b):
     return alg[a, alg[b, 2 * q + SF_NEG]]
 
 
-@jit
+@jit_callee
 def _sf_port_to(alg, q, nx, s, a, b, s2, a2, b2):
     """Local port index (after the node ports) from router (s,a,b) to an adjacent (s2,a2,b2); -1 if not adjacent."""
     if s == s2:
@@ -132,7 +132,7 @@ def _sf_port_to(alg, q, nx, s, a, b, s2, a2, b2):
     return nx + a2 if b2 == alg[alg[a, q + a2], b] else -1
 
 
-@jit
+@jit_callee
 def _sf_scan(ps, ip, alg, r, d, buf):
     q, nx = ip[IP_Q], ip[IP_NX]
     qq = q * q
@@ -189,7 +189,7 @@ def _put_links(buf, n, first, links):
     return n + links
 
 
-@jit
+@jit_callee
 def _torus_scan(ps, ip, dir_port, r, d, buf):
     wrap = ip[IP_WRAP] == 1
     base = ps[r]
@@ -238,7 +238,7 @@ def hx_first_dim(ip, r, t):
     return -1
 
 
-@jit
+@jit_callee
 def _hx_scan(ps, ip, r, d, buf):
     """Every trunk link of every dimension in which r and d differ; length = the number of such dimensions."""
     base = ps[r] + ip[IP_P]
@@ -255,7 +255,7 @@ def _hx_scan(ps, ip, r, d, buf):
 
 
 # ---------------------------------------------------------------- fat tree (fastnet/build/fattree.py)
-@jit
+@jit_callee
 def _ft_scan(ps, ip, r, d, buf):
     k, levels, S = ip[IP_K], ip[IP_N], ip[IP_FT_S]
     level, w = r // S, r % S

@@ -53,7 +53,7 @@ from ..registry import (
     R_ADAPTIVE, R_DOR, R_KSP, R_MIN, R_UGAL_G, R_UGAL_L, R_UPDOWN, R_VAL, UP_ADAPTIVE, UP_DMODK, UP_MLID,
     UP_RANDOM_PATH, UQ_PORT, UQ_VC, UQ_VC_H, UV_BOOKSIM, UV_SHARED,
 )
-from ._jit import jit, jit_inline, no_implementation
+from ._jit import jit, jit_callee, jit_inline, no_implementation
 from .minimal import (
     df_first_link, df_global_port, df_ldist, df_step, distance,
     hx_first_dim, hx_trunk, min_ports, min_ports_len,
@@ -102,7 +102,7 @@ def room(port, vc, vcr, V, o, cls):
 
 
 # ---------------------------------------------------------------- dragonfly groups (build/dragonfly.py)
-@jit
+@jit_callee
 def df_to_group(ps, port, ip, rng, r, Gt):
     """Toward group Gt (!= r's group) over one of the global links that reach it, in dimension order inside the
     group; one of the links fewest local hops away. Returns (first port, hops to reach the group, router where
@@ -142,7 +142,7 @@ def df_local_cost(ps, port, ip, pt, r, t):
     return q, hops
 
 
-@jit
+@jit_callee
 def df_min_cost(ps, port, ip, pt, r, d):
     """UGAL-G on a dragonfly: (occupancy summed along the minimal path of least total, its length) from the
     group arithmetic in one pass (local, global, local hops), instead of a minimal-port scan at every router."""
@@ -166,7 +166,7 @@ def df_min_cost(ps, port, ip, pt, r, d):
     return best_q, best_len
 
 
-@jit
+@jit_callee
 def df_linked(ps, port, ip, G, Gt):
     """Whether a live global link joins group G to group Gt (fastnet/faults)."""
     a, h, g, b = ip[IP_A], ip[IP_H], ip[IP_G], ip[IP_BUNDLE]
@@ -177,7 +177,7 @@ def df_linked(ps, port, ip, G, Gt):
     return False
 
 
-@jit
+@jit_callee
 def df_detour(ps, port, ip, rng, r, Gd):
     """A Valiant group for a packet at router r whose way to group Gd is cut (fastnet/faults): a group with live
     global links from r's group and to Gd, the first such from a random one; -1 if there is none."""
@@ -312,7 +312,7 @@ def flow_hash(a, b, c):
     return np.int64((x ^ (x >> np.uint64(31))) >> np.uint64(1))
 
 
-@jit
+@jit_callee
 def ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, src_node, dst_node):
     k = ip[IP_K]
     first = ps[r] + k
@@ -328,7 +328,7 @@ def ft_up_port(ps, port, vc, pt, ip, prm, rng, r, level, src_node, dst_node):
     return first + below(rng, r, k)
 
 
-@jit
+@jit_callee
 def ft_live_up(ps, port, pt, alg, ip, prm, o, r, d):
     """With failures (fastnet/faults): the up port to take instead of up port o, whose link or parent may have no
     live up*/down* way to leaf d. alg[x, leaf] bit 0 says that switch x has one (faults/plan.py updown_reach). The
@@ -775,7 +775,7 @@ def adaptive_port(ps, port, dist, ip, alg, vcr, vc, prm, pk, buf, r, d, h, scan)
     return True
 
 
-@jit
+@jit_callee
 def df_reroute(ps, port, ip, pk, rng, r, d, h):
     """A dragonfly packet whose next global link failed (fastnet/faults): before its first global hop it turns
     into a Valiant packet through a group both of whose links are up, which keeps its VC classes increasing

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels._jit import jit, jit_inline
+from ..kernels._jit import jit, jit_callee, jit_inline
 from ..kernels.rng import uniform
 from ..kernels.pool import fifo_append, fifo_unlink, hist_bin
 from ..workloads.messages import new_message, queue_message, retire
@@ -707,7 +707,7 @@ def run_rank(wl, r, t):
             request_op(wl, r, pc, base, t)
 
 
-@jit
+@jit_callee
 def advance_mpi(wl, t):
     wc = wl.wc
     for i in range(wc[WC_N_INBOX]):

@@ -10,7 +10,7 @@ visits about 9,000 nodes a cycle instead of a million.
 
 from __future__ import annotations
 
-from ..kernels._jit import jit, jit_inline
+from ..kernels._jit import jit, jit_callee, jit_inline
 from ..kernels.pool import new_packet
 from ..kernels.rng import below, geometric, uniform
 from ..kernels.state import ND_ARRIVAL_LINK, ND_NEXT_ARRIVAL, PK_MSG
@@ -75,7 +75,7 @@ def start_open_loop(tr, st):
         wait_arrival(st.nd, st.arrivals, n)
 
 
-@jit
+@jit_callee
 def generate_open_loop(tr, prm, st, t):
     nd, rng, arrivals = st.nd, st.rng_node, st.arrivals
     table, hot, gs, gn = tr.table, tr.hot, tr.group_start, tr.group_nodes

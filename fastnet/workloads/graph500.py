@@ -34,7 +34,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from ..kernels._jit import jit, jit_inline
+from ..kernels._jit import jit, jit_callee, jit_inline
 from ..kernels.rng import below, geometric, uniform
 from .graph500_model import effective_destinations, mean_edges, messages_per_process, sigma_edges
 from .messages import retire, send, sending
@@ -165,7 +165,7 @@ def leave_level(wl, p, t):
     return Stage.LEVEL_START
 
 
-@jit
+@jit_callee
 def advance_graph500(wl, nd, packet_bytes, t):
     wc, msg, tk, stage, rng = wl.wc, wl.msg, wl.tk, wl.stage, wl.rng
     n, root = wl.n_tasks, wl.root

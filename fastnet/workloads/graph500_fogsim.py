@@ -28,7 +28,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from ..kernels._jit import jit, jit_inline
+from ..kernels._jit import jit, jit_callee, jit_inline
 from ..kernels.rng import below, uniform
 from .graph500 import G_BCAST, G_QUERY, G_REDUCE, G_SIGNAL, count_control, normal
 from .graph500_model import fogsim_destinations, fogsim_messages, mean_edges, sigma_edges
@@ -289,7 +289,7 @@ def end_level(wl, t):
         wc[WC_AT_LEVEL_END] = 1  # every process starts the next level next cycle
 
 
-@jit
+@jit_callee
 def advance_graph500_fogsim(wl, nd, packet_bytes, t):
     """One cycle of every process: a level starts (its draws made for all), the arrived messages are received,
     each process takes a step of its stage machine, and the level ends once every process has reached

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from ..kernels._jit import jit, jit_inline
+from ..kernels._jit import jit, jit_callee, jit_inline
 from ..kernels.rng import below
 from .messages import retire, send
 from .state import (
@@ -47,7 +47,7 @@ class Task(IntEnum):
     DONE = 2
 
 
-@jit
+@jit_callee
 def advance_sr(wl, packet_bytes, t):
     wc, msg, tk, table, inbox = wl.wc, wl.msg, wl.tk, wl.table, wl.inbox
     for i in range(wc[WC_N_INBOX]):  # Wait: messages that completed this cycle
@@ -101,7 +101,7 @@ def post_wave(wl, packet_bytes, t):
     wc[WC_DRAWN] += count
 
 
-@jit
+@jit_callee
 def advance_collective(wl, packet_bytes, t):
     """a2a, o2a, a2o: every task posts its sends at cycle 0 and finishes when all its messages have arrived."""
     wc, msg, tk, stage, inbox = wl.wc, wl.msg, wl.tk, wl.stage, wl.inbox
