@@ -420,3 +420,11 @@ def test_moving_the_vc_epoch_changes_nothing(monkeypatch):
         after = fastnet.run(cfg)
         xr.testing.assert_identical(before.drop_attrs(), after.drop_attrs())
     assert before.execution_cycles.item() > 2**33
+
+
+def test_a_callee_kernel_refuses_a_call_from_python():
+    """@jit_callee kernels have no Python entry: a call from Python is a TypeError naming it, not a crash."""
+    from fastnet.kernels.cycle import cross_flits
+
+    with pytest.raises(TypeError, match="cross_flits is a @jit_callee kernel"):
+        cross_flits(None, None, None, 0)
