@@ -218,7 +218,7 @@ def send_from_node(port, prm, st, v, t):
     tail_arrives(pk, vs, v, h, vs[v, VS_NODE_END] + prm.inject_latency, serialise(port, p, size))
 
 
-@jit_inline
+@jit_callee
 def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
     ev, ctr, vc, pk = st.ev, st.ctr, st.vc, st.pk
     slot = t & prm.wheel_mask
@@ -317,7 +317,7 @@ def allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t):
     return best
 
 
-@jit_inline
+@jit_callee
 def inject(topo, rt, prm, st, t):
     """Nodes send the head of their source queue into an injection VC with room for the whole packet; with a flit
     crossbar, into one with room for a phit, the rest following as credits come back (send_from_node)."""
@@ -790,7 +790,7 @@ def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc):
     return n
 
 
-@jit_inline
+@jit_callee
 def traverse(topo, prm, st, t, n_grants):
     """Commit this cycle's grants: a whole packet's crossing, or (flit crossbar) one cycle of it."""
     pk, vc, pt, ctr = st.pk, st.vc, st.pt, st.ctr
