@@ -29,7 +29,7 @@ DEFAULTS: dict[str, Value] = {
     "network_file": "", "x": 8, "y": 8, "xr": 1, "yr": 1,
     "num_vcs": 16, "vc_buf_size": 8,
     "routing_delay": 1, "vc_alloc_delay": 1, "sw_alloc_delay": 1, "st_prepare_delay": 0, "st_final_delay": 1,
-    "credit_delay": 0, "internal_speedup": 1.0, "alloc_iters": 1,
+    "credit_delay": 0, "internal_speedup": 1.0, "alloc_iters": 1, "input_speedup": 1, "wait_for_tail_credit": 0,
     "vc_allocator": "islip", "sw_allocator": "islip", "hold_switch_for_packet": 0,
     "traffic": "uniform", "injection_rate": 0.1, "injection_rate_uses_flits": 0, "packet_size": 1,
     "packet_size_rate": 1, "injection_process": "bernoulli", "burst_alpha": 0.5, "burst_beta": 0.5,
@@ -42,11 +42,9 @@ FIXED: dict[str, tuple[tuple[Value, ...], str]] = {
     "subnets": ((1,), "fastnet simulates one network"),
     "classes": ((1,), "fastnet has one traffic class"),
     "use_read_write": ((0,), "fastnet has no request/reply traffic"),
-    "input_speedup": ((1,), "fastnet's crossbar has one input per port (its speedup is internal_speedup)"),
     "output_speedup": ((1,), "fastnet's crossbar has one output per port (its speedup is internal_speedup)"),
     "priority": (("none",), "fastnet's arbiters are round-robin, without packet priorities"),
     "arb_type": (("round_robin",), "fastnet's arbiters are round-robin"),
-    "wait_for_tail_credit": ((0,), "fastnet reallocates a VC once the tail leaves, as BookSim2 with 0"),
     "vc_busy_when_full": ((0,), "fastnet's VC allocator does not model it"),
     "vc_prioritize_empty": ((0,), "fastnet's VC allocation takes turns over free VCs, as BookSim2's at 0 "
                                   "(fastnet's own router.vc_choice = \"roomiest\" is closer to 1)"),
@@ -230,6 +228,13 @@ def _int(b: dict[str, Value], key: str, lo: int) -> int:
     return v
 
 
+def _flag(b: dict[str, Value], key: str) -> bool:
+    v = b[key]
+    if v not in (0, 1) or isinstance(v, float):
+        raise ConfigError(key, f"must be 0 or 1 (got {v!r})")
+    return v == 1
+
+
 def _number(b: dict[str, Value], key: str) -> float:
     v = b[key]
     if isinstance(v, list) and len(v) == 1:
@@ -276,10 +281,11 @@ def to_fastnet(given: dict[str, Value], base_dir: Path = Path(".")) -> dict[str,
     router = _router(b, topo, routing)
     traffic = _traffic(b, topo)
     sim = _sim(b, given)
-    if router["buffer_phits"] < traffic["packet_phits"]:
-        raise ConfigError("vc_buf_size", f"a VC must hold one packet, vc_buf_size >= packet_size (got "
-                                         f"{router['buffer_phits']} < {traffic['packet_phits']}): smaller buffers "
-                                         f"are not modelled (docs/booksim.md)")
+    if router["buffer_phits"] < traffic["packet_phits"] and router["crossbar"] == "packet":
+        raise ConfigError("vc_buf_size", f"with hold_switch_for_packet = 1 a VC must hold one packet, vc_buf_size >= "
+                                         f"packet_size (got {router['buffer_phits']} < {traffic['packet_phits']}): "
+                                         "fastnet's held crossbar is virtual cut-through (smaller buffers map with "
+                                         "hold_switch_for_packet = 0)")
     return {"topology": topology, "router": router, "links": links, "routing": routing, "traffic": traffic,
             "sim": sim}
 
@@ -523,6 +529,10 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
                               "allocator": b["sw_allocator"],  # fastnet's allocators have BookSim2's names
                               "crossbar": _crossbar(b, speedup),
                               "vc_choice": b["vc_allocator"]}  # fastnet has BookSim2's VC allocators (VC_ALLOCATORS)
+    if _int(b, "input_speedup", 1) > 1:  # (BookSim2's defaults are fastnet's: left out of the converted config)
+        router["input_speedup"] = b["input_speedup"]
+    if _flag(b, "wait_for_tail_credit"):
+        router["wait_for_tail_credit"] = True
     vcs = _int(b, "num_vcs", 1)
     if topo != "dragonflynew":
         router["vcs"] = vcs  # fastnet splits a port's VCs among the routing's classes as BookSim2 does
