@@ -381,12 +381,12 @@ def inject(topo, rt, prm, st, t):
 
 @jit_inline
 def blocked_until(pt, port, prm, p, o, own_link):
-    """First cycle at which crossbar input p (a pt row: xbar_input) and output o could both be free for a head (the busy times only grow while
-    it waits, since neither port can be granted before then); <= t if they are free now. `own_link`: output o
-    is a link the head must wait for (every output but a node's, with multiple ejection); its output queue holds
-    one packet of the largest size (with a flit crossbar, what credits allow: nothing to wait for). A head that
-    holds its downstream VC keeps its route, so it is not examined again before then (VC_WAKE: the allocator
-    parks it)."""
+    """First cycle at which crossbar input p (a pt row: xbar_input) and output o could both be free for a head
+    (the busy times only grow while it waits, since neither port can be granted before then); <= t if they are
+    free now. `own_link`: output o is a link the head must wait for (every output but a node's, with multiple
+    ejection); its output queue holds one packet of the largest size (with a flit crossbar, what credits allow:
+    nothing to wait for). A head that holds its downstream VC keeps its route, so it is not examined again
+    before then (VC_WAKE: the allocator parks it)."""
     wake = pt[p, PT_IN_BUSY]
     if own_link:
         wake = max(wake, pt[o, PT_OUT_BUSY])

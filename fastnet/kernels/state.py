@@ -249,7 +249,8 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     return State(
         ctr=ctr, pk=pk, vc=vc, act=np.zeros(PV, np.int32), pt=pt, nd=nd, node_act=np.zeros(n_nodes, np.int32),
         touched_in=np.zeros(n_ports * prm.input_speedup, np.int32), touched_out=np.zeros(n_ports, np.int32),
-        grants=np.zeros(n_ports * prm.input_speedup, np.int32), ev=ev, wheel=np.full(prm.wheel_mask + 1, -1, dtype=np.int64),
+        grants=np.zeros(n_ports * prm.input_speedup, np.int32), ev=ev,
+        wheel=np.full(prm.wheel_mask + 1, -1, dtype=np.int64),
         rng_router=seed_streams(seed, n_routers, 1), rng_node=seed_streams(seed, n_nodes, 2),
         buf=np.zeros(max(max_radix, 64), np.int64), buf2=np.zeros(max(max_radix, 64), np.int64),
         sc=np.zeros(N_SC, np.int64),
