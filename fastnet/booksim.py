@@ -90,7 +90,10 @@ ROUTING: dict[str, dict[str, dict[str, Any]]] = {
     "torus": {"dim_order": {"algorithm": "dor"}, "min_adapt": {"algorithm": "adaptive"},
               "valiant": {"algorithm": "val"}},
     "mesh": {"dim_order": {"algorithm": "dor"}, "dor": {"algorithm": "dor"},
-             "min_adapt": {"algorithm": "adaptive"}, "valiant": {"algorithm": "val"}},
+             "min_adapt": {"algorithm": "adaptive"}, "valiant": {"algorithm": "val"},
+             # xy_yx_mesh: XY or YX drawn at the source router, each on its half of the VCs; adaptive_xy_yx_mesh:
+             # the order whose first port has fewer credits in use (GetUsedCredit), ties at random
+             "xy_yx": {"algorithm": "xy_yx"}, "adaptive_xy_yx": {"algorithm": "adaptive_xy_yx"}},
     "fattree": {"nca": {"algorithm": "updown", "up_port": "random"},
                 "anca": {"algorithm": "updown", "up_port": "adaptive"}},
     "anynet": {"min": {"algorithm": "min", "min_path": "fixed", "vc_classes": "any"}},
@@ -100,9 +103,13 @@ ROUTING: dict[str, dict[str, dict[str, Any]]] = {
     "flatfly": {"ran_min": {"algorithm": "dor"}, "ugal": {"algorithm": "ugal_l", "threshold": 2.0},
                 # valiant_flatfly: an intermediate among all routers, dimension order in each phase on VC halves,
                 # a packet that meets its destination's router on the way to the intermediate stops there
-                "valiant": {"algorithm": "val", "intermediate": "any"}},
+                "valiant": {"algorithm": "val", "intermediate": "any"},
+                # xyyx_flatfly, adaptive_xyyx_flatfly: xy_yx_mesh's two orders over flatfly_outport(_yx)
+                "xyyx": {"algorithm": "xy_yx"}, "adaptive_xyyx": {"algorithm": "adaptive_xy_yx"}},
     # cmesh.cpp: dor_no_express is XY order over the mesh channels (cmesh_xy_no_express), every VC
-    "cmesh": {"dor_no_express": {"algorithm": "dor"}},
+    "cmesh": {"dor_no_express": {"algorithm": "dor"},
+              # xy_yx_no_express_cmesh: XY or YX over the mesh channels, drawn at the source, on VC halves
+              "xy_yx_no_express": {"algorithm": "xy_yx"}},
     # fly.cpp with n = 1 is one k x k router: dest_tag takes the destination's port, every VC
     "fly": {"dest_tag": {"algorithm": "updown", "up_port": "random"}},
 }
@@ -111,10 +118,8 @@ ROUTING: dict[str, dict[str, dict[str, Any]]] = {
 NOT_MAPPED: dict[tuple[str, str], str] = {
     ("cmesh", "dor"): "dor_cmesh takes an edge's express channel when the destination is more than one router "
                       "away along that edge (cmesh_xy), a routing fastnet does not have; dor_no_express maps",
-    ("cmesh", "xy_yx"): "xy_yx_cmesh picks XY or YX order per packet on VC halves, and uses the express "
-                        "channels; fastnet has no such routing (dor_no_express maps)",
-    ("cmesh", "xy_yx_no_express"): "xy_yx_no_express_cmesh picks XY or YX order per packet on VC halves; fastnet "
-                                   "has no such routing (dor_no_express maps)",
+    ("cmesh", "xy_yx"): "xy_yx_cmesh picks XY or YX order per packet on VC halves and takes an edge's express "
+                        "channel as dor_cmesh does, which fastnet has not; xy_yx_no_express maps",
 }
 
 # BookSim2 traffic (src/traffic.cpp) -> fastnet traffic.pattern. Patterns are computed on BookSim2's node ids:

@@ -175,6 +175,10 @@ def test_anynet_errors(tmp_path, net, why):
     ("flatfly", "ran_min", {"algorithm": "dor"}),  # flatfly_outport: the lowest differing dimension first
     ("flatfly", "ugal", {"algorithm": "ugal_l", "threshold": 2.0}),  # ugal_flatfly_onchip's threshold
     ("flatfly", "valiant", {"algorithm": "val", "intermediate": "any"}),  # valiant_flatfly: any router
+    ("mesh", "xy_yx", {"algorithm": "xy_yx"}),  # XY or YX at random per packet, on VC halves
+    ("mesh", "adaptive_xy_yx", {"algorithm": "adaptive_xy_yx"}),  # the order with fewer credits in use
+    ("flatfly", "xyyx", {"algorithm": "xy_yx"}),
+    ("flatfly", "adaptive_xyyx", {"algorithm": "adaptive_xy_yx"}),
 ])
 def test_routing_functions(topology, function, routing):
     vcs = "num_vcs = 3;" if function == "ugal" else ""
@@ -351,13 +355,14 @@ FLATFLY = "topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2
 
 
 @pytest.mark.parametrize("text,key", [
-    (FLATFLY + "routing_function = xyyx;", "routing_function"),
+    (FLATFLY + "routing_function = ugal_pni;", "routing_function"),
     ("topology = flatfly; k = 4; n = 2; c = 16; x = 4; y = 4; xr = 4; yr = 4; routing_function = ran_min;", "xr"),
     ("topology = flatfly; k = 4; n = 3; c = 1; x = 8; y = 8; routing_function = ran_min;", "use_noc_latency"),
     ("topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; routing_function = ran_min;", "c"),  # xr*yr = 1
     ("topology = cmesh; routing_function = dor_no_express;", "c"),  # BookSim2 asserts c = 4 = xr * yr
     ("topology = cmesh; k = 5; c = 4; xr = 2; yr = 2; routing_function = dor_no_express;", "k"),
     ("topology = cmesh; k = 4; c = 4; xr = 2; yr = 2; routing_function = dor;", "routing_function"),
+    ("topology = cmesh; k = 4; c = 4; xr = 2; yr = 2; routing_function = xy_yx;", "routing_function"),
     ("topology = fly; k = 4; n = 2; routing_function = dest_tag;", "n"),  # stages: not one router per node
     ("topology = qtree; routing_function = nca;", "topology"),
     ("topology = hypercube; routing_function = min;", "topology"),
