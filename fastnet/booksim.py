@@ -108,6 +108,8 @@ ROUTING: dict[str, dict[str, dict[str, Any]]] = {
                 "xyyx": {"algorithm": "xy_yx"}, "adaptive_xyyx": {"algorithm": "adaptive_xy_yx"}},
     # cmesh.cpp: dor_no_express is XY order over the mesh channels (cmesh_xy_no_express), every VC
     "cmesh": {"dor_no_express": {"algorithm": "dor"},
+              # dor_cmesh (cmesh_xy): XY, an edge's express channel for a move of more than one router along it
+              "dor": {"algorithm": "dor_express"},
               # xy_yx_no_express_cmesh: XY or YX over the mesh channels, drawn at the source, on VC halves
               "xy_yx_no_express": {"algorithm": "xy_yx"}},
     # fly.cpp with n = 1 is one k x k router: dest_tag takes the destination's port, every VC
@@ -116,10 +118,9 @@ ROUTING: dict[str, dict[str, dict[str, Any]]] = {
 
 # routing functions that exist for a mapped topology but do not mean what the fastnet routing of that name does
 NOT_MAPPED: dict[tuple[str, str], str] = {
-    ("cmesh", "dor"): "dor_cmesh takes an edge's express channel when the destination is more than one router "
-                      "away along that edge (cmesh_xy), a routing fastnet does not have; dor_no_express maps",
     ("cmesh", "xy_yx"): "xy_yx_cmesh picks XY or YX order per packet on VC halves and takes an edge's express "
-                        "channel as dor_cmesh does, which fastnet has not; xy_yx_no_express maps",
+                        "channel as dor_cmesh does, a routing fastnet does not have; xy_yx_no_express and dor "
+                        "map",
 }
 
 # BookSim2 traffic (src/traffic.cpp) -> fastnet traffic.pattern. Patterns are computed on BookSim2's node ids:

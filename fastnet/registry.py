@@ -92,6 +92,9 @@ R_KSP = ROUTINGS.add("ksp", "source routing over the k shortest paths (seed 001)
 R_XY_YX = ROUTINGS.add("xy_yx", "dimension order, lowest dimension first (XY) or highest first (YX), drawn per packet "
                        "at its source, each order on its own half of the VCs (BookSim2's xy_yx_mesh, xyyx_flatfly)",
                        kinds=("mesh", "hyperx"), ordered=True)
+R_DOR_EXPRESS = ROUTINGS.add("dor_express", "dimension order on a mesh with express channels, taking an edge's "
+                             "express channel toward a destination more than one router away along the edge, where "
+                             "it lands closer (BookSim2's dor_cmesh)", kinds=("mesh",), ordered=True)
 R_ADAPTIVE_XY_YX = ROUTINGS.add("adaptive_xy_yx", "xy_yx with the order whose first hop has fewer credits in use "
                                 "downstream, ties at random (BookSim2's adaptive_xy_yx_mesh, adaptive_xyyx_flatfly)",
                                 kinds=("mesh", "hyperx"), ordered=True)

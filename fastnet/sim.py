@@ -125,6 +125,9 @@ def _network_and_routes(cfg: dict[str, Any], table_budget: int | None) -> tuple[
     if rcfg["algorithm"] == "val" and rcfg["intermediate"] == "any" and net.kind in ("dragonfly", "fattree"):
         raise ConfigError("routing.intermediate", "any is a router of a flat network; a dragonfly's Valiant "
                           "intermediate is a group, a fat tree's a top switch: use auto")
+    if rcfg["algorithm"] == "dor_express" and not net.params.get("express"):
+        raise ConfigError("routing.algorithm", "dor_express takes a mesh's express channels (topology.express > 0, "
+                          "BookSim2's cmesh); this network has none: use dor")
     if rcfg["algorithm"] == "ksp" or _fixed_min(rcfg):
         routes = with_distance_table(net, routes)
     return net, routes

@@ -361,7 +361,6 @@ FLATFLY = "topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2
     ("topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; routing_function = ran_min;", "c"),  # xr*yr = 1
     ("topology = cmesh; routing_function = dor_no_express;", "c"),  # BookSim2 asserts c = 4 = xr * yr
     ("topology = cmesh; k = 5; c = 4; xr = 2; yr = 2; routing_function = dor_no_express;", "k"),
-    ("topology = cmesh; k = 4; c = 4; xr = 2; yr = 2; routing_function = dor;", "routing_function"),
     ("topology = cmesh; k = 4; c = 4; xr = 2; yr = 2; routing_function = xy_yx;", "routing_function"),
     ("topology = fly; k = 4; n = 2; routing_function = dest_tag;", "n"),  # stages: not one router per node
     ("topology = qtree; routing_function = nca;", "topology"),

@@ -73,6 +73,48 @@ def test_cmesh_express_channels_by_hand():
         build_network({"topology": {"kind": "mesh", "dims": [5, 5], "express": 1}})
 
 
+def cmesh_xy_next(r, t, k):
+    """The router after r on BookSim2's dor_cmesh path to router t (cmesh.cpp cmesh_xy, its ports read through
+    the cmesh's wiring): x first; a move of more than one router along the bottom or top row (left or right
+    column) takes the edge's express channel, k/2 routers along it."""
+    x, y, tx, ty, h = r % k, r // k, t % k, t // k, k // 2
+    if x != tx:
+        if abs(tx - x) > 1 and y in (0, k - 1):
+            return y * k + (x + h) % k
+        return r + (1 if tx > x else -1)
+    if abs(ty - y) > 1 and x in (0, k - 1):
+        return (y + h) % k * k + x
+    return r + (k if ty > y else -k)
+
+
+def test_dor_express_follows_booksim2s_dor_cmesh():
+    """Every router pair of BookSim2's 4x4 cmesh: the path of dor_express (kernels/routing.py: dimension order, the
+    express port where express_port gives one) is cmesh_xy's, hop by hop, through the ports build/torus.py wires."""
+    from fastnet.build.network import P_PEER_ROUTER
+    from fastnet.kernels.routing import dor_step, express_port
+    from fastnet.kernels.state import PK_VCC
+
+    s = prepare({"topology": {"kind": "mesh", "dims": [4, 4], "p": 4, "express": 2},
+                 "routing": {"algorithm": "dor_express"}})
+    ps, port, ip, alg, pk = s.net.topo.router_port_start, s.net.topo.port, s.routes.ip, s.routes.alg, s.state.pk
+    express_hops = 0
+    for r0, t in itertools.permutations(range(16), 2):
+        r = r0
+        pk[0, PK_VCC] = -1
+        while r != t:
+            out = express_port(ps, ip, r, t)
+            express_hops += out >= 0
+            if out < 0:
+                out = dor_step(ps, port, s.state.pt, ip, alg, pk, s.state.rng_router, r, t, 0, False, False)[0]
+            nxt = int(port[out, P_PEER_ROUTER])
+            assert nxt == cmesh_xy_next(r, t, 4), (r0, t, r)
+            r = nxt
+    assert express_hops > 0
+    with pytest.raises(ConfigError, match="express") as e:
+        prepare({"topology": {"kind": "mesh", "dims": [4, 4]}, "routing": {"algorithm": "dor_express"}})
+    assert e.value.field == "routing.algorithm"
+
+
 # ---------------------------------------------------------------- xy_yx (xy_yx_mesh, xyyx_flatfly and adaptive ones)
 
 @pytest.mark.parametrize("topology", [{"kind": "mesh", "dims": [4, 3]}, {"kind": "hyperx", "dims": [3, 4], "p": 1}])
@@ -124,3 +166,14 @@ def test_adaptive_xy_yx_carries_transpose_as_booksim2():
     ds = fastnet.run(cfg)
     assert float(ds.accepted_phits_per_node_cycle) > 0.95 * 0.3
     assert float(ds.packet_latency_mean) == pytest.approx(35.25, abs=1.5)
+
+
+@pytest.mark.parametrize("function, routing", [("dor_no_express", "dor"), ("dor", "dor_express"),
+                                               ("xy_yx_no_express", "xy_yx")])
+def test_cmesh_routing_functions_map(function, routing):
+    from fastnet import booksim
+
+    cfg = booksim.to_fastnet(booksim.parse("topology = cmesh; k = 4; n = 2; c = 4; xr = 2; yr = 2; x = 4; y = 4; "
+                                           f"routing_function = {function};"))
+    assert cfg["routing"] == {"algorithm": routing}
+    prepare(cfg)

@@ -13,7 +13,7 @@ each class owns. Schemes, with the classes they need:
 | torus | dor | dateline partition of the current dimension | 2 |
 | torus | val, ugal | 2 x phase + dateline partition (DOR in each phase) | 4 |
 | torus | adaptive | escape DOR with dateline (2 VCs), adaptive on the rest (Duato) | 2 + >= 1 |
-| mesh | dor / val, ugal / adaptive | 0 / phase / escape VC 0 + adaptive rest | 1 / 2 / 1 + >= 1 |
+| mesh | dor, dor_express / val, ugal / adaptive | 0 / phase / escape VC 0 + adaptive rest | 1 / 2 / 1 + >= 1 |
 | mesh, hyperx | xy_yx, adaptive_xy_yx | the packet's order: 0 lowest dimension first, 1 highest first; each class is dimension-ordered, and a packet never changes class | 2 |
 | hyperx | dor | 0: one hop per dimension, dimensions in increasing order, so no cycle of channels | 1 |
 | hyperx | val, ugal | phase: dimension order to the intermediate, then to the destination; a packet moves from class 0 to 1, never back | 2 |

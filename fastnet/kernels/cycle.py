@@ -217,6 +217,17 @@ def record_delivery(pk, sc, lat_hist, net_hist, ts, ctr, prm, h, t):
     ctr[C_DELIVERED] += 1
 
 
+@jit_inline
+def credits_back(st, prm, v, amount, t):
+    """`amount` phits of VC v's buffer are free again (their credits are back upstream). With wait_tail_credit a VC
+    whose last packet's tail has gone in is free once it is empty: from the next cycle, when BookSim2's VC
+    allocator would see it (its credit reaches the router a cycle after fastnet's: docs/booksim.md)."""
+    vc = st.vc
+    vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, -amount, t)
+    if prm.wait_tail_credit and vc[v, VC_OWNER] == DRAINING and vc[v, VC_FREE] == vc[v, VC_CAP]:
+        free_vc(vc, st.ctr, prm, v, t + 1)
+
+
 @jit
 def send_from_node(port, prm, st, v, t):
     """Flit crossbar: credits came back to injection VC v, whose node still sends a packet in: it sends as many
@@ -249,11 +260,7 @@ def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
         kind = ev[e, EV_KIND]
         if kind == E_CREDIT:
             v = ev[e, EV_TARGET]
-            vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, -ev[e, EV_AMOUNT], t)
-            if prm.wait_tail_credit and vc[v, VC_OWNER] == DRAINING and vc[v, VC_FREE] == vc[v, VC_CAP]:
-                # the tail's credit is back, the VC empty: BookSim2's VC allocator sees it free a cycle later than
-                # fastnet's switch allocation sees the credit (docs/booksim.md, the credit loop)
-                free_vc(vc, ctr, prm, v, t + 1)
+            credits_back(st, prm, v, ev[e, EV_AMOUNT], t)
             if prm.flit_crossbar and st.vs[v, VS_NODE_PKT] >= 0:
                 send_from_node(port, prm, st, v, t)
         elif kind == E_READY:

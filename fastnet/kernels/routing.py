@@ -44,13 +44,13 @@ import numpy as np
 
 from ..build.network import GLOBAL, NODE_PORT, NODE_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER
 from ..build.routing import (
-    IP_A, IP_BUNDLE, IP_DIMS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_N, IP_NDIM, IP_P, IP_ROW,
+    IP_A, IP_BUNDLE, IP_DIMS, IP_EXPRESS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_N, IP_NDIM, IP_P, IP_ROW,
     IP_STRIDES, IP_WRAP, SCAN_TABLE, UNREACHABLE,
 )
 from ..build.kinds import K_DRAGONFLY, K_FATTREE, K_HYPERX, K_MESH, K_TORUS
 from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
 from ..registry import (
-    R_ADAPTIVE, R_ADAPTIVE_XY_YX, R_DOR, R_KSP, R_MIN, R_UGAL_G, R_UGAL_L, R_UPDOWN, R_VAL, R_XY_YX, UP_ADAPTIVE,
+    R_ADAPTIVE, R_ADAPTIVE_XY_YX, R_DOR, R_DOR_EXPRESS, R_KSP, R_MIN, R_UGAL_G, R_UGAL_L, R_UPDOWN, R_VAL, R_XY_YX, UP_ADAPTIVE,
     UP_DMODK, UP_MLID,
     UP_RANDOM_PATH, UQ_PORT, UQ_VC, UQ_VC_H, UV_BOOKSIM, UV_SHARED,
 )
@@ -274,6 +274,30 @@ def hx_dor_step(ps, port, pt, ip, rng, r, t, descending):
     dimension, and one VC class is deadlock-free (per order, for xy_yx)."""
     first, links = hx_trunk(ps, ip, r, t, hx_last_dim(ip, r, t) if descending else hx_first_dim(ip, r, t))
     return least_occupied(port, pt, rng, r, first, links)
+
+
+@jit_inline
+def express_port(ps, ip, r, t):
+    """dor_express on a k x k mesh with express channels (build/torus.py): the express port r takes toward router
+    t, else -1. BookSim2's cmesh_xy: moving in x by more than one router along the bottom (top) row, the channel
+    of the row's -y (+y) edge; moving in y by more than one along the left (right) column, the -x (+x) edge's.
+    Each runs k/2 routers along the edge, wrapping: taken only where it lands closer to t (for k = 4, always)."""
+    k = ip[IP_DIMS]
+    h = k // 2
+    x, y, tx, ty = r % k, r // k, t % k, t // k
+    edge = -1  # 0 +x, 1 -x, 2 +y, 3 -y: the edge of the router whose missing mesh port is the express channel
+    if x != tx:
+        if abs(tx - x) > 1 and abs(tx - (x + h) % k) < abs(tx - x):
+            edge = 3 if y == 0 else (2 if y == k - 1 else -1)
+    elif abs(ty - y) > 1 and abs(ty - (y + h) % k) < abs(ty - y):
+        edge = 1 if x == 0 else (0 if x == k - 1 else -1)
+    if edge < 0:
+        return -1
+    on = (x == k - 1, x == 0, y == k - 1, y == 0)  # the router's express ports, last, in this order of edges
+    after = 0
+    for e in range(edge + 1, 4):
+        after += on[e]
+    return ps[r + 1] - 1 - after
 
 
 @jit_inline
@@ -663,7 +687,7 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
         if pk[h, PK_INTER] < 0 and r != d:
             pk[h, PK_INTER] = xy_yx_order(ps, port, pt, ip, alg, rng, routing, r, d)
     elif not (routing == R_MIN or routing == R_DOR or routing == R_ADAPTIVE or routing == R_UPDOWN
-              or routing == R_KSP):
+              or routing == R_KSP or routing == R_DOR_EXPRESS):
         no_implementation(routing)
         raise ValueError("no route stage for this routing code")
     valiant = routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G
@@ -727,12 +751,16 @@ def next_port(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk
         out = tree_port(ps, port, vc, pt, ip, alg, prm, pk, rng, r, d, dn, target, to_inter, h)
     elif (kind == K_TORUS or kind == K_MESH) and (routing == R_DOR or routing == R_ADAPTIVE or routing == R_VAL
                                                   or routing == R_UGAL_L or routing == R_UGAL_G or routing == R_XY_YX
-                                                  or routing == R_ADAPTIVE_XY_YX):  # (ordered)
+                                                  or routing == R_ADAPTIVE_XY_YX or routing == R_DOR_EXPRESS):
         if routing == R_ADAPTIVE and pk[h, PK_PHASE] != ESCAPED:
             if adaptive_port(ps, port, dist, ip, alg, vcr, vc, prm, pk, buf, r, d, h, scan):
                 return ADAPTIVE_TAKEN, 0
         yx = (routing == R_XY_YX or routing == R_ADAPTIVE_XY_YX) and pk[h, PK_INTER] == 1
         out, part = dor_step(ps, port, pt, ip, alg, pk, rng, r, target, h, prm.faults, yx)
+        if routing == R_DOR_EXPRESS and ip[IP_EXPRESS] == 1:
+            e = express_port(ps, ip, r, target)
+            if e >= 0:
+                out = e
     elif scan == K_HYPERX and (routing == R_DOR or routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G
                                or routing == R_XY_YX or routing == R_ADAPTIVE_XY_YX):
         # dor, the dimension-order phases of val and ugal, xy_yx's order (registry.py `ordered`)
