@@ -154,6 +154,7 @@ def test_xy_yx_needs_two_vc_classes():
         prepare({"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "xy_yx"}})
 
 
+@pytest.mark.slow  # compiles a cycle loop of its own (about 25 s on two cores); the matrix's xy_yx rows are slow too
 def test_adaptive_xy_yx_carries_transpose_as_booksim2():
     """Transpose on BookSim2's 8x8 mesh (docs/validation/matrix/mesh_8x8.cfg, 16 VCs, 1-flit packets): dim_order
     saturates at 0.15 flits/node/cycle in both simulators (the matrix), adaptive_xy_yx_mesh carries 0.3 with
