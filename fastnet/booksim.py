@@ -29,7 +29,7 @@ DEFAULTS: dict[str, Value] = {
     "network_file": "", "x": 8, "y": 8, "xr": 1, "yr": 1,
     "num_vcs": 16, "vc_buf_size": 8,
     "routing_delay": 1, "vc_alloc_delay": 1, "sw_alloc_delay": 1, "st_prepare_delay": 0, "st_final_delay": 1,
-    "credit_delay": 0, "internal_speedup": 1.0, "alloc_iters": 1,
+    "credit_delay": 0, "internal_speedup": 1.0, "alloc_iters": 1, "input_speedup": 1, "wait_for_tail_credit": 0,
     "vc_allocator": "islip", "sw_allocator": "islip", "hold_switch_for_packet": 0,
     "traffic": "uniform", "injection_rate": 0.1, "injection_rate_uses_flits": 0, "packet_size": 1,
     "packet_size_rate": 1, "injection_process": "bernoulli", "burst_alpha": 0.5, "burst_beta": 0.5,
@@ -42,11 +42,9 @@ FIXED: dict[str, tuple[tuple[Value, ...], str]] = {
     "subnets": ((1,), "fastnet simulates one network"),
     "classes": ((1,), "fastnet has one traffic class"),
     "use_read_write": ((0,), "fastnet has no request/reply traffic"),
-    "input_speedup": ((1,), "fastnet's crossbar has one input per port (its speedup is internal_speedup)"),
     "output_speedup": ((1,), "fastnet's crossbar has one output per port (its speedup is internal_speedup)"),
     "priority": (("none",), "fastnet's arbiters are round-robin, without packet priorities"),
     "arb_type": (("round_robin",), "fastnet's arbiters are round-robin"),
-    "wait_for_tail_credit": ((0,), "fastnet reallocates a VC once the tail leaves, as BookSim2 with 0"),
     "vc_busy_when_full": ((0,), "fastnet's VC allocator does not model it"),
     "vc_prioritize_empty": ((0,), "fastnet's VC allocation takes turns over free VCs, as BookSim2's at 0 "
                                   "(fastnet's own router.vc_choice = \"roomiest\" is closer to 1)"),
@@ -92,7 +90,10 @@ ROUTING: dict[str, dict[str, dict[str, Any]]] = {
     "torus": {"dim_order": {"algorithm": "dor"}, "min_adapt": {"algorithm": "adaptive"},
               "valiant": {"algorithm": "val"}},
     "mesh": {"dim_order": {"algorithm": "dor"}, "dor": {"algorithm": "dor"},
-             "min_adapt": {"algorithm": "adaptive"}, "valiant": {"algorithm": "val"}},
+             "min_adapt": {"algorithm": "adaptive"}, "valiant": {"algorithm": "val"},
+             # xy_yx_mesh: XY or YX drawn at the source router, each on its half of the VCs; adaptive_xy_yx_mesh:
+             # the order whose first port has fewer credits in use (GetUsedCredit), ties at random
+             "xy_yx": {"algorithm": "xy_yx"}, "adaptive_xy_yx": {"algorithm": "adaptive_xy_yx"}},
     "fattree": {"nca": {"algorithm": "updown", "up_port": "random"},
                 "anca": {"algorithm": "updown", "up_port": "adaptive"}},
     "anynet": {"min": {"algorithm": "min", "min_path": "fixed", "vc_classes": "any"}},
@@ -102,21 +103,24 @@ ROUTING: dict[str, dict[str, dict[str, Any]]] = {
     "flatfly": {"ran_min": {"algorithm": "dor"}, "ugal": {"algorithm": "ugal_l", "threshold": 2.0},
                 # valiant_flatfly: an intermediate among all routers, dimension order in each phase on VC halves,
                 # a packet that meets its destination's router on the way to the intermediate stops there
-                "valiant": {"algorithm": "val", "intermediate": "any"}},
+                "valiant": {"algorithm": "val", "intermediate": "any"},
+                # xyyx_flatfly, adaptive_xyyx_flatfly: xy_yx_mesh's two orders over flatfly_outport(_yx)
+                "xyyx": {"algorithm": "xy_yx"}, "adaptive_xyyx": {"algorithm": "adaptive_xy_yx"}},
     # cmesh.cpp: dor_no_express is XY order over the mesh channels (cmesh_xy_no_express), every VC
-    "cmesh": {"dor_no_express": {"algorithm": "dor"}},
+    "cmesh": {"dor_no_express": {"algorithm": "dor"},
+              # dor_cmesh (cmesh_xy): XY, an edge's express channel for a move of more than one router along it
+              "dor": {"algorithm": "dor_express"},
+              # xy_yx_no_express_cmesh: XY or YX over the mesh channels, drawn at the source, on VC halves
+              "xy_yx_no_express": {"algorithm": "xy_yx"}},
     # fly.cpp with n = 1 is one k x k router: dest_tag takes the destination's port, every VC
     "fly": {"dest_tag": {"algorithm": "updown", "up_port": "random"}},
 }
 
 # routing functions that exist for a mapped topology but do not mean what the fastnet routing of that name does
 NOT_MAPPED: dict[tuple[str, str], str] = {
-    ("cmesh", "dor"): "dor_cmesh takes an edge's express channel when the destination is more than one router "
-                      "away along that edge (cmesh_xy), a routing fastnet does not have; dor_no_express maps",
-    ("cmesh", "xy_yx"): "xy_yx_cmesh picks XY or YX order per packet on VC halves, and uses the express "
-                        "channels; fastnet has no such routing (dor_no_express maps)",
-    ("cmesh", "xy_yx_no_express"): "xy_yx_no_express_cmesh picks XY or YX order per packet on VC halves; fastnet "
-                                   "has no such routing (dor_no_express maps)",
+    ("cmesh", "xy_yx"): "xy_yx_cmesh picks XY or YX order per packet on VC halves and takes an edge's express "
+                        "channel as dor_cmesh does, a routing fastnet does not have; xy_yx_no_express and dor "
+                        "map",
 }
 
 # BookSim2 traffic (src/traffic.cpp) -> fastnet traffic.pattern. Patterns are computed on BookSim2's node ids:
@@ -230,6 +234,13 @@ def _int(b: dict[str, Value], key: str, lo: int) -> int:
     return v
 
 
+def _flag(b: dict[str, Value], key: str) -> bool:
+    v = b[key]
+    if v not in (0, 1) or isinstance(v, float):
+        raise ConfigError(key, f"must be 0 or 1 (got {v!r})")
+    return v == 1
+
+
 def _number(b: dict[str, Value], key: str) -> float:
     v = b[key]
     if isinstance(v, list) and len(v) == 1:
@@ -276,10 +287,11 @@ def to_fastnet(given: dict[str, Value], base_dir: Path = Path(".")) -> dict[str,
     router = _router(b, topo, routing)
     traffic = _traffic(b, topo)
     sim = _sim(b, given)
-    if router["buffer_phits"] < traffic["packet_phits"]:
-        raise ConfigError("vc_buf_size", f"a VC must hold one packet, vc_buf_size >= packet_size (got "
-                                         f"{router['buffer_phits']} < {traffic['packet_phits']}): smaller buffers "
-                                         f"are not modelled (docs/booksim.md)")
+    if router["buffer_phits"] < traffic["packet_phits"] and router["crossbar"] == "packet":
+        raise ConfigError("vc_buf_size", f"with hold_switch_for_packet = 1 a VC must hold one packet, vc_buf_size >= "
+                                         f"packet_size (got {router['buffer_phits']} < {traffic['packet_phits']}): "
+                                         "fastnet's held crossbar is virtual cut-through (smaller buffers map with "
+                                         "hold_switch_for_packet = 0)")
     return {"topology": topology, "router": router, "links": links, "routing": routing, "traffic": traffic,
             "sim": sim}
 
@@ -523,6 +535,10 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
                               "allocator": b["sw_allocator"],  # fastnet's allocators have BookSim2's names
                               "crossbar": _crossbar(b, speedup),
                               "vc_choice": b["vc_allocator"]}  # fastnet has BookSim2's VC allocators (VC_ALLOCATORS)
+    if _int(b, "input_speedup", 1) > 1:  # (BookSim2's defaults are fastnet's: left out of the converted config)
+        router["input_speedup"] = b["input_speedup"]
+    if _flag(b, "wait_for_tail_credit"):
+        router["wait_for_tail_credit"] = True
     vcs = _int(b, "num_vcs", 1)
     if topo != "dragonflynew":
         router["vcs"] = vcs  # fastnet splits a port's VCs among the routing's classes as BookSim2 does

@@ -63,6 +63,11 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "crossbar": ("packet", choice(*CROSSBARS.names)),  # packet: a packet holds its crossbar input and output
         # until its tail has crossed, into a one-packet output queue; flit (BookSim2's router): packets share
         # the crossbar by bandwidth (ceil(L / speedup) cycles each), into an output queue bounded by credits
+        "input_speedup": (1, integer(1, 16)),  # crossbar inputs per input port: VC v of a port uses input v mod
+        # input_speedup, so that many of its VCs may cross in one cycle (BookSim2's input_speedup)
+        "wait_for_tail_credit": (False, boolean),  # true: a downstream VC (and a node's injection VC) is allocated
+        # to the next packet only once the credit of the last one's tail has come back, i.e. the VC is empty
+        # (BookSim2's wait_for_tail_credit = 1); false: once that tail has crossed the switch
         "ejection": ("single", choice(*EJECTIONS.names)),  # single: one ejection channel per node at link
         # rate (BookSim2); multiple: every input port delivers to its node at once (FSIN/INSEE's multiple
         # consumption)

@@ -89,10 +89,20 @@ R_ADAPTIVE = ROUTINGS.add("adaptive", "minimal adaptive with a dimension-order e
                           ordered=True)
 R_UPDOWN = ROUTINGS.add("updown", "up*/down* with a choice of up port (routing.up_port)", kinds=("fattree",))
 R_KSP = ROUTINGS.add("ksp", "source routing over the k shortest paths (seed 001)")
+R_XY_YX = ROUTINGS.add("xy_yx", "dimension order, lowest dimension first (XY) or highest first (YX), drawn per packet "
+                       "at its source, each order on its own half of the VCs (BookSim2's xy_yx_mesh, xyyx_flatfly)",
+                       kinds=("mesh", "hyperx"), ordered=True)
+R_DOR_EXPRESS = ROUTINGS.add("dor_express", "dimension order on a mesh with express channels, taking an edge's "
+                             "express channel toward a destination more than one router away along the edge, where "
+                             "it lands closer (BookSim2's dor_cmesh)", kinds=("mesh",), ordered=True)
+R_ADAPTIVE_XY_YX = ROUTINGS.add("adaptive_xy_yx", "xy_yx with the order whose first hop has fewer credits in use "
+                                "downstream, ties at random (BookSim2's adaptive_xy_yx_mesh, adaptive_xyyx_flatfly)",
+                                kinds=("mesh", "hyperx"), ordered=True)
 # `kinds`: the topologies a routing needs (build/vcs.py check_routing refuses others). `ordered`: on a torus, mesh
 # or HyperX it moves in dimension order (in each phase), with dateline or phase VC classes (build/vcs.py); any
 # other routing takes minimal ports there, with hop-indexed classes, as on any graph.
 VALIANT_ROUTINGS = ("val", "ugal_l", "ugal_g")  # two phases through an intermediate
+XY_YX_ROUTINGS = ("xy_yx", "adaptive_xy_yx")  # one of two dimension orders per packet, each on its own VC class
 
 UGAL_QUEUES = Registry("UGAL queue")  # routing.ugal_queue: what UGAL-L on a dragonfly reads at each path's first port
 UQ_PORT = UGAL_QUEUES.add("port", "the whole port's occupancy")

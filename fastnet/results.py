@@ -240,7 +240,7 @@ def _per_port(s: Any, window: int) -> tuple[dict[str, Any], dict[str, Any]]:
         "port_class": xr.Variable("port", net.port_class.astype(np.int8),  # CF flags, not strings (zarr v3)
                                   attrs={"flag_values": [0, 1, 2], "flag_meanings": "injection local global"}),
     }
-    return {"port_utilization": s.state.pt[:, PT_PHITS] / window}, coords
+    return {"port_utilization": s.state.pt[:s.net.n_ports, PT_PHITS] / window}, coords
 
 
 def _histograms(st: Any) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -96,14 +96,16 @@ def _resolved(cfg: dict[str, Any] | str | Path | None) -> dict[str, Any]:
 
 
 def _buffers(cfg: dict[str, Any]) -> dict[int, int]:
-    """Phits of one VC's buffer by port class; ConfigError if one cannot hold a whole packet."""
+    """Phits of one VC's buffer by port class; ConfigError if one cannot hold a whole packet but with the flit
+    crossbar (wormhole: its credits go flit by flit, and a VC is allocated whatever room it has, as BookSim2's)."""
     router, traffic = cfg["router"], cfg["traffic"]
     buffers = {NODE: router["buffer_phits_injection"], LOCAL: router["buffer_phits"],
                GLOBAL: router["buffer_phits_global"]}
     for cls, key in ((LOCAL, "buffer_phits"), (GLOBAL, "buffer_phits_global"), (NODE, "buffer_phits_injection")):
-        if buffers[cls] < traffic["packet_phits"]:  # (a flit crossbar's smaller buffers: docs/booksim.md)
+        if buffers[cls] < traffic["packet_phits"] and CROSSBARS.code(router["crossbar"]) != X_FLIT:
             raise ConfigError(f"router.{key}", f"must hold a whole packet for virtual cut-through "
-                              f"(>= traffic.packet_phits = {traffic['packet_phits']}, got {buffers[cls]})")
+                              f"(>= traffic.packet_phits = {traffic['packet_phits']}, got {buffers[cls]}); "
+                              "router.crossbar = \"flit\" (wormhole, credits flit by flit) takes smaller buffers")
     return buffers
 
 
@@ -123,6 +125,9 @@ def _network_and_routes(cfg: dict[str, Any], table_budget: int | None) -> tuple[
     if rcfg["algorithm"] == "val" and rcfg["intermediate"] == "any" and net.kind in ("dragonfly", "fattree"):
         raise ConfigError("routing.intermediate", "any is a router of a flat network; a dragonfly's Valiant "
                           "intermediate is a group, a fat tree's a top switch: use auto")
+    if rcfg["algorithm"] == "dor_express" and not net.params.get("express"):
+        raise ConfigError("routing.algorithm", "dor_express takes a mesh's express channels (topology.express > 0, "
+                          "BookSim2's cmesh); this network has none: use dor")
     if rcfg["algorithm"] == "ksp" or _fixed_min(rcfg):
         routes = with_distance_table(net, routes)
     return net, routes
@@ -206,7 +211,8 @@ def _params(cfg: dict[str, Any], net: Network, layout: VcLayout, buffers: dict[i
         ugal_vcs=UGAL_VCS.code(rcfg["ugal_vcs"]),
         ugal_queue=UGAL_QUEUES.code(rcfg["ugal_queue"]),
         reroute=algorithm == "adaptive" or (algorithm == "updown" and rcfg["up_port"] == "adaptive"),
-        max_packet=cfg["traffic"]["packet_phits"], flit_crossbar=CROSSBARS.code(router["crossbar"]) == X_FLIT,
+        max_packet=cfg["traffic"]["packet_phits"], input_speedup=router["input_speedup"],
+        wait_tail_credit=router["wait_for_tail_credit"], flit_crossbar=CROSSBARS.code(router["crossbar"]) == X_FLIT,
         vc_round_robin=VC_ALLOCATORS[router["vc_choice"]].pointer, vc_alloc=VC_ALLOCATORS.code(router["vc_choice"]),
         watchdog=watchdog, skip_idle=sim["skip_idle"], background=False, w0=w0, w1=w1,
         ts_interval=sim["timeseries"], occupancy=False, faults=faults,
@@ -335,7 +341,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
         chunk = _next_chunk(chunk, min(t - t0, chunk), time.perf_counter() - w0)
         s.cycle = t
         if occupancy and t == occupancy.next_cycle:  # also when the run drained or finished on this cycle
-            occupancy.sample(t, s.state.pt[:, PT_HELD])
+            occupancy.sample(t, s.state.pt[:s.net.n_ports, PT_HELD])
         if status == GROW:
             grow_pools(s, low)
         elif status == DEADLOCK:

@@ -5,6 +5,7 @@ count enumerated by hand, and the express channels of a cmesh by hand."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -70,3 +71,110 @@ def test_cmesh_express_channels_by_hand():
     assert lat[(0, 8)] == [4] and lat[(3, 11)] == [4] and lat[(12, 14)] == [4]  # express: cY * k/2 = 4 cycles
     with pytest.raises(ConfigError, match="topology.express"):
         build_network({"topology": {"kind": "mesh", "dims": [5, 5], "express": 1}})
+
+
+def cmesh_xy_next(r, t, k):
+    """The router after r on BookSim2's dor_cmesh path to router t (cmesh.cpp cmesh_xy, its ports read through
+    the cmesh's wiring): x first; a move of more than one router along the bottom or top row (left or right
+    column) takes the edge's express channel, k/2 routers along it."""
+    x, y, tx, ty, h = r % k, r // k, t % k, t // k, k // 2
+    if x != tx:
+        if abs(tx - x) > 1 and y in (0, k - 1):
+            return y * k + (x + h) % k
+        return r + (1 if tx > x else -1)
+    if abs(ty - y) > 1 and x in (0, k - 1):
+        return (y + h) % k * k + x
+    return r + (k if ty > y else -k)
+
+
+def test_dor_express_follows_booksim2s_dor_cmesh():
+    """Every router pair of BookSim2's 4x4 cmesh: the path of dor_express (kernels/routing.py: dimension order, the
+    express port where express_port gives one) is cmesh_xy's, hop by hop, through the ports build/torus.py wires."""
+    from fastnet.build.network import P_PEER_ROUTER
+    from fastnet.kernels.routing import dor_step, express_port
+    from fastnet.kernels.state import PK_VCC
+
+    s = prepare({"topology": {"kind": "mesh", "dims": [4, 4], "p": 4, "express": 2},
+                 "routing": {"algorithm": "dor_express"}})
+    ps, port, ip, alg, pk = s.net.topo.router_port_start, s.net.topo.port, s.routes.ip, s.routes.alg, s.state.pk
+    express_hops = 0
+    for r0, t in itertools.permutations(range(16), 2):
+        r = r0
+        pk[0, PK_VCC] = -1
+        while r != t:
+            out = express_port(ps, ip, r, t)
+            express_hops += out >= 0
+            if out < 0:
+                out = dor_step(ps, port, s.state.pt, ip, alg, pk, s.state.rng_router, r, t, 0, False, False)[0]
+            nxt = int(port[out, P_PEER_ROUTER])
+            assert nxt == cmesh_xy_next(r, t, 4), (r0, t, r)
+            r = nxt
+    assert express_hops > 0
+    with pytest.raises(ConfigError, match="express") as e:
+        prepare({"topology": {"kind": "mesh", "dims": [4, 4]}, "routing": {"algorithm": "dor_express"}})
+    assert e.value.field == "routing.algorithm"
+
+
+# ---------------------------------------------------------------- xy_yx (xy_yx_mesh, xyyx_flatfly and adaptive ones)
+
+@pytest.mark.parametrize("topology", [{"kind": "mesh", "dims": [4, 3]}, {"kind": "hyperx", "dims": [3, 4], "p": 1}])
+def test_xy_yx_takes_either_dimension_order(topology):
+    """XY (order 0) takes the lowest dimension in which router and destination differ first, YX (order 1) the
+    highest, as BookSim2's dor_next_mesh and flatfly_outport(_yx); the routing's hop and the first port the
+    adaptive choice reads agree."""
+    from fastnet.build.network import P_PEER_ROUTER
+    from fastnet.kernels.routing import dor_step, hx_dor_step, order_first_port
+    from fastnet.kernels.state import PK_VCC
+
+    s = prepare({"topology": topology, "routing": {"algorithm": "xy_yx"}})
+    ps, port, ip, alg, pk, rng = (s.net.topo.router_port_start, s.net.topo.port, s.routes.ip, s.routes.alg,
+                                  s.state.pk, s.state.rng_router)
+    dims = topology["dims"]
+    coord = [np.unravel_index(r, dims[::-1])[::-1] for r in range(s.net.n_routers)]  # dimension 0 fastest
+    for r, t in itertools.permutations(range(s.net.n_routers), 2):
+        differ = [i for i in range(len(dims)) if coord[r][i] != coord[t][i]]
+        for yx in (False, True):
+            pk[0, PK_VCC] = -1  # entering a dimension
+            if topology["kind"] == "mesh":
+                out = dor_step(ps, port, s.state.pt, ip, alg, pk, rng, r, t, 0, False, yx)[0]
+            else:
+                out = hx_dor_step(ps, port, s.state.pt, ip, rng, r, t, yx)
+            assert out == order_first_port(ps, ip, alg, r, t, yx)
+            nxt = coord[port[out, P_PEER_ROUTER]]
+            moved = [i for i in range(len(dims)) if nxt[i] != coord[r][i]]
+            assert moved == [differ[-1] if yx else differ[0]]
+
+
+def test_xy_yx_needs_two_vc_classes():
+    with pytest.raises(ConfigError, match="at least 2 VCs") as e:
+        prepare({"topology": {"kind": "mesh", "dims": [4, 4]}, "routing": {"algorithm": "xy_yx"},
+                 "router": {"vcs": 1}})
+    assert e.value.field == "router.vcs"
+    with pytest.raises(ConfigError, match="routing.algorithm|mesh"):
+        prepare({"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "xy_yx"}})
+
+
+@pytest.mark.slow  # compiles a cycle loop of its own (about 25 s on two cores); the matrix's xy_yx rows are slow too
+def test_adaptive_xy_yx_carries_transpose_as_booksim2():
+    """Transpose on BookSim2's 8x8 mesh (docs/validation/matrix/mesh_8x8.cfg, 16 VCs, 1-flit packets): dim_order
+    saturates at 0.15 flits/node/cycle in both simulators (the matrix), adaptive_xy_yx_mesh carries 0.3 with
+    35.25 cycles in BookSim2 (the order whose first hop has fewer credits in use, each on its half of the VCs)."""
+    from fastnet import booksim
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "validation" / "matrix" / "mesh_8x8.cfg"
+    cfg = booksim.read_file(path, ["routing_function=adaptive_xy_yx", "traffic=transpose", "injection_rate=0.3"])
+    assert cfg["routing"] == {"algorithm": "adaptive_xy_yx"}
+    ds = fastnet.run(cfg)
+    assert float(ds.accepted_phits_per_node_cycle) > 0.95 * 0.3
+    assert float(ds.packet_latency_mean) == pytest.approx(35.25, abs=1.5)
+
+
+@pytest.mark.parametrize("function, routing", [("dor_no_express", "dor"), ("dor", "dor_express"),
+                                               ("xy_yx_no_express", "xy_yx")])
+def test_cmesh_routing_functions_map(function, routing):
+    from fastnet import booksim
+
+    cfg = booksim.to_fastnet(booksim.parse("topology = cmesh; k = 4; n = 2; c = 4; xr = 2; yr = 2; x = 4; y = 4; "
+                                           f"routing_function = {function};"))
+    assert cfg["routing"] == {"algorithm": routing}
+    prepare(cfg)

@@ -57,6 +57,11 @@ ROWS = [
     ("flattened butterfly 4x4, c=4 (hyperx), ran_min", "flatfly_k4n2c4.cfg", ("bitcomp", "tornado", "badperm_yarc")),
     ("flattened butterfly 4x4, c=4 (hyperx), ugal", "flatfly_k4n2c4_ugal.cfg", ("bitcomp", "tornado", "badperm_yarc")),
     ("flattened butterfly 4x4, c=4 (hyperx), valiant", "flatfly_k4n2c4_valiant.cfg", ("tornado", "badperm_yarc")),
+    ("mesh 8x8, BookSim2's mesh88_lat (20-flit packets in 8-flit VCs, wait_for_tail_credit, input_speedup 2)",
+     "mesh88_lat.cfg", "transpose"),
+    ("mesh 8x8, xy_yx", "mesh_8x8_xy_yx.cfg", "transpose"),
+    ("mesh 8x8, adaptive_xy_yx", "mesh_8x8_adaptive_xy_yx.cfg", "transpose"),
+    ("flattened butterfly 4x4, c=4 (hyperx), xyyx", "flatfly_k4n2c4_xyyx.cfg", "tornado"),
 ]
 ZERO_LOAD = 0.02
 LATENCY_THRES = 500.0  # BookSim2's latency_thres: past it, a run is unstable

@@ -35,6 +35,7 @@ IP_A, IP_H, IP_G, IP_PALM = 4, 5, 6, 7  # dragonfly
 IP_ROW, IP_BUNDLE = 8, 9  # dragonfly: routers per row of a group (a for an all-to-all group), global_bundle
 IP_Q, IP_NX = 4, 5  # Slim Fly: q, |X|
 IP_NDIM, IP_WRAP = 4, 5  # torus / mesh / hyperx (IP_WRAP 0)
+IP_EXPRESS = 6  # mesh: 1 if it has express channels (BookSim2's cmesh: build/torus.py), the last ports of a router
 IP_K, IP_N, IP_FT_S, IP_FT_ROOTS = 4, 5, 6, 7  # fat tree: k, levels, switches per level below the top, roots
 IP_DIMS, IP_STRIDES, IP_LINKS = 8, 40, 72  # radices, strides, parallel links (torus links, HyperX trunking)
 IP_SIZE = 104
@@ -114,7 +115,7 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES) -> Routes:
         n = len(P["dims"])
         if n > IP_STRIDES - IP_DIMS:
             raise ConfigError("topology.dims", f"at most {IP_STRIDES - IP_DIMS} dimensions")
-        ip[[IP_P, IP_NDIM, IP_WRAP]] = (P["p"], n, kind == "torus")
+        ip[[IP_P, IP_NDIM, IP_WRAP, IP_EXPRESS]] = (P["p"], n, kind == "torus", P.get("express", 0) > 0)
         ip[IP_DIMS:IP_DIMS + n] = P["dims"]
         ip[IP_STRIDES:IP_STRIDES + n] = P["stride"]
         ip[IP_LINKS:IP_LINKS + n] = P["links"]

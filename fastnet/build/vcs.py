@@ -13,7 +13,8 @@ each class owns. Schemes, with the classes they need:
 | torus | dor | dateline partition of the current dimension | 2 |
 | torus | val, ugal | 2 x phase + dateline partition (DOR in each phase) | 4 |
 | torus | adaptive | escape DOR with dateline (2 VCs), adaptive on the rest (Duato) | 2 + >= 1 |
-| mesh | dor / val, ugal / adaptive | 0 / phase / escape VC 0 + adaptive rest | 1 / 2 / 1 + >= 1 |
+| mesh | dor, dor_express / val, ugal / adaptive | 0 / phase / escape VC 0 + adaptive rest | 1 / 2 / 1 + >= 1 |
+| mesh, hyperx | xy_yx, adaptive_xy_yx | the packet's order: 0 lowest dimension first, 1 highest first; each class is dimension-ordered, and a packet never changes class | 2 |
 | hyperx | dor | 0: one hop per dimension, dimensions in increasing order, so no cycle of channels | 1 |
 | hyperx | val, ugal | phase: dimension order to the intermediate, then to the destination; a packet moves from class 0 to 1, never back | 2 |
 | fat tree | any | 0: up*/down* paths cannot form a cycle | 1 |
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..registry import ROUTINGS, VALIANT_ROUTINGS
+from ..registry import ROUTINGS, VALIANT_ROUTINGS, XY_YX_ROUTINGS
 from .kinds import TOPOLOGIES
 from .network import GLOBAL, LOCAL, NODE, Network
 from .routing import Routes, diameter
@@ -85,14 +86,15 @@ def _classes(net: Network, routes: Routes, rcfg: dict[str, Any]) -> tuple[int, i
         if routing == "min":
             return VCP_DRAGONFLY, 2, 1, 0, 0
         return VCP_DRAGONFLY, 4 if routing != "val" and rcfg.get("ugal_vcs") == "separate" else 3, 2, 0, 0
-    if kind == "hyperx" and routing in ("dor", *VALIANT_ROUTINGS):  # dimension order, in one or two phases
-        phases = 2 if routing in VALIANT_ROUTINGS else 1
+    if kind == "hyperx" and routing in ("dor", *VALIANT_ROUTINGS, *XY_YX_ROUTINGS):  # dimension order, in one or
+        # two phases, or in one of two orders
+        phases = 2 if routing in (*VALIANT_ROUTINGS, *XY_YX_ROUTINGS) else 1
         return VCP_DATELINE, phases, phases, 0, 0
     if kind in GRID and ROUTINGS[routing].attrs.get("ordered"):
         wrap = 2 if kind == "torus" else 1  # dateline partitions per dimension
         if routing == "adaptive":
             return VCP_ESCAPE, wrap + 1, wrap + 1, wrap, 0
-        phases = 2 if routing in VALIANT_ROUTINGS else 1
+        phases = 2 if routing in (*VALIANT_ROUTINGS, *XY_YX_ROUTINGS) else 1  # (xy_yx: its order as the phase)
         return VCP_DATELINE, wrap * phases, wrap * phases, 0, 0
     classes = 2 * D if routing in VALIANT_ROUTINGS else D
     return VCP_HOP, classes, classes, 0, 0

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..build.network import P_ROUTER
 from ..kernels._jit import jit, jit_alloc, jit_callee
-from ..kernels.cycle import free_vc, phits_crossed, phits_sent_in, serialise, streaming, tail_arrives
+from ..kernels.cycle import credits_back, free_vc, phits_crossed, phits_sent_in, serialise, streaming, tail_arrives
 from ..kernels.pool import drop_packet, list_remove, release_event, vc_reserve
 from ..kernels.state import (
     C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, C_N_ACTIVE, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,
@@ -67,7 +67,7 @@ def _drop_tail(port, prm, st, v, t, on_link_only, cause, cancel):
     while h >= 0:
         nxt = pk[h, PK_NEXT]
         size = pk[h, PK_SIZE]
-        vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, -size, t)
+        credits_back(st, prm, v, size, t)
         if pk[h, PK_OUT] >= 0:
             st.pt[pk[h, PK_OUT], PT_WAIT] -= size
         if pk[h, PK_DVC] >= 0:
@@ -100,7 +100,7 @@ def _stop_stream(port, prm, st, f, t, cancel):
         if vs[f, VS_NODE_PKT] == h:
             _end_node_feed(prm, st, f, t)
         held = phits_sent_in(prm, pk, vs, f, h) - phits_crossed(prm, size, vs[f, VS_SENT])  # come, not gone on
-        vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, f, -held, t)
+        credits_back(st, prm, f, held, t)
         up = vs[f, VS_FEED]
         vs[f, VS_PKT] = -1
         w = vs[f, VS_DVC]

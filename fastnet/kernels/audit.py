@@ -7,7 +7,10 @@ import numpy as np
 
 from ._jit import jit_alloc, jit_inline
 from .cycle import phits_crossed, phits_sent_in
-from .state import C_FREE_HEAD, C_N_ACTIVE, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_POS, VS_DVC, VS_PKT, VS_SENT
+from .state import (
+    C_FREE_HEAD, C_N_ACTIVE, DRAINING, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD,
+    PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_OWNER, VC_POS, VS_DVC, VS_PKT, VS_SENT,
+)
 
 # result indices
 AU_FREE, AU_QUEUED, AU_IN_VCS, AU_DELIVERING, AU_DUPLICATES, AU_CREDIT_ERRORS, AU_READY_ERRORS = 0, 1, 2, 3, 4, 5, 6
@@ -67,6 +70,8 @@ def audit(prm, st):
     V = prm.vcs
     for v in range(len(vc)):
         if held[v] + vc[v, VC_FREE] != vc[v, VC_CAP]:
+            out[AU_CREDIT_ERRORS] += 1
+        if vc[v, VC_OWNER] == DRAINING and vc[v, VC_FREE] == vc[v, VC_CAP]:  # its tail's credit is back: free
             out[AU_CREDIT_ERRORS] += 1
         if waits[v] != (vc[v, VC_HEAD] >= 0 or (prm.flit_crossbar and st.vs[v, VS_PKT] >= 0)):
             out[AU_READY_ERRORS] += 1

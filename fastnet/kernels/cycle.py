@@ -62,8 +62,8 @@ from .state import (
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
     S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER, VC_POS,
-    VC_WAKE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP, VS_DVC, VS_END, VS_FEED, VS_OUT,
-    VS_NODE_END, VS_NODE_PKT, VS_NODE_SENT, VS_PKT, VS_SENT, VS_TAIL, STREAMING,
+    VC_CAP, VC_WAKE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP, VS_DVC, VS_END, VS_FEED, VS_OUT,
+    VS_NODE_END, VS_NODE_PKT, VS_NODE_SENT, VS_PKT, VS_SENT, VS_TAIL, STREAMING, DRAINING,
 )
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
@@ -104,6 +104,26 @@ def room_needed(prm, size, k):
 def streaming(prm, vs, v):
     """VC v is streaming a packet out through a flit crossbar (its first cycle of crossbar time is past)."""
     return prm.flit_crossbar and vs[v, VS_PKT] >= 0
+
+
+@jit_inline
+def xbar_input(prm, n_ports, v):
+    """The pt row holding the input-side switch state (busy time, arbiters, round-robin pointers) of VC v's
+    crossbar input: its port p, or with input_speedup S > 1 input v mod S of the port's S, row p + (v mod S) * P
+    (BookSim2's expanded input p * S + v mod S)."""
+    p = v // prm.vcs
+    if prm.input_speedup == 1:
+        return p
+    return p + (v % prm.vcs % prm.input_speedup) * n_ports
+
+
+@jit_inline
+def xbar_local(ps, prm, n_ports, r, x):
+    """Crossbar input row x's place among router r's crossbar inputs (port, then input of the port): the order of
+    its output arbiters' round robin."""
+    if prm.input_speedup == 1:
+        return x - ps[r]
+    return (x % n_ports - ps[r]) * prm.input_speedup + x // n_ports
 
 
 @jit_inline
@@ -197,6 +217,17 @@ def record_delivery(pk, sc, lat_hist, net_hist, ts, ctr, prm, h, t):
     ctr[C_DELIVERED] += 1
 
 
+@jit_inline
+def credits_back(st, prm, v, amount, t):
+    """`amount` phits of VC v's buffer are free again (their credits are back upstream). With wait_tail_credit a VC
+    whose last packet's tail has gone in is free once it is empty: from the next cycle, when BookSim2's VC
+    allocator would see it (its credit reaches the router a cycle after fastnet's: docs/booksim.md)."""
+    vc = st.vc
+    vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, -amount, t)
+    if prm.wait_tail_credit and vc[v, VC_OWNER] == DRAINING and vc[v, VC_FREE] == vc[v, VC_CAP]:
+        free_vc(vc, st.ctr, prm, v, t + 1)
+
+
 @jit_callee
 def send_from_node(port, prm, st, v, t):
     """Flit crossbar: credits came back to injection VC v, whose node still sends a packet in: it sends as many
@@ -229,7 +260,7 @@ def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
         kind = ev[e, EV_KIND]
         if kind == E_CREDIT:
             v = ev[e, EV_TARGET]
-            vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, -ev[e, EV_AMOUNT], t)
+            credits_back(st, prm, v, ev[e, EV_AMOUNT], t)
             if prm.flit_crossbar and st.vs[v, VS_NODE_PKT] >= 0:
                 send_from_node(port, prm, st, v, t)
         elif kind == E_READY:
@@ -252,19 +283,20 @@ def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
 def injection_vc(vc, nd, prm, n, first, count, need):
     """The injection VC among first..first+count-1 that node n starts a packet into, if it has `need` free phits
     (the whole packet: virtual cut-through; one, with a flit crossbar); else -1: the one with the most free
-    phits, or (round robin) the first after the node's last one, as BookSim2's sources take turns."""
+    phits, or (round robin) the first after the node's last one, as BookSim2's sources take turns. With
+    wait_tail_credit, only an empty VC (the tail of the node's last packet in it has had its credit back)."""
     if prm.vc_round_robin:
         last = nd[n, ND_LAST_VC] - first
         for i in range(1, count + 1):
             v = first + (last + i) % count if 0 <= last < count else first + i - 1
-            if vc[v, VC_FREE] >= need:
+            if vc[v, VC_FREE] >= need and not (prm.wait_tail_credit and vc[v, VC_FREE] < vc[v, VC_CAP]):
                 nd[n, ND_LAST_VC] = v
                 return v
         return -1
     best = -1
     room = need - 1
     for v in range(first, first + count):
-        if vc[v, VC_FREE] > room:
+        if vc[v, VC_FREE] > room and not (prm.wait_tail_credit and vc[v, VC_FREE] < vc[v, VC_CAP]):
             best = v
             room = vc[v, VC_FREE]
     return best
@@ -302,14 +334,14 @@ def allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t):
         k0 = rr_start(vc_ptr, v, local, count)
         for i in range(count):
             k = k0 + i if k0 + i < count else k0 + i - count
-            if vc[first + k, VC_OWNER] < 0 and vc[first + k, VC_ALLOC] <= t:
+            if vc[first + k, VC_OWNER] == -1 and vc[first + k, VC_ALLOC] <= t:
                 best = first + k
                 vc_ptr[v] = local + k + 1
                 break
     else:
         room = -1
         for w in range(first, first + count):
-            if vc[w, VC_OWNER] < 0 and vc[w, VC_ALLOC] <= t and vc[w, VC_FREE] > room:
+            if vc[w, VC_OWNER] == -1 and vc[w, VC_ALLOC] <= t and vc[w, VC_FREE] > room:
                 best = w
                 room = vc[w, VC_FREE]
     if best >= 0:
@@ -356,12 +388,12 @@ def inject(topo, rt, prm, st, t):
 
 @jit_inline
 def blocked_until(pt, port, prm, p, o, own_link):
-    """First cycle at which input p and output o could both be free for a head (the busy times only grow while
-    it waits, since neither port can be granted before then); <= t if they are free now. `own_link`: output o
-    is a link the head must wait for (every output but a node's, with multiple ejection); its output queue holds
-    one packet of the largest size (with a flit crossbar, what credits allow: nothing to wait for). A head that
-    holds its downstream VC keeps its route, so it is not examined again before then (VC_WAKE: the allocator
-    parks it)."""
+    """First cycle at which crossbar input p (a pt row: xbar_input) and output o could both be free for a head
+    (the busy times only grow while it waits, since neither port can be granted before then); <= t if they are
+    free now. `own_link`: output o is a link the head must wait for (every output but a node's, with multiple
+    ejection); its output queue holds one packet of the largest size (with a flit crossbar, what credits allow:
+    nothing to wait for). A head that holds its downstream VC keeps its route, so it is not examined again
+    before then (VC_WAKE: the allocator parks it)."""
     wake = pt[p, PT_IN_BUSY]
     if own_link:
         wake = max(wake, pt[o, PT_OUT_BUSY])
@@ -375,11 +407,15 @@ def vc_free_at(vc, vs, pk, prm, first, count, t):
     """Earliest cycle (> t) at which one of VCs first..first+count-1, none of which allocate_vc can give now, could
     be allocated: a VC in its reallocation delay at VC_ALLOC; a VC held by another head once that head is
     granted (at t at the soonest) and its tail has left (crossed, with a flit crossbar: one cycle of crossbar time
-    after another, from the first it has not had), plus the reallocation delay."""
+    after another, from the first it has not had), plus the reallocation delay; a VC draining its last packet
+    (wait_tail_credit) once the credits of the phits it holds can have come back (those of one cycle of
+    crossbar time at a time: ceil(S) phits at most)."""
     soon = t + (1 << 28)  # the VC records count from C_EPOCH: t and the result too
     for w in range(first, first + count):
         owner = vc[w, VC_OWNER]
-        if owner < 0:
+        if owner == DRAINING:
+            at = t + (vc[w, VC_CAP] - vc[w, VC_FREE]) // np.int64(np.ceil(prm.speedup)) - 1 + prm.vc_realloc
+        elif owner < 0:
             at = vc[w, VC_ALLOC]
         else:
             size = pk[owner, PK_SIZE]
@@ -519,7 +555,7 @@ def ask_vcs(topo, rt, prm, st, t, routing, scan, stamp, separable, first_iterati
         k0 = rr_start(st.vc_ptr, v, local, count)
         for j in range(count):
             w = first + (k0 + j if k0 + j < count else k0 + j - count)
-            if vc[w, VC_OWNER] < 0 and vc[w, VC_ALLOC] <= now:
+            if vc[w, VC_OWNER] == -1 and vc[w, VC_ALLOC] <= now:
                 asked = True
                 key = rr_key(x, 0, vcg[w, VG_PTR], n)
                 if vcg[w, VG_STAMP] != stamp or key < vcg[w, VG_KEY]:
@@ -603,7 +639,8 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
                 pk[h, PK_DVC] = dvc
         o = pk[h, PK_OUT]
     own_link = dvc >= 0 or not prm.multi_eject  # dvc < 0: o is the node's ejection port
-    wake = blocked_until(pt, port, prm, p, o, own_link)
+    x = xbar_input(prm, len(port), v)
+    wake = blocked_until(pt, port, prm, x, o, own_link)
     if prm.flit_crossbar:
         ready = chunk_ready(port, pk, vs, prm, v, h, k)
         if ready < 0:  # its phits have not left the router upstream yet: it asks again next cycle
@@ -614,7 +651,7 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
             vc[v, VC_WAKE] = wake - epoch
             return WAIT, -1, False
         return -1, -1, False
-    if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
+    if pt[x, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
         return -1, -1, False
     if dvc >= 0 and vc[dvc, VC_FREE] < room_needed(prm, pk[h, PK_SIZE], k):
         return -1, -1, False
@@ -645,23 +682,31 @@ def rr_key(x, first, pointer, n):
 
 
 @jit_inline
-def input_key(ps, r, pt, V, p, o, v):
-    """Input p's arbitration key for VC v asking for output o: outputs first from the input's output pointer,
-    then VCs first from its VC pointer, as BookSim2's separable and iSLIP input arbiters order them (inputs
-    that last won different outputs ask for different outputs next)."""
-    return rr_key(o, ps[r], pt[p, PT_RR_OUT], ps[r + 1] - ps[r]) * V + rr_key(v, p * V, pt[p, PT_RR_VC], V)
+def input_key(ps, r, pt, V, x, o, v):
+    """Crossbar input x's (xbar_input) arbitration key for VC v asking for output o: outputs first from the input's
+    output pointer, then VCs first from its VC pointer, as BookSim2's separable and iSLIP input arbiters order
+    them (inputs that last won different outputs ask for different outputs next)."""
+    return rr_key(o, ps[r], pt[x, PT_RR_OUT], ps[r + 1] - ps[r]) * V + rr_key(v % V, 0, pt[x, PT_RR_VC], V)
+
+
+@jit_inline
+def output_key(ps, prm, pt, n_ports, r, x, o):
+    """Output o's round-robin key for crossbar input x of router r: inputs first from o's pointer over the
+    router's crossbar inputs (xbar_local)."""
+    return rr_key(xbar_local(ps, prm, n_ports, r, x), 0, pt[o, PT_RR_IN], (ps[r + 1] - ps[r]) * prm.input_speedup)
 
 
 @jit_inline
 def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
-    multiple ejection, every input asking for its node's ejection port wins it). Appends the granted input
-    ports to st.grants from n0 on and returns how many."""
+    multiple ejection, every input asking for its node's ejection port wins it). Inputs are crossbar inputs
+    (xbar_input: a port's, or with input_speedup S one of its S). Appends the granted crossbar inputs to
+    st.grants from n0 on and returns how many."""
     pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
     epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     ps, port = topo.router_port_start, topo.port
-    V = prm.vcs
+    V, P = prm.vcs, len(port)
     n_in = 0
     i = 0
     while i < st.ctr[C_N_ACTIVE]:  # VCs whose head is ready
@@ -676,30 +721,30 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
         i += 1
         if o < 0:
             continue
-        p = v // V
-        key = input_key(ps, port[p, P_ROUTER], pt, V, p, o, v)
-        n_in, took = arbitrate(pt, p, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
+        x = xbar_input(prm, P, v)
+        key = input_key(ps, port[v // V, P_ROUTER], pt, V, x, o, v)
+        n_in, took = arbitrate(pt, x, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
         if took:
-            pt[p, PT_IN_DVC] = dvc
+            pt[x, PT_IN_DVC] = dvc
     n_out = 0
     n = n0
     for j in range(n_in):
-        p = st.touched_in[j]
-        if prm.multi_eject and pt[p, PT_IN_DVC] < 0:  # to the node: no ejection link to share
-            pt[p, PT_IN_MATCH] = t
-            st.grants[n] = p
+        x = st.touched_in[j]
+        if prm.multi_eject and pt[x, PT_IN_DVC] < 0:  # to the node: no ejection link to share
+            pt[x, PT_IN_MATCH] = t
+            st.grants[n] = x
             n += 1
             continue
-        o = head_route(pk, vc, st.vs, prm, pt[p, PT_IN_PICK])[0]
-        r = port[p, P_ROUTER]
-        key = rr_key(p, ps[r], pt[o, PT_RR_IN], ps[r + 1] - ps[r])
-        n_out, _ = arbitrate(pt, o, stamp, key, p, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
+        v = pt[x, PT_IN_PICK]
+        o = head_route(pk, vc, st.vs, prm, v)[0]
+        key = output_key(ps, prm, pt, P, port[v // V, P_ROUTER], x, o)
+        n_out, _ = arbitrate(pt, o, stamp, key, x, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
     for j in range(n_out):
         o = st.touched_out[j]
-        p = pt[o, PT_OUT_PICK]
-        pt[p, PT_IN_MATCH] = t
+        x = pt[o, PT_OUT_PICK]
+        pt[x, PT_IN_MATCH] = t
         pt[o, PT_OUT_MATCH] = t
-        st.grants[n] = p
+        st.grants[n] = x
         n += 1
     return n - n0
 
@@ -711,14 +756,14 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
     round-robin pointer asks); each output grants the asking input first from its round-robin pointer; each
     input accepts the granting output first from its own accept pointer (PT_RR_OUT). With multiple ejection
     the node's port grants every input asking for it. Pointers move past each grant (traverse), in every
-    iteration (iSLIP moves them in the first only). Appends the granted input ports to st.grants from n0 on
-    and returns how many."""
+    iteration (iSLIP moves them in the first only). Inputs are crossbar inputs (xbar_input). Appends the granted
+    crossbar inputs to st.grants from n0 on and returns how many."""
     pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
     epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     ps, port, node = topo.router_port_start, topo.port, topo.node
     dist, ip, alg, vcr = rt.dist, rt.ip, rt.alg, rt.vcr
     rng, buf, buf2 = st.rng_router, st.buf, st.buf2
-    V = prm.vcs
+    V, P = prm.vcs, len(port)
     n_in = 0
     n_out = 0
     i = 0
@@ -734,32 +779,32 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
         i += 1
         if o < 0:
             continue
-        p = v // V
-        r = port[p, P_ROUTER]
+        x = xbar_input(prm, P, v)
+        r = port[v // V, P_ROUTER]
         if not own_link:  # multiple ejection: granted; the input's accept arbiter sees it directly
-            n_in, took = arbitrate(pt, p, stamp, input_key(ps, r, pt, V, p, o, v), v, st.touched_in, n_in,
+            n_in, took = arbitrate(pt, x, stamp, input_key(ps, r, pt, V, x, o, v), v, st.touched_in, n_in,
                                    PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
             if took:
-                pt[p, PT_IN_DVC] = dvc
+                pt[x, PT_IN_DVC] = dvc
             continue
-        key = rr_key(p, ps[r], pt[o, PT_RR_IN], ps[r + 1] - ps[r]) * V + rr_key(v, p * V, pt[p, PT_RR_VC], V)
+        key = output_key(ps, prm, pt, P, r, x, o) * V + rr_key(v % V, 0, pt[x, PT_RR_VC], V)
         n_out, _ = arbitrate(pt, o, stamp, key, v, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
     for j in range(n_out):  # accept phase: each input keeps the first granting output
         o = st.touched_out[j]
         v = pt[o, PT_OUT_PICK]
-        p = v // V
-        r = port[p, P_ROUTER]
-        key = rr_key(o, ps[r], pt[p, PT_RR_OUT], ps[r + 1] - ps[r]) * V
-        n_in, took = arbitrate(pt, p, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
+        x = xbar_input(prm, P, v)
+        r = port[v // V, P_ROUTER]
+        key = rr_key(o, ps[r], pt[x, PT_RR_OUT], ps[r + 1] - ps[r]) * V
+        n_in, took = arbitrate(pt, x, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
         if took:
-            pt[p, PT_IN_DVC] = head_route(pk, vc, st.vs, prm, v)[1]
+            pt[x, PT_IN_DVC] = head_route(pk, vc, st.vs, prm, v)[1]
     n = n0
     for j in range(n_in):
-        p = st.touched_in[j]
-        pt[p, PT_IN_MATCH] = t
-        if pt[p, PT_IN_DVC] >= 0 or not prm.multi_eject:
-            pt[head_route(pk, vc, st.vs, prm, pt[p, PT_IN_PICK])[0], PT_OUT_MATCH] = t
-        st.grants[n] = p
+        x = st.touched_in[j]
+        pt[x, PT_IN_MATCH] = t
+        if pt[x, PT_IN_DVC] >= 0 or not prm.multi_eject:
+            pt[head_route(pk, vc, st.vs, prm, pt[x, PT_IN_PICK])[0], PT_OUT_MATCH] = t
+        st.grants[n] = x
         n += 1
     return n - n0
 
@@ -801,17 +846,19 @@ def traverse(topo, prm, st, t, n_grants):
         ahead = pt[st.grants[min(j + PREFETCH // 2, n_grants - 1)], PT_IN_PICK]
         prefetch(vc, ahead)
         prefetch(pk, vc[ahead, VC_HEAD])
-        p = st.grants[j]
-        v = pt[p, PT_IN_PICK]
+        x = st.grants[j]  # a crossbar input (xbar_input)
+        v = pt[x, PT_IN_PICK]
+        p = v // V
         o = head_route(pk, vc, st.vs, prm, v)[0]
         if prm.flit_crossbar:
             phits = cross_flits(port, prm, st, t, p, v)
         else:
             phits = cross_packet(port, prm, st, t, p, v, o)
         r = port[p, P_ROUTER]
-        pt[p, PT_RR_VC] = (v - p * V + 1) % V
-        pt[o, PT_RR_IN] = (p - ps[r] + 1) % (ps[r + 1] - ps[r])
-        pt[p, PT_RR_OUT] = (o - ps[r] + 1) % (ps[r + 1] - ps[r])  # the input's output pointer
+        S = prm.input_speedup
+        pt[x, PT_RR_VC] = (v - p * V + S) % V  # the next of the input's VCs (v mod S apart: BookSim2's)
+        pt[o, PT_RR_IN] = (xbar_local(ps, prm, len(port), r, x) + 1) % ((ps[r + 1] - ps[r]) * S)
+        pt[x, PT_RR_OUT] = (o - ps[r] + 1) % (ps[r + 1] - ps[r])  # the input's output pointer
         ctr[C_PHIT_HOPS] += phits
         if prm.w0 <= t < prm.w1:
             pt[o, PT_PHITS] += phits
@@ -832,7 +879,7 @@ def cross_packet(port, prm, st, t, p, v, o):
     own_link = not (prm.multi_eject and port[o, P_CLASS] == NODE)
     start = max(t, pt[o, PT_LINK_BUSY]) if own_link else t
     end = max(start + send, done)  # the tail has left (not before it arrived from a slower link)
-    pt[p, PT_IN_BUSY] = done
+    pt[xbar_input(prm, len(port), v), PT_IN_BUSY] = done
     pt[p, PT_IN_PKT] = h
     pt[p, PT_IN_TAIL] = tail
     if own_link:
@@ -846,7 +893,7 @@ def cross_packet(port, prm, st, t, p, v, o):
         schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_DELIVER, h, 0, end + port[o, P_LATENCY] - 1)
     else:
         vc_reserve(st.vc, pt, st.vc_area, st.vc_since, prm, dvc, size, t)
-        free_vc(st.vc, st.ctr, prm, dvc, t + send)
+        release_vc(st.vc, st.ctr, prm, dvc, t + send)
         move_on(port, prm, st, t, h, o, dvc, end - send + port[o, P_LATENCY])
     pt[o, PT_WAIT] -= size
     pk[h, PK_OUT] = -1
@@ -873,7 +920,7 @@ def cross_flits(port, prm, st, t, p, v):
     own_link = not (prm.multi_eject and port[o, P_CLASS] == NODE)
     start = max(t, pt[o, PT_LINK_BUSY]) if own_link else t
     end = start + serialise(port, o, after) - serialise(port, o, before)
-    pt[p, PT_IN_BUSY] = t + 1
+    pt[xbar_input(prm, len(port), v), PT_IN_BUSY] = t + 1
     if own_link:
         pt[o, PT_OUT_BUSY] = t + 1
         pt[o, PT_LINK_BUSY] = end
@@ -891,13 +938,23 @@ def cross_flits(port, prm, st, t, p, v):
     if dvc < 0:
         schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_DELIVER, h, 0, end + port[o, P_LATENCY] - 1)
     else:
-        free_vc(vc, st.ctr, prm, dvc, t + 1)
+        release_vc(vc, st.ctr, prm, dvc, t + 1)
         vs[dvc, VS_FEED] = -1
         tail_arrives(pk, vs, dvc, h, end + port[o, P_LATENCY], serialise(port, o, size))  # at the next router
     pt[p, PT_IN_PKT] = h
     pt[p, PT_IN_TAIL] = vs[v, VS_TAIL]
     next_head(pk, vc, st.act, st.ev, st.wheel, st.ctr, prm, v, t)
     return after - before
+
+
+@jit_inline
+def release_vc(vc, ctr, prm, w, freed):
+    """The tail of the packet downstream VC w was allocated to has gone in (left, with the packet crossbar): w is
+    free from `freed` (free_vc), or with wait_tail_credit once the tail's credit is back (fire_events)."""
+    if prm.wait_tail_credit:
+        vc[w, VC_OWNER] = DRAINING
+    else:
+        free_vc(vc, ctr, prm, w, freed)
 
 
 @jit_inline

@@ -238,6 +238,17 @@ def hx_first_dim(ip, r, t):
     return -1
 
 
+@jit_inline
+def hx_last_dim(ip, r, t):
+    """The highest dimension in which routers r and t differ (the reverse dimension order), -1 if r == t."""
+    for j in range(ip[IP_NDIM]):
+        dim = ip[IP_NDIM] - 1 - j
+        S, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
+        if (r // stride) % S != (t // stride) % S:
+            return dim
+    return -1
+
+
 @jit_callee
 def _hx_scan(ps, ip, r, d, buf):
     """Every trunk link of every dimension in which r and d differ; length = the number of such dimensions."""

@@ -44,19 +44,20 @@ import numpy as np
 
 from ..build.network import GLOBAL, NODE_PORT, NODE_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER
 from ..build.routing import (
-    IP_A, IP_BUNDLE, IP_DIMS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_N, IP_NDIM, IP_P, IP_ROW,
+    IP_A, IP_BUNDLE, IP_DIMS, IP_EXPRESS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_N, IP_NDIM, IP_P, IP_ROW,
     IP_STRIDES, IP_WRAP, SCAN_TABLE, UNREACHABLE,
 )
 from ..build.kinds import K_DRAGONFLY, K_FATTREE, K_HYPERX, K_MESH, K_TORUS
 from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
 from ..registry import (
-    R_ADAPTIVE, R_DOR, R_KSP, R_MIN, R_UGAL_G, R_UGAL_L, R_UPDOWN, R_VAL, UP_ADAPTIVE, UP_DMODK, UP_MLID,
+    R_ADAPTIVE, R_ADAPTIVE_XY_YX, R_DOR, R_DOR_EXPRESS, R_KSP, R_MIN, R_UGAL_G, R_UGAL_L, R_UPDOWN, R_VAL, R_XY_YX, UP_ADAPTIVE,
+    UP_DMODK, UP_MLID,
     UP_RANDOM_PATH, UQ_PORT, UQ_VC, UQ_VC_H, UV_BOOKSIM, UV_SHARED,
 )
 from ._jit import jit, jit_callee, jit_inline, no_implementation
 from .minimal import (
     df_first_link, df_global_port, df_ldist, df_step, distance,
-    hx_first_dim, hx_trunk, min_ports, min_ports_len,
+    hx_first_dim, hx_last_dim, hx_trunk, min_ports, min_ports_len,
 )
 from .rng import below
 from .state import (
@@ -225,8 +226,9 @@ def ring_arc_live(ps, port, dir_port, r, dim, d, stride, k, ct):
 
 
 @jit
-def dor_step(ps, port, pt, ip, dir_port, pk, rng, r, t, h, faults):
-    """Dimension-order step from r toward router t. Returns (port, dateline partition); PK_VCC keeps the
+def dor_step(ps, port, pt, ip, dir_port, pk, rng, r, t, h, faults, descending):
+    """Dimension-order step from r toward router t, lowest dimension first (highest first if `descending`: the YX
+    order of xy_yx). Returns (port, dateline partition); PK_VCC keeps the
     direction and partition chosen on entering a dimension (a packet crossing the wrap-around link of a ring
     uses partition 1 for the whole dimension, which breaks the ring's cycle). Of a direction's parallel links
     it takes the least occupied (least_occupied): any of them keeps the dateline argument, which is about
@@ -236,7 +238,8 @@ def dor_step(ps, port, pt, ip, dir_port, pk, rng, r, t, h, faults):
     turns round if the link ahead fails under it; (-1, 0) if neither arc is up. A ring with a failed link is a
     line, whose channels cannot wait on each other in a cycle whatever the direction or partition."""
     wrap = ip[IP_WRAP] == 1
-    for dim in range(ip[IP_NDIM]):
+    for j in range(ip[IP_NDIM]):
+        dim = ip[IP_NDIM] - 1 - j if descending else j
         k, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
         cr, ct = (r // stride) % k, (t // stride) % k
         if cr == ct:
@@ -264,12 +267,65 @@ def dor_step(ps, port, pt, ip, dir_port, pk, rng, r, t, h, faults):
 
 # ---------------------------------------------------------------- HyperX dimension order (build/hyperx.py)
 @jit_inline
-def hx_dor_step(ps, port, pt, ip, rng, r, t):
-    """One hop in the lowest dimension in which r and t differ, over the least occupied of its trunk links. Each
-    dimension is fully connected, so a dimension takes one hop and a path changes dimensions in increasing
-    order: no channel waits on a channel of its own or a lower dimension, and one VC class is deadlock-free."""
-    first, links = hx_trunk(ps, ip, r, t, hx_first_dim(ip, r, t))
+def hx_dor_step(ps, port, pt, ip, rng, r, t, descending):
+    """One hop in the lowest dimension in which r and t differ (the highest if `descending`: xy_yx's YX order),
+    over the least occupied of its trunk links. Each dimension is fully connected, so a dimension takes one hop
+    and a path changes dimensions in increasing order: no channel waits on a channel of its own or a lower
+    dimension, and one VC class is deadlock-free (per order, for xy_yx)."""
+    first, links = hx_trunk(ps, ip, r, t, hx_last_dim(ip, r, t) if descending else hx_first_dim(ip, r, t))
     return least_occupied(port, pt, rng, r, first, links)
+
+
+@jit_inline
+def express_port(ps, ip, r, t):
+    """dor_express on a k x k mesh with express channels (build/torus.py): the express port r takes toward router
+    t, else -1. BookSim2's cmesh_xy: moving in x by more than one router along the bottom (top) row, the channel
+    of the row's -y (+y) edge; moving in y by more than one along the left (right) column, the -x (+x) edge's.
+    Each runs k/2 routers along the edge, wrapping: taken only where it lands closer to t (for k = 4, always)."""
+    k = ip[IP_DIMS]
+    h = k // 2
+    x, y, tx, ty = r % k, r // k, t % k, t // k
+    edge = -1  # 0 +x, 1 -x, 2 +y, 3 -y: the edge of the router whose missing mesh port is the express channel
+    if x != tx:
+        if abs(tx - x) > 1 and abs(tx - (x + h) % k) < abs(tx - x):
+            edge = 3 if y == 0 else (2 if y == k - 1 else -1)
+    elif abs(ty - y) > 1 and abs(ty - (y + h) % k) < abs(ty - y):
+        edge = 1 if x == 0 else (0 if x == k - 1 else -1)
+    if edge < 0:
+        return -1
+    on = (x == k - 1, x == 0, y == k - 1, y == 0)  # the router's express ports, last, in this order of edges
+    after = 0
+    for e in range(edge + 1, 4):
+        after += on[e]
+    return ps[r + 1] - 1 - after
+
+
+@jit_inline
+def order_first_port(ps, ip, dir_port, r, t, descending):
+    """xy_yx: the first port (of its parallel links) of the dimension-order path from r to router t != r, lowest
+    dimension first or (descending) highest first, on a mesh or a HyperX."""
+    if ip[IP_KIND] == K_HYPERX:
+        return hx_trunk(ps, ip, r, t, hx_last_dim(ip, r, t) if descending else hx_first_dim(ip, r, t))[0]
+    for j in range(ip[IP_NDIM]):
+        dim = ip[IP_NDIM] - 1 - j if descending else j
+        k, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
+        cr, ct = (r // stride) % k, (t // stride) % k
+        if cr != ct:
+            return ps[r] + dir_port[r, 2 * dim + (0 if ct > cr else 1)]
+    return -1
+
+
+@jit_inline
+def xy_yx_order(ps, port, pt, ip, dir_port, rng, routing, r, t):
+    """The dimension order of a packet leaving its source router r for router t (PK_INTER): 0 lowest dimension
+    first (XY), 1 highest first (YX); at random (xy_yx), or (adaptive_xy_yx) the order whose first port has fewer
+    phits held in the VCs behind it (BookSim2's GetUsedCredit), ties at random."""
+    if routing == R_ADAPTIVE_XY_YX:
+        q0 = pt[port[order_first_port(ps, ip, dir_port, r, t, False), P_PEER_PORT], PT_HELD]
+        q1 = pt[port[order_first_port(ps, ip, dir_port, r, t, True), P_PEER_PORT], PT_HELD]
+        if q0 != q1:
+            return 0 if q0 < q1 else 1
+    return below(rng, r, 2)
 
 
 # ---------------------------------------------------------------- fat tree (build/fattree.py)
@@ -598,8 +654,13 @@ def vc_class(ip, prm, pk, h, part, glob):
                 return 0 if glob else 3
             return 2
         return g
-    if policy == VCP_DATELINE:  # dateline partition; Valiant phases use separate partitions
-        phase = 0 if prm.routing == R_DOR else pk[h, PK_PHASE]
+    if policy == VCP_DATELINE:  # dateline partition; Valiant phases (xy_yx's two orders) use separate partitions
+        if prm.routing == R_DOR:
+            phase = 0
+        elif prm.routing == R_XY_YX or prm.routing == R_ADAPTIVE_XY_YX:
+            phase = pk[h, PK_INTER]
+        else:
+            phase = pk[h, PK_PHASE]
         return phase * (2 if ip[IP_WRAP] == 1 else 1) + part
     if policy == VCP_ESCAPE:
         return part
@@ -622,8 +683,11 @@ def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rn
         return
     if routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G:  # two phases, through an intermediate
         valiant_phase(routing, scan, ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, r, d, h)
+    elif routing == R_XY_YX or routing == R_ADAPTIVE_XY_YX:  # the order, chosen at the source
+        if pk[h, PK_INTER] < 0 and r != d:
+            pk[h, PK_INTER] = xy_yx_order(ps, port, pt, ip, alg, rng, routing, r, d)
     elif not (routing == R_MIN or routing == R_DOR or routing == R_ADAPTIVE or routing == R_UPDOWN
-              or routing == R_KSP):
+              or routing == R_KSP or routing == R_DOR_EXPRESS):
         no_implementation(routing)
         raise ValueError("no route stage for this routing code")
     valiant = routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G
@@ -686,14 +750,22 @@ def next_port(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk
                                 or routing == R_UGAL_G):
         out = tree_port(ps, port, vc, pt, ip, alg, prm, pk, rng, r, d, dn, target, to_inter, h)
     elif (kind == K_TORUS or kind == K_MESH) and (routing == R_DOR or routing == R_ADAPTIVE or routing == R_VAL
-                                                  or routing == R_UGAL_L or routing == R_UGAL_G):  # (ordered)
+                                                  or routing == R_UGAL_L or routing == R_UGAL_G or routing == R_XY_YX
+                                                  or routing == R_ADAPTIVE_XY_YX or routing == R_DOR_EXPRESS):
         if routing == R_ADAPTIVE and pk[h, PK_PHASE] != ESCAPED:
             if adaptive_port(ps, port, dist, ip, alg, vcr, vc, prm, pk, buf, r, d, h, scan):
                 return ADAPTIVE_TAKEN, 0
-        out, part = dor_step(ps, port, pt, ip, alg, pk, rng, r, target, h, prm.faults)
-    elif scan == K_HYPERX and (routing == R_DOR or routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G):
-        # dor, and the dimension-order phases of val and ugal (registry.py `ordered`)
-        out = hx_dor_step(ps, port, pt, ip, rng, r, target)
+        yx = (routing == R_XY_YX or routing == R_ADAPTIVE_XY_YX) and pk[h, PK_INTER] == 1
+        out, part = dor_step(ps, port, pt, ip, alg, pk, rng, r, target, h, prm.faults, yx)
+        if routing == R_DOR_EXPRESS and ip[IP_EXPRESS] == 1:
+            e = express_port(ps, ip, r, target)
+            if e >= 0:
+                out = e
+    elif scan == K_HYPERX and (routing == R_DOR or routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G
+                               or routing == R_XY_YX or routing == R_ADAPTIVE_XY_YX):
+        # dor, the dimension-order phases of val and ugal, xy_yx's order (registry.py `ordered`)
+        yx = (routing == R_XY_YX or routing == R_ADAPTIVE_XY_YX) and pk[h, PK_INTER] == 1
+        out = hx_dor_step(ps, port, pt, ip, rng, r, target, yx)
     elif kind == K_DRAGONFLY and (routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G) and to_inter:
         out, _, _ = df_to_group(ps, port, ip, rng, r, target)
         if out < 0:  # its link to the intermediate group failed on the way

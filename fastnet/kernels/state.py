@@ -44,7 +44,9 @@ N_PK = 19
 VC_HEAD, VC_TAIL, VC_FREE, VC_POS, VC_CAP = 0, 1, 2, 3, 4  # FIFO ends, credits seen upstream, place in the
 # list of VCs with a ready head (act), capacity in phits (0: a VC this port does not have)
 VC_ALLOC = 5  # earliest cycle at which another packet may be allocated this VC (Params.vc_realloc), - C_EPOCH
-VC_OWNER = 6  # the upstream head packet this VC is allocated to, -1 if free
+VC_OWNER = 6  # the upstream head packet this VC is allocated to, -1 if free, DRAINING once its packet's tail has
+# gone in and, with Params.wait_tail_credit, the VC waits for the tail's credit (for all its phits to have left)
+DRAINING = -2
 VC_WAKE = 7  # its head waits for a busy input, output or link, or for a downstream VC to be free: off the ready
 # list (parked, with an E_READY) until this cycle, - C_EPOCH
 N_VC = 8
@@ -142,6 +144,11 @@ class Params(NamedTuple):
     vc_alloc: int  # fastnet/registry.py VC_ALLOCATORS: VA_GREEDY (heads take VCs one at a time), or router.vc_choice
     # "islip" and "separable_input_first" (VA_ISLIP, VA_SEPARABLE), which allocate VCs as BookSim2's
     # allocators (kernels/cycle.py allocate_vcs), with vc_round_robin's pointers on the input side
+    input_speedup: int  # S: crossbar inputs per input port; VC v of a port uses input v mod S (BookSim2's
+    # input_speedup): with S > 1 the input-side switch state of input j > 0 of port p is pt row p + j * P
+    wait_tail_credit: bool  # router.wait_for_tail_credit: a downstream VC is allocated again only once the credit of
+    # its packet's tail has come back (the VC is empty: BookSim2's wait_for_tail_credit = 1), a node's injection VC
+    # likewise; else once the tail has crossed (left on the link, with the packet crossbar)
     flit_crossbar: bool  # router.crossbar = "flit": each cycle of a packet's crossbar time is its own switch grant,
     # into an output queue bounded by credits (BookSim2's flit-by-flit router; State.vs); else a packet holds its
     # input and output until its tail has crossed
@@ -162,12 +169,13 @@ class State(NamedTuple):
     pk: np.ndarray  # int64[C, N_PK] packet pool
     vc: np.ndarray  # int32[P*V, N_VC] input VCs
     act: np.ndarray  # int32[P*V] VCs whose head packet is ready for allocation (first ctr[C_N_ACTIVE])
-    pt: np.ndarray  # int64[P, N_PT] ports
+    pt: np.ndarray  # int64[P*S, N_PT] ports (rows P.. only the input-side switch state of crossbar inputs j > 0:
+    # Params.input_speedup)
     nd: np.ndarray  # int64[N, N_ND] nodes
     node_act: np.ndarray  # int32[N] nodes with a non-empty source queue (first ctr[C_N_ACTIVE_NODES])
-    touched_in: np.ndarray  # int32[P] scratch of one allocation round: input ports with a request
+    touched_in: np.ndarray  # int32[P*S] scratch of one allocation round: crossbar inputs with a request
     touched_out: np.ndarray  # int32[P]: output ports with a request
-    grants: np.ndarray  # int32[P]: input ports granted this cycle
+    grants: np.ndarray  # int32[P*S]: crossbar inputs granted this cycle
     ev: np.ndarray  # int64[E, N_EV] event pool
     wheel: np.ndarray  # int64[W] event list heads, slot = due cycle mod W
     rng_router: np.ndarray  # uint64[R]
@@ -229,7 +237,7 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     vc = _rows(PV, vc_row, vc_cap.reshape(-1), (VC_CAP, VC_FREE))
     pt_row = np.zeros(N_PT, dtype=np.int64)
     pt_row[[PT_IN_STAMP, PT_IN_MATCH, PT_OUT_STAMP, PT_OUT_MATCH, PT_IN_PKT]] = -1
-    pt = _rows(n_ports, pt_row)
+    pt = _rows(n_ports * prm.input_speedup, pt_row)
     nd = np.full((n_nodes, N_ND), -1, dtype=np.int64)
     nd[:, ND_BUSY] = 0
     ev = np.zeros((events, N_EV), dtype=np.int64)
@@ -237,8 +245,9 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     occ = PV if prm.occupancy else 1
     return State(
         ctr=ctr, pk=pk, vc=vc, act=np.zeros(PV, np.int32), pt=pt, nd=nd, node_act=np.zeros(n_nodes, np.int32),
-        touched_in=np.zeros(n_ports, np.int32), touched_out=np.zeros(n_ports, np.int32),
-        grants=np.zeros(n_ports, np.int32), ev=ev, wheel=np.full(prm.wheel_mask + 1, -1, dtype=np.int64),
+        touched_in=np.zeros(n_ports * prm.input_speedup, np.int32), touched_out=np.zeros(n_ports, np.int32),
+        grants=np.zeros(n_ports * prm.input_speedup, np.int32), ev=ev,
+        wheel=np.full(prm.wheel_mask + 1, -1, dtype=np.int64),
         rng_router=seed_streams(seed, n_routers, 1), rng_node=seed_streams(seed, n_nodes, 2),
         buf=np.zeros(max(max_radix, 64), np.int64), buf2=np.zeros(max(max_radix, 64), np.int64),
         sc=np.zeros(N_SC, np.int64),
