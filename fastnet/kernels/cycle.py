@@ -69,6 +69,7 @@ from .state import (
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
 WAIT = -2  # head_request: the head cannot ask before VC_WAKE (the allocator parks its VC until then)
 DROP = -3  # head_request: no live route leads to the head's destination (faults): drop_head removes it
+NO_ROOM = -4  # head_request: its downstream VC lacks room; only a credit (an event) or a grant changes that
 
 
 @jit_inline
@@ -569,8 +570,8 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
     its downstream VC, then check that its crossbar input and output are free and unmatched and that the
     whole packet fits downstream (with a flit crossbar: that the phits of its next cycle of crossbar time are
     here; a VC streaming a packet out asks for that packet's output). Returns (output, downstream VC (-1: to
-    the node), own_link), output -1 if it may not ask this cycle, WAIT if not before VC_WAKE, DROP if failures
-    left it no route. Both allocators ask through it. The VC records' times count from `epoch` (C_EPOCH), as
+    the node), own_link), output -1 if it may not ask this cycle, NO_ROOM if its downstream VC lacks room (it
+    may ask again once a credit comes back), WAIT if not before VC_WAKE, DROP if failures left it no route. Both allocators ask through it. The VC records' times count from `epoch` (C_EPOCH), as
     allocate_vc's and vc_free_at's t does."""
     V = prm.vcs
     if vc[v, VC_WAKE] > t - epoch:  # its ports are busy, or no downstream VC can be free, until then (below)
@@ -617,7 +618,7 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
     if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
         return -1, -1, False
     if dvc >= 0 and vc[dvc, VC_FREE] < room_needed(prm, pk[h, PK_SIZE], k):
-        return -1, -1, False
+        return NO_ROOM, -1, False
     return o, dvc, own_link
 
 
@@ -657,12 +658,14 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
     multiple ejection, every input asking for its node's ejection port wins it). Appends the granted input
-    ports to st.grants from n0 on and returns how many."""
+    ports to st.grants from n0 on and returns how many, and whether a head that did not ask may ask next cycle
+    with no event in between (any but NO_ROOM: run_chunk skips cycles only without one)."""
     pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
     epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     ps, port = topo.router_port_start, topo.port
     V = prm.vcs
     n_in = 0
+    lively = False  # a head that may ask next cycle without an event first
     i = 0
     while i < st.ctr[C_N_ACTIVE]:  # VCs whose head is ready
         v = act[i]
@@ -675,6 +678,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
             continue
         i += 1
         if o < 0:
+            lively |= o != NO_ROOM
             continue
         p = v // V
         key = input_key(ps, port[p, P_ROUTER], pt, V, p, o, v)
@@ -701,7 +705,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
         pt[o, PT_OUT_MATCH] = t
         st.grants[n] = p
         n += 1
-    return n - n0
+    return n - n0, lively
 
 
 @jit_inline
@@ -712,7 +716,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
     input accepts the granting output first from its own accept pointer (PT_RR_OUT). With multiple ejection
     the node's port grants every input asking for it. Pointers move past each grant (traverse), in every
     iteration (iSLIP moves them in the first only). Appends the granted input ports to st.grants from n0 on
-    and returns how many."""
+    and returns how many, and whether a head that did not ask may ask next cycle unprompted (request_round)."""
     pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
     epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     ps, port, node = topo.router_port_start, topo.port, topo.node
@@ -721,6 +725,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
     V = prm.vcs
     n_in = 0
     n_out = 0
+    lively = False  # a head that may ask next cycle without an event first
     i = 0
     while i < st.ctr[C_N_ACTIVE]:  # requests, and the grant phase: each output keeps the first input
         v = act[i]
@@ -733,6 +738,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
             continue
         i += 1
         if o < 0:
+            lively |= o != NO_ROOM
             continue
         p = v // V
         r = port[p, P_ROUTER]
@@ -761,33 +767,38 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
             pt[head_route(pk, vc, st.vs, prm, pt[p, PT_IN_PICK])[0], PT_OUT_MATCH] = t
         st.grants[n] = p
         n += 1
-    return n - n0
+    return n - n0, lively
 
 
 @jit_inline
 def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc):
     """VC allocation by BookSim2's allocators, if `vc_alloc` (Params.vc_alloc, a constant of the cycle loop) asks
     for it, then switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, also a
-    constant); fills st.grants, returns their count."""
+    constant); fills st.grants, returns their count and whether the cycle after may see a request with no event
+    before it (`lively`: the first round's heads, and BookSim2's VC allocators always)."""
+    lively = False
     if vc_alloc == VA_ISLIP or vc_alloc == VA_SEPARABLE:
         allocate_vcs(topo, rt, prm, st, t, routing, scan)
+        lively = True
     elif vc_alloc != VA_GREEDY:
         no_implementation(vc_alloc)
         raise ValueError("no VC allocator for this code")
     n = 0
-    for _ in range(prm.iters):
+    for k in range(prm.iters):
         st.ctr[C_STAMP] += 1
         if allocator == SA_ISLIP:
-            m = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
+            m, more = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
         elif allocator == SA_SEPARABLE:
-            m = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
+            m, more = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
         else:
             no_implementation(allocator)
             raise ValueError("no switch allocator for this code")
+        if k == 0:
+            lively |= more
         n += m
         if m == 0:
             break
-    return n
+    return n, lively
 
 
 @jit_inline
@@ -947,6 +958,26 @@ def network_idle(ctr, n_events):
     return ctr[C_CREATED] == ctr[C_DELIVERED] + ctr[C_DROPPED] and ctr[C_EV_FREE_COUNT] == n_events
 
 
+@jit_inline
+def next_activity(st, prm, t, limit):
+    """With no VC on the ready list after cycle t, the first cycle in t + 1..limit at which anything can happen:
+    the earliest event on the wheel (a credit, a ready head, a delivery), or a node's injection link freeing
+    (ND_BUSY). A node whose link was free at t and that still holds packets found no injection VC with room, which
+    only a credit event gives it. Every cycle before that is a no-op, as a cycle of an idle network is: packets on
+    links and heads parked until a known cycle need nothing per cycle. The wheel holds events due in
+    t + 1..t + its size (kernels/pool.py schedule), so the first slot found taken is the earliest."""
+    nd, node_act = st.nd, st.node_act
+    for i in range(st.ctr[C_N_ACTIVE_NODES]):
+        busy = nd[node_act[i], ND_BUSY]
+        if busy > t:
+            limit = min(limit, busy)
+    wheel, mask = st.wheel, prm.wheel_mask
+    for u in range(t + 1, min(limit, t + mask + 1)):
+        if wheel[u & mask] >= 0:
+            return u
+    return limit
+
+
 LOOPS: dict[tuple[int, int, int, int], object] = {}  # (generator, routing, scan, allocator) -> the kernels made
 
 
@@ -1007,8 +1038,10 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
                 generate_open_loop(tr, prm, st, t)
             if ctr[C_N_ACTIVE_NODES] > 0:
                 inject(topo, rt, prm, st, t)
+            quiet = True  # no head can ask before an event or a known cycle
             if ctr[C_N_ACTIVE] > 0:
-                n = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc)
+                n, lively = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc)
+                quiet = n == 0 and not lively
                 if n > 0:
                     traverse(topo, prm, st, t, n)
             if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
@@ -1022,9 +1055,15 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
                 w = workload_status(wc, ctr, prm.watchdog, t)
                 if w != WS_RUNNING:
                     return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1, 0
-                if prm.skip_idle and not prm.background and network_idle(ctr, len(st.ev)) and \
-                        not workload_due(wc, ctr, t + 1) and wc[WC_NEXT] < NEVER:
-                    t = min(wc[WC_NEXT], t1) - 1  # nothing can happen before the workload's next timer: skip
+                if prm.skip_idle and not prm.background and not workload_due(wc, ctr, t + 1):
+                    if network_idle(ctr, len(st.ev)):
+                        if wc[WC_NEXT] < NEVER:  # nothing can happen before the workload's next timer: skip
+                            t = min(wc[WC_NEXT], t1) - 1
+                    elif quiet:  # packets on links, parked, or waiting for credits: skip to the next event
+                        limit = min(wc[WC_NEXT], t1, ctr[C_LAST_PROGRESS] + prm.watchdog + 1)
+                        if prm.ts_interval > 0:  # record_timeseries samples the end of every interval
+                            limit = min(limit, (t + 1) // prm.ts_interval * prm.ts_interval + prm.ts_interval - 1)
+                        t = max(t, next_activity(st, prm, t, limit) - 1)
         return OK, t + 1, 0
 
     return run_chunk
