@@ -221,18 +221,23 @@ def send_from_node(port, prm, st, v, t):
 
 @jit_inline
 def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
+    """This cycle's events. Returns whether a node may now inject where it could not (credits came back to an
+    injection VC: `inject` runs again)."""
     ev, ctr, vc, pk = st.ev, st.ctr, st.vc, st.pk
     slot = t & prm.wheel_mask
     e = st.wheel[slot]
     st.wheel[slot] = -1
+    nodes = False
     while e >= 0:
         nxt = ev[e, EV_NEXT]
         kind = ev[e, EV_KIND]
         if kind == E_CREDIT:
             v = ev[e, EV_TARGET]
             vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, -ev[e, EV_AMOUNT], t)
-            if prm.flit_crossbar and st.vs[v, VS_NODE_PKT] >= 0:
-                send_from_node(port, prm, st, v, t)
+            if port[v // prm.vcs, P_CLASS] == NODE:
+                nodes = True
+                if prm.flit_crossbar and st.vs[v, VS_NODE_PKT] >= 0:
+                    send_from_node(port, prm, st, v, t)
         elif kind == E_READY:
             list_add(st.act, vc, VC_POS, ctr, C_N_ACTIVE, ev[e, EV_TARGET])
         else:
@@ -247,6 +252,7 @@ def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
             ctr[C_LAST_PROGRESS] = t
         release_event(ev, ctr, e)
         e = nxt
+    return nodes
 
 
 @jit_inline
@@ -321,13 +327,17 @@ def allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t):
 @jit_inline
 def inject(topo, rt, prm, st, t):
     """Nodes send the head of their source queue into an injection VC with room for the whole packet; with a flit
-    crossbar, into one with room for a phit, the rest following as credits come back (send_from_node)."""
+    crossbar, into one with room for a phit, the rest following as credits come back (send_from_node). Returns
+    the first cycle after t at which one of them may send again by its link (NEVER: none); one that found no VC
+    with room waits for a credit (fire_events says when)."""
     pk, nd, vc, ctr, node_act = st.pk, st.nd, st.vc, st.ctr, st.node_act
+    soon = NEVER
     i = 0
     while i < ctr[C_N_ACTIVE_NODES]:
         n = node_act[i]
         i += 1
         if nd[n, ND_BUSY] > t:
+            soon = min(soon, nd[n, ND_BUSY])
             continue
         h = nd[n, ND_HEAD]
         size = pk[h, PK_SIZE]
@@ -335,13 +345,16 @@ def inject(topo, rt, prm, st, t):
         v = injection_vc(vc, nd, prm, n, port * prm.vcs, rt.vcr[NODE, 0, 1], 1 if prm.flit_crossbar else size)
         if v < 0:
             continue
-        if nd[n, ND_HEAD] == nd[n, ND_TAIL]:
+        more = nd[n, ND_HEAD] != nd[n, ND_TAIL]
+        if not more:
             i -= 1  # the queue empties: the last active node moves into this slot
         pop_source(pk, nd, node_act, ctr, n)
         sent = min(size, vc[v, VC_FREE])  # (all of it, but with a flit crossbar)
         vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, sent, t)
         end = t + serialise(topo.port, port, sent)
         nd[n, ND_BUSY] = end if sent == size else STREAMING
+        if more:  # (STREAMING: its credits come back first)
+            soon = min(soon, nd[n, ND_BUSY])
         if sent < size:  # the rest follows as credits come back
             st.vs[v, VS_NODE_PKT], st.vs[v, VS_NODE_SENT], st.vs[v, VS_NODE_END] = h, sent, end
         pk[h, PK_INJECT] = t
@@ -353,6 +366,7 @@ def inject(topo, rt, prm, st, t):
         ctr[C_LAST_PROGRESS] = t
         if prm.w0 <= t < prm.w1:
             st.sc[S_INJECTED_PHITS] += size
+    return soon
 
 
 @jit_inline
@@ -960,17 +974,13 @@ def network_idle(ctr, n_events):
 
 @jit_inline
 def next_activity(st, prm, t, limit):
-    """With no VC on the ready list after cycle t, the first cycle in t + 1..limit at which anything can happen:
-    the earliest event on the wheel (a credit, a ready head, a delivery), or a node's injection link freeing
-    (ND_BUSY). A node whose link was free at t and that still holds packets found no injection VC with room, which
-    only a credit event gives it. Every cycle before that is a no-op, as a cycle of an idle network is: packets on
-    links and heads parked until a known cycle need nothing per cycle. The wheel holds events due in
-    t + 1..t + its size (kernels/pool.py schedule), so the first slot found taken is the earliest."""
-    nd, node_act = st.nd, st.node_act
-    for i in range(st.ctr[C_N_ACTIVE_NODES]):
-        busy = nd[node_act[i], ND_BUSY]
-        if busy > t:
-            limit = min(limit, busy)
+    """With no head that may ask before an event after cycle t, the first cycle in t + 1..limit (the caller's
+    bound: the workload's timer, a node's injection link freeing as `inject` found) at which anything can happen:
+    the earliest event on the wheel (a credit, a ready head, a delivery). A node whose link was free at t and
+    that still holds packets found no injection VC with room, which only a credit event gives it. Every cycle
+    before that is a no-op, as a cycle of an idle network is: packets on links and heads parked until a known
+    cycle need nothing per cycle. The wheel holds events due in t + 1..t + its size (kernels/pool.py schedule),
+    so the first slot found taken is the earliest."""
     wheel, mask = st.wheel, prm.wheel_mask
     for u in range(t + 1, min(limit, t + mask + 1)):
         if wheel[u & mask] >= 0:
@@ -1018,6 +1028,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
             created = wl.n_tasks * wl.packets_per_message + (n_nodes if prm.background else 0)
         t = t0 - 1
         steps = 0
+        inject_at = t0  # the first cycle after the last inject at which a node's link frees (its return value)
         while t + 1 < t1 and steps < max_steps:
             t += 1
             steps += 1
@@ -1027,17 +1038,22 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
             if low != 0:
                 return GROW, t, low
             # the router pipeline, one stage at a time; a stage with nothing to do is skipped
+            nodes = False  # the nodes' queues or injection VCs changed: inject looks at every node again
             if wheel[t & prm.wheel_mask] >= 0:
-                fire_events(topo.port, prm, st, wl.kind, wl.msg, wc, wl.inbox, t)
+                nodes = fire_events(topo.port, prm, st, wl.kind, wl.msg, wc, wl.inbox, t)
             if closed:  # (not `if not closed`: numba prunes a branch on a constant, not on its negation)
                 if workload_due(wc, ctr, t):
                     advance_workload(wl, prm, st, t, generator)
+                    nodes = True
                 if generator == GEN_MPI and prm.background:
                     generate_open_loop(tr, prm, st, t)
+                    nodes = True
             else:
                 generate_open_loop(tr, prm, st, t)
-            if ctr[C_N_ACTIVE_NODES] > 0:
-                inject(topo, rt, prm, st, t)
+                nodes = True
+            # a node that neither has its link free by now nor got credits or packets would only be skipped
+            if ctr[C_N_ACTIVE_NODES] > 0 and (nodes or t >= inject_at):
+                inject_at = inject(topo, rt, prm, st, t)
             quiet = True  # no head can ask before an event or a known cycle
             if ctr[C_N_ACTIVE] > 0:
                 n, lively = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc)
@@ -1061,6 +1077,8 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
                             t = min(wc[WC_NEXT], t1) - 1
                     elif quiet:  # packets on links, parked, or waiting for credits: skip to the next event
                         limit = min(wc[WC_NEXT], t1, ctr[C_LAST_PROGRESS] + prm.watchdog + 1)
+                        if ctr[C_N_ACTIVE_NODES] > 0:
+                            limit = min(limit, inject_at)
                         if prm.ts_interval > 0:  # record_timeseries samples the end of every interval
                             limit = min(limit, (t + 1) // prm.ts_interval * prm.ts_interval + prm.ts_interval - 1)
                         t = max(t, next_activity(st, prm, t, limit) - 1)
