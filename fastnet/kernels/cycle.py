@@ -69,7 +69,7 @@ from .state import (
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
 WAIT = -2  # head_request: the head cannot ask before VC_WAKE (the allocator parks its VC until then)
 DROP = -3  # head_request: no live route leads to the head's destination (faults): drop_head removes it
-NO_ROOM = -4  # head_request: its downstream VC lacks room; only a credit (an event) or a grant changes that
+FULL = -4  # head_request: its downstream VC lacks room; only a credit (an event) or a grant changes that
 
 
 @jit_inline
@@ -584,7 +584,7 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
     its downstream VC, then check that its crossbar input and output are free and unmatched and that the
     whole packet fits downstream (with a flit crossbar: that the phits of its next cycle of crossbar time are
     here; a VC streaming a packet out asks for that packet's output). Returns (output, downstream VC (-1: to
-    the node), own_link), output -1 if it may not ask this cycle, NO_ROOM if its downstream VC lacks room (it
+    the node), own_link), output -1 if it may not ask this cycle, FULL if its downstream VC lacks room (it
     may ask again once a credit comes back), WAIT if not before VC_WAKE, DROP if failures left it no route. Both allocators ask through it. The VC records' times count from `epoch` (C_EPOCH), as
     allocate_vc's and vc_free_at's t does."""
     V = prm.vcs
@@ -632,7 +632,7 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
     if pt[p, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
         return -1, -1, False
     if dvc >= 0 and vc[dvc, VC_FREE] < room_needed(prm, pk[h, PK_SIZE], k):
-        return NO_ROOM, -1, False
+        return FULL, -1, False
     return o, dvc, own_link
 
 
@@ -673,7 +673,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
     multiple ejection, every input asking for its node's ejection port wins it). Appends the granted input
     ports to st.grants from n0 on and returns how many, and whether a head that did not ask may ask next cycle
-    with no event in between (any but NO_ROOM: run_chunk skips cycles only without one)."""
+    with no event in between (any but FULL: run_chunk skips cycles only without one)."""
     pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
     epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     ps, port = topo.router_port_start, topo.port
@@ -692,7 +692,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
             continue
         i += 1
         if o < 0:
-            lively |= o != NO_ROOM
+            lively |= o != FULL
             continue
         p = v // V
         key = input_key(ps, port[p, P_ROUTER], pt, V, p, o, v)
@@ -752,7 +752,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
             continue
         i += 1
         if o < 0:
-            lively |= o != NO_ROOM
+            lively |= o != FULL
             continue
         p = v // V
         r = port[p, P_ROUTER]
