@@ -91,11 +91,12 @@ def cycles_per_second(speed: float | None) -> str:
 
 
 def run_total(s: Any) -> int | None:
-    """The cycle a prepared run is expected to end at: the end of the drain (open loop); for MPI, the cycles the
-    busiest rank computes (a trace: its recorded gaps; a lower bound, close for a compute-bound program), None
-    when no rank computes; None for the other closed-loop workloads."""
+    """The cycle a prepared run is expected to end at: the end of the drain (open loop); for MPI, the longest
+    rank's computation plus, for a trace, its recorded time in MPI calls (mpi/build.py expected_cycles: the
+    trace's span; a generator's program: a lower bound), None when that is 0; None for the other closed-loop
+    workloads."""
     if s.program is not None:
-        return int(s.program.compute_max) or None
+        return int(s.program.expected) or None
     return None if s.closed_loop else s.params.w1 + s.cfg["sim"]["drain"]
 
 

@@ -69,6 +69,7 @@ from .state import (
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
 WAIT = -2  # head_request: the head cannot ask before VC_WAKE (the allocator parks its VC until then)
 DROP = -3  # head_request: no live route leads to the head's destination (faults): drop_head removes it
+FULL = -4  # head_request: its downstream VC lacks room; only a credit (an event) or a grant changes that
 
 
 @jit_inline
@@ -251,18 +252,23 @@ def send_from_node(port, prm, st, v, t):
 
 @jit_callee
 def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
+    """This cycle's events. Returns whether a node may now inject where it could not (credits came back to an
+    injection VC: `inject` runs again)."""
     ev, ctr, vc, pk = st.ev, st.ctr, st.vc, st.pk
     slot = t & prm.wheel_mask
     e = st.wheel[slot]
     st.wheel[slot] = -1
+    nodes = False
     while e >= 0:
         nxt = ev[e, EV_NEXT]
         kind = ev[e, EV_KIND]
         if kind == E_CREDIT:
             v = ev[e, EV_TARGET]
             credits_back(st, prm, v, ev[e, EV_AMOUNT], t)
-            if prm.flit_crossbar and st.vs[v, VS_NODE_PKT] >= 0:
-                send_from_node(port, prm, st, v, t)
+            if port[v // prm.vcs, P_CLASS] == NODE:
+                nodes = True
+                if prm.flit_crossbar and st.vs[v, VS_NODE_PKT] >= 0:
+                    send_from_node(port, prm, st, v, t)
         elif kind == E_READY:
             list_add(st.act, vc, VC_POS, ctr, C_N_ACTIVE, ev[e, EV_TARGET])
         else:
@@ -277,6 +283,7 @@ def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
             ctr[C_LAST_PROGRESS] = t
         release_event(ev, ctr, e)
         e = nxt
+    return nodes
 
 
 @jit_inline
@@ -352,13 +359,17 @@ def allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t):
 @jit_callee
 def inject(topo, rt, prm, st, t):
     """Nodes send the head of their source queue into an injection VC with room for the whole packet; with a flit
-    crossbar, into one with room for a phit, the rest following as credits come back (send_from_node)."""
+    crossbar, into one with room for a phit, the rest following as credits come back (send_from_node). Returns
+    the first cycle after t at which one of them may send again by its link (NEVER: none); one that found no VC
+    with room waits for a credit (fire_events says when)."""
     pk, nd, vc, ctr, node_act = st.pk, st.nd, st.vc, st.ctr, st.node_act
+    soon = NEVER
     i = 0
     while i < ctr[C_N_ACTIVE_NODES]:
         n = node_act[i]
         i += 1
         if nd[n, ND_BUSY] > t:
+            soon = min(soon, nd[n, ND_BUSY])
             continue
         h = nd[n, ND_HEAD]
         size = pk[h, PK_SIZE]
@@ -366,13 +377,16 @@ def inject(topo, rt, prm, st, t):
         v = injection_vc(vc, nd, prm, n, port * prm.vcs, rt.vcr[NODE, 0, 1], 1 if prm.flit_crossbar else size)
         if v < 0:
             continue
-        if nd[n, ND_HEAD] == nd[n, ND_TAIL]:
+        more = nd[n, ND_HEAD] != nd[n, ND_TAIL]
+        if not more:
             i -= 1  # the queue empties: the last active node moves into this slot
         pop_source(pk, nd, node_act, ctr, n)
         sent = min(size, vc[v, VC_FREE])  # (all of it, but with a flit crossbar)
         vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, sent, t)
         end = t + serialise(topo.port, port, sent)
         nd[n, ND_BUSY] = end if sent == size else STREAMING
+        if more:  # (STREAMING: its credits come back first)
+            soon = min(soon, nd[n, ND_BUSY])
         if sent < size:  # the rest follows as credits come back
             st.vs[v, VS_NODE_PKT], st.vs[v, VS_NODE_SENT], st.vs[v, VS_NODE_END] = h, sent, end
         pk[h, PK_INJECT] = t
@@ -384,6 +398,7 @@ def inject(topo, rt, prm, st, t):
         ctr[C_LAST_PROGRESS] = t
         if prm.w0 <= t < prm.w1:
             st.sc[S_INJECTED_PHITS] += size
+    return soon
 
 
 @jit_inline
@@ -605,8 +620,8 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
     its downstream VC, then check that its crossbar input and output are free and unmatched and that the
     whole packet fits downstream (with a flit crossbar: that the phits of its next cycle of crossbar time are
     here; a VC streaming a packet out asks for that packet's output). Returns (output, downstream VC (-1: to
-    the node), own_link), output -1 if it may not ask this cycle, WAIT if not before VC_WAKE, DROP if failures
-    left it no route. Both allocators ask through it. The VC records' times count from `epoch` (C_EPOCH), as
+    the node), own_link), output -1 if it may not ask this cycle, FULL if its downstream VC lacks room (it
+    may ask again once a credit comes back), WAIT if not before VC_WAKE, DROP if failures left it no route. Both allocators ask through it. The VC records' times count from `epoch` (C_EPOCH), as
     allocate_vc's and vc_free_at's t does."""
     V = prm.vcs
     if vc[v, VC_WAKE] > t - epoch:  # its ports are busy, or no downstream VC can be free, until then (below)
@@ -654,7 +669,7 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
     if pt[x, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
         return -1, -1, False
     if dvc >= 0 and vc[dvc, VC_FREE] < room_needed(prm, pk[h, PK_SIZE], k):
-        return -1, -1, False
+        return FULL, -1, False
     return o, dvc, own_link
 
 
@@ -702,12 +717,14 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
     multiple ejection, every input asking for its node's ejection port wins it). Inputs are crossbar inputs
     (xbar_input: a port's, or with input_speedup S one of its S). Appends the granted crossbar inputs to
-    st.grants from n0 on and returns how many."""
+    st.grants from n0 on and returns how many, and whether a head that did not ask may ask next cycle with no
+    event in between (any but FULL: run_chunk skips cycles only without one)."""
     pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
     epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     ps, port = topo.router_port_start, topo.port
     V, P = prm.vcs, len(port)
     n_in = 0
+    lively = False  # a head that may ask next cycle without an event first
     i = 0
     while i < st.ctr[C_N_ACTIVE]:  # VCs whose head is ready
         v = act[i]
@@ -720,6 +737,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
             continue
         i += 1
         if o < 0:
+            lively |= o != FULL
             continue
         x = xbar_input(prm, P, v)
         key = input_key(ps, port[v // V, P_ROUTER], pt, V, x, o, v)
@@ -746,7 +764,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
         pt[o, PT_OUT_MATCH] = t
         st.grants[n] = x
         n += 1
-    return n - n0
+    return n - n0, lively
 
 
 @jit_inline
@@ -757,7 +775,8 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
     input accepts the granting output first from its own accept pointer (PT_RR_OUT). With multiple ejection
     the node's port grants every input asking for it. Pointers move past each grant (traverse), in every
     iteration (iSLIP moves them in the first only). Inputs are crossbar inputs (xbar_input). Appends the granted
-    crossbar inputs to st.grants from n0 on and returns how many."""
+    crossbar inputs to st.grants from n0 on and returns how many, and whether a head that did not ask may ask
+    next cycle unprompted (request_round)."""
     pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
     epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     ps, port, node = topo.router_port_start, topo.port, topo.node
@@ -766,6 +785,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
     V, P = prm.vcs, len(port)
     n_in = 0
     n_out = 0
+    lively = False  # a head that may ask next cycle without an event first
     i = 0
     while i < st.ctr[C_N_ACTIVE]:  # requests, and the grant phase: each output keeps the first input
         v = act[i]
@@ -778,6 +798,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
             continue
         i += 1
         if o < 0:
+            lively |= o != FULL
             continue
         x = xbar_input(prm, P, v)
         r = port[v // V, P_ROUTER]
@@ -806,33 +827,38 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
             pt[head_route(pk, vc, st.vs, prm, pt[x, PT_IN_PICK])[0], PT_OUT_MATCH] = t
         st.grants[n] = x
         n += 1
-    return n - n0
+    return n - n0, lively
 
 
 @jit_inline
 def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc):
     """VC allocation by BookSim2's allocators, if `vc_alloc` (Params.vc_alloc, a constant of the cycle loop) asks
     for it, then switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, also a
-    constant); fills st.grants, returns their count."""
+    constant); fills st.grants, returns their count and whether the cycle after may see a request with no event
+    before it (`lively`: the first round's heads, and BookSim2's VC allocators always)."""
+    lively = False
     if vc_alloc == VA_ISLIP or vc_alloc == VA_SEPARABLE:
         allocate_vcs(topo, rt, prm, st, t, routing, scan)
+        lively = True
     elif vc_alloc != VA_GREEDY:
         no_implementation(vc_alloc)
         raise ValueError("no VC allocator for this code")
     n = 0
-    for _ in range(prm.iters):
+    for k in range(prm.iters):
         st.ctr[C_STAMP] += 1
         if allocator == SA_ISLIP:
-            m = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
+            m, more = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
         elif allocator == SA_SEPARABLE:
-            m = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
+            m, more = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
         else:
             no_implementation(allocator)
             raise ValueError("no switch allocator for this code")
+        if k == 0:
+            lively |= more
         n += m
         if m == 0:
             break
-    return n
+    return n, lively
 
 
 @jit_callee
@@ -1004,6 +1030,22 @@ def network_idle(ctr, n_events):
     return ctr[C_CREATED] == ctr[C_DELIVERED] + ctr[C_DROPPED] and ctr[C_EV_FREE_COUNT] == n_events
 
 
+@jit_inline
+def next_activity(st, prm, t, limit):
+    """With no head that may ask before an event after cycle t, the first cycle in t + 1..limit (the caller's
+    bound: the workload's timer, a node's injection link freeing as `inject` found) at which anything can happen:
+    the earliest event on the wheel (a credit, a ready head, a delivery). A node whose link was free at t and
+    that still holds packets found no injection VC with room, which only a credit event gives it. Every cycle
+    before that is a no-op, as a cycle of an idle network is: packets on links and heads parked until a known
+    cycle need nothing per cycle. The wheel holds events due in t + 1..t + its size (kernels/pool.py schedule),
+    so the first slot found taken is the earliest."""
+    wheel, mask = st.wheel, prm.wheel_mask
+    for u in range(t + 1, min(limit, t + mask + 1)):
+        if wheel[u & mask] >= 0:
+            return u
+    return limit
+
+
 LOOPS: dict[tuple[int, int, int, int], object] = {}  # (generator, routing, scan, allocator) -> the kernels made
 
 
@@ -1044,6 +1086,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
             created = wl.n_tasks * wl.packets_per_message + (n_nodes if prm.background else 0)
         t = t0 - 1
         steps = 0
+        inject_at = t0  # the first cycle after the last inject at which a node's link frees (its return value)
         while t + 1 < t1 and steps < max_steps:
             t += 1
             steps += 1
@@ -1053,19 +1096,26 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
             if low != 0:
                 return GROW, t, low
             # the router pipeline, one stage at a time; a stage with nothing to do is skipped
+            nodes = False  # the nodes' queues or injection VCs changed: inject looks at every node again
             if wheel[t & prm.wheel_mask] >= 0:
-                fire_events(topo.port, prm, st, wl.kind, wl.msg, wc, wl.inbox, t)
+                nodes = fire_events(topo.port, prm, st, wl.kind, wl.msg, wc, wl.inbox, t)
             if closed:  # (not `if not closed`: numba prunes a branch on a constant, not on its negation)
                 if workload_due(wc, ctr, t):
                     advance_workload(wl, prm, st, t, generator)
+                    nodes = True
                 if generator == GEN_MPI and prm.background:
                     generate_open_loop(tr, prm, st, t)
+                    nodes = True
             else:
                 generate_open_loop(tr, prm, st, t)
-            if ctr[C_N_ACTIVE_NODES] > 0:
-                inject(topo, rt, prm, st, t)
+                nodes = True
+            # a node that neither has its link free by now nor got credits or packets would only be skipped
+            if ctr[C_N_ACTIVE_NODES] > 0 and (nodes or t >= inject_at):
+                inject_at = inject(topo, rt, prm, st, t)
+            quiet = True  # no head can ask before an event or a known cycle
             if ctr[C_N_ACTIVE] > 0:
-                n = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc)
+                n, lively = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc)
+                quiet = n == 0 and not lively
                 if n > 0:
                     traverse(topo, prm, st, t, n)
             if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
@@ -1079,9 +1129,17 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
                 w = workload_status(wc, ctr, prm.watchdog, t)
                 if w != WS_RUNNING:
                     return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1, 0
-                if prm.skip_idle and not prm.background and network_idle(ctr, len(st.ev)) and \
-                        not workload_due(wc, ctr, t + 1) and wc[WC_NEXT] < NEVER:
-                    t = min(wc[WC_NEXT], t1) - 1  # nothing can happen before the workload's next timer: skip
+                if prm.skip_idle and not prm.background and not workload_due(wc, ctr, t + 1):
+                    if network_idle(ctr, len(st.ev)):
+                        if wc[WC_NEXT] < NEVER:  # nothing can happen before the workload's next timer: skip
+                            t = min(wc[WC_NEXT], t1) - 1
+                    elif quiet:  # packets on links, parked, or waiting for credits: skip to the next event
+                        limit = min(wc[WC_NEXT], t1, ctr[C_LAST_PROGRESS] + prm.watchdog + 1)
+                        if ctr[C_N_ACTIVE_NODES] > 0:
+                            limit = min(limit, inject_at)
+                        if prm.ts_interval > 0:  # record_timeseries samples the end of every interval
+                            limit = min(limit, (t + 1) // prm.ts_interval * prm.ts_interval + prm.ts_interval - 1)
+                        t = max(t, next_activity(st, prm, t, limit) - 1)
         return OK, t + 1, 0
 
     return run_chunk

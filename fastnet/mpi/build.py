@@ -128,13 +128,17 @@ def packets_per_message(prog: Program, header_bytes: int, packet_bytes: int, bur
     return max(1, min(burst, -(-largest // packet_bytes)))
 
 
-def largest_computation(prog: Program, rank_time: np.ndarray) -> int:
-    """The cycles of computation of the rank that computes most (at its speed, without noise): a lower bound of
-    the run's length, and close to it when the program is compute-bound (a trace: its recorded gaps)."""
+def expected_cycles(prog: Program, rank_time: np.ndarray) -> int:
+    """The cycles the run is expected to take (the progress bar's total): per rank its computation (at its speed,
+    without noise) plus, for a trace, the time its recorded clock spent in MPI calls (the trace's span, with the
+    computation as this run scales it); the longest rank's. A generator's program records no time: then it is the
+    busiest rank's computation, a lower bound."""
     ops = prog.ops
     d = np.where(ops[:, OP_CODE] == OP_COMPUTE, ops[:, OP_ARG], 0)
     cum = np.concatenate(([0], np.cumsum(d)))
     per_rank = (cum[prog.op_end] - cum[prog.op_begin]) * rank_time
+    if prog.recorded_wait is not None:
+        per_rank = per_rank + prog.recorded_wait
     return int(per_rank.max(initial=0))
 
 
@@ -156,7 +160,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
     R = trace.n_ranks
     cell = -(-R // m["comm_matrix_cells"])
     rank_time = compute_times(w, task_node, net.n_nodes)
-    prog.compute_max = largest_computation(prog, rank_time)
+    prog.expected = expected_cycles(prog, rank_time)
     inbox = inbox_size(net.n_nodes, net.n_ports, cfg["router"]["ejection"])
     headroom = inbox + MAX_FANOUT + 16
     pool = 2 * headroom + 16

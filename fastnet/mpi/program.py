@@ -16,6 +16,7 @@ Peers become world ranks; ranks whose op lists are identical share one copy.
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,7 +71,10 @@ class Program:
     task_job: np.ndarray | None = None  # int64[R]: each rank's job (workload.jobs), None for one program
     background: Any = None  # mpi.build.Background: a job of kind open_loop beside the MPI ranks, or None
     not_recorded: dict[str, int] = field(default_factory=dict)  # Trace.not_recorded: calls the tracer left out
-    compute_max: int = 0  # cycles the busiest rank computes (at its speed): the progress bar's total, 0: unknown
+    recorded_wait: np.ndarray | None = None  # int64[R]: cycles each rank's trace spent outside computation (in MPI
+    # calls, from its clock's start to its last call; 0 for a generator's program)
+    expected: int = 0  # cycles the run is expected to take (mpi/build.py expected_cycles): the progress bar's
+    # total, 0: unknown
 
 
 def choose_algorithm(kind: str, nbytes: int, n: int, opt: Options) -> int:
@@ -106,13 +110,15 @@ class _RankLowering:
         self.req_list: list[int] = []
         self.counts: list[int] = []
         self.live: dict[int, int] = {}  # request handle -> slot
-        self.free: list[int] = []
+        self.free: list[int] = []  # a heap: the lowest free slot first
         self.slots = 0
         self.colls: list[tuple[int, str, int]] = []  # (comm, kind, root) in call order: checked across members
         self.used: set[int] = set()  # the communicators the calls name (a rank must be a member of each)
         self.coll_comms: set[int] = set()  # the communicators of its collectives
         self.skipped: dict[str, int] = {}
         self.calls = np.zeros(len(CALL_CODE), np.int64)
+        self.waiting = 0  # cycles of the trace's clock outside the gaps (the rank's time in MPI calls), when the run
+        # keeps the trace's computation from its start
 
     def fail(self, index: int, call: Call, why: str) -> ProgramError:
         name = call.name or f"MPI_{call.kind.capitalize()}"
@@ -130,8 +136,7 @@ class _RankLowering:
 
     def slot(self) -> int:
         if self.free:
-            self.free.sort()
-            return self.free.pop(0)
+            return heapq.heappop(self.free)
         self.slots += 1
         return self.slots - 1
 
@@ -168,18 +173,24 @@ class _RankLowering:
             if handle in self.live:
                 raise self.fail(index, call, f"request {handle} is still active (not yet waited for)")
             self.live[handle] = s
-        self.row(code, kind, index, peer=self.world(call.comm, peer, index, call, code == OP_IRECV),
-                 tag=ANY if (tag == ANY_TAG and code == OP_IRECV) else tag, comm=c, nbytes=nbytes, req=s)
+        r = [0] * N_OP
+        r[OP_CODE], r[OP_CALL], r[OP_INDEX], r[OP_REQ] = code, CALL_CODE[kind], index, s
+        r[OP_PEER] = self.world(call.comm, peer, index, call, code == OP_IRECV)
+        r[OP_TAG] = ANY if (tag == ANY_TAG and code == OP_IRECV) else tag
+        r[OP_COMM], r[OP_BYTES] = c, nbytes
+        self.rows.append(r)
         return s
 
     def wait(self, kind: str, index: int, slots: list[int]) -> None:
         self.row(OP_WAIT, kind, index, arg=len(slots), list=len(self.req_list))
         self.req_list.extend(slots)
-        self.free.extend(slots)
+        for s in slots:
+            heapq.heappush(self.free, s)
 
     def lower(self, calls: list[Call], origin: float) -> None:
         opt = self.opt
-        last_end = origin
+        last_end = clock = origin
+        gaps = 0.0  # ns of recorded computation between calls
         for index, call in enumerate(calls):
             k = call.kind
             if k in ("noop", "unknown"):
@@ -191,12 +202,13 @@ class _RankLowering:
                                         "skip such calls and count them)")
                     self.skipped[call.name] = self.skipped.get(call.name, 0) + 1
                 if math.isnan(last_end) and not math.isnan(call.start_ns):
-                    last_end = call.start_ns  # the rank's clock starts at its first call
+                    last_end = clock = call.start_ns  # the rank's clock starts at its first call
                 if not opt.count_init and call.name in ("MPI_Init", "MPI_Init_thread") and not math.isnan(call.end_ns):
-                    last_end = call.end_ns  # the time until MPI_Init returns is not computation
+                    last_end = clock = call.end_ns  # the time until MPI_Init returns is not computation
                 continue
             if not math.isnan(call.start_ns):
                 if not math.isnan(last_end):
+                    gaps += max(0.0, call.start_ns - last_end)
                     gap = _cycles((call.start_ns - last_end) * opt.compute_scale, opt.cycle_ns)
                     if gap > 0 and opt.compute != "none":
                         self.row(OP_COMPUTE, "compute", index, arg=gap)
@@ -231,9 +243,12 @@ class _RankLowering:
                 raise self.fail(index, call, f"unknown call kind {k!r}")
         starts = [c.start_ns for c in calls if not math.isnan(c.start_ns)]
         if starts and not math.isnan(last_end):  # computation until the last call (MPI_Finalize) begins
+            gaps += max(0.0, starts[-1] - last_end)
             gap = _cycles((starts[-1] - last_end) * opt.compute_scale, opt.cycle_ns)
             if gap > 0 and opt.compute != "none":
                 self.row(OP_COMPUTE, "compute", len(calls) - 1, arg=gap)
+            if opt.compute != "none" and opt.count_init:  # else the recorded waits are not this run's
+                self.waiting = _cycles(max(starts[-1], last_end) - clock - gaps, opt.cycle_ns)
         if self.live:
             handles = ", ".join(str(h) for h in sorted(self.live))
             raise ProgramError(f"{self.trace.where(self.rank)}: rank {self.rank} ends with requests {handles} "
@@ -274,7 +289,7 @@ def lower(trace: Trace, opt: Options) -> Program:
         ops=np.concatenate(table.blocks) if table.blocks else np.zeros((0, N_OP), np.int64), op_begin=table.begin,
         op_end=table.end, req_list=np.array(table.req_list or [0], np.int64),
         counts=np.array(table.counts or [0], np.int64), max_requests=max([1] + [low.slots for low in lowered]),
-        call_counts=call_counts, skipped=skipped, not_recorded=dict(trace.not_recorded),
+        call_counts=call_counts, skipped=skipped, not_recorded=dict(trace.not_recorded), recorded_wait=table.waiting,
         files=[trace.where(r) for r in range(trace.n_ranks)] if trace.files else [], **comm_arrays,
     )
 
@@ -320,9 +335,11 @@ class _OpTable:
         self.end = np.zeros(n_ranks, np.int64)
         self.n_ops = 0
         self.shared: dict[bytes, tuple[int, int]] = {}
+        self.waiting = np.zeros(n_ranks, np.int64)  # _RankLowering.waiting of each rank
 
     def add(self, r: int, low: _RankLowering) -> None:
         """Rank r's rows, their wait lists and counts appended (offsets into them made the table's)."""
+        self.waiting[r] = low.waiting
         rows = np.array(low.rows, dtype=np.int64).reshape(-1, N_OP)
         if len(rows):  # offsets into the shared wait-list and count arrays
             waits = rows[:, OP_CODE] == OP_WAIT
@@ -344,6 +361,7 @@ class _OpTable:
     def same_as_previous(self, r: int) -> None:
         """Rank r runs the rows of rank r - 1."""
         self.begin[r], self.end[r] = self.begin[r - 1], self.end[r - 1]
+        self.waiting[r] = self.waiting[r - 1]
 
 
 def _lower_ranks(trace: Trace, opt: Options, comm_index: dict[int, int], member_sets: dict[int, frozenset[int]],

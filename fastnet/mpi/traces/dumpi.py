@@ -271,8 +271,26 @@ def _body(r: _Cursor, index: dict[str, int], version: tuple[int, int, int], out:
     end = min([v for k, v in index.items() if v > body and k != "body"])
     c = r.at(body, end)
     _cpu_bias, wall_bias = c.take(struct.Struct(">ii"))
+    data, calls, records = c.data, out.calls, out.records
+    plans: dict[int, tuple | None] = {}  # fid + mask << 16 -> _plan's struct, names and wall clock's place
     while c.pos < c.end:
         pos = c.pos
+        if pos + 3 <= c.end:  # the common record: all scalars after the preamble, read with one struct
+            fid, mask = _FID_MASK.unpack_from(data, pos)
+            key = fid | mask << 16
+            plan = plans[key] if key in plans else plans.setdefault(key, _plan(fid, version, mask))
+            if plan is not None and pos + 3 + plan[0].size <= c.end:
+                st, names, wall = plan
+                values = st.unpack_from(data, pos + 3)
+                c.pos = pos + 3 + st.size
+                start_ns = end_ns = 0
+                if wall >= 0:
+                    start_ns = (values[wall] + wall_bias) * 1_000_000_000 + values[wall + 1]
+                    end_ns = (values[wall + 2] + wall_bias) * 1_000_000_000 + values[wall + 3]
+                name = NAMES[fid]
+                records[name] = records.get(name, 0) + 1
+                calls.append(DumpiCall(name, pos, start_ns, end_ns, dict(zip(names, values[len(values) - len(names):]))))
+                continue
         fid = c.one(_U16)
         if fid in (END_OF_STREAM, ALL_FUNCTIONS):
             return
@@ -288,6 +306,37 @@ def _body(r: _Cursor, index: dict[str, int], version: tuple[int, int, int], out:
         out.records[name] = out.records.get(name, 0) + 1
         out.calls.append(DumpiCall(name, pos, start_ns, end_ns, args))
     raise c.fail("the call stream has no end marker before the next section: corrupt")
+
+
+_FID_MASK = struct.Struct(">HB")
+
+
+@functools.lru_cache(maxsize=None)
+def _plan(fid: int, version: tuple[int, int, int], mask: int) -> tuple[struct.Struct, tuple[str, ...], int] | None:
+    """A record of function `fid` with this mask read with one struct, when its preamble has no perf counters and
+    its arguments are scalars only (statuses the mask leaves out take no bytes): the struct (of what follows the
+    mask), the argument names of its last values, and the place of the wall clock's four values (-1: none).
+    None for any other record (END_OF_STREAM, an unknown id, arrays, strings, fields only at the root): _body
+    reads those field by field, with its checks."""
+    if fid in (END_OF_STREAM, ALL_FUNCTIONS, FUNCTION_ENTER, FUNCTION_EXIT) or fid not in LAYOUTS or \
+            mask & PERF_COUNTERS:
+        return None
+    fmt, wall = ">", -1
+    if mask & THREAD:
+        fmt += "H"
+    if mask & CPU_TIME:
+        fmt += "HIHI"
+    if mask & WALL_TIME:
+        wall = len(fmt) - 1
+        fmt += "HIHI"
+    names: tuple[str, ...] = ()
+    for step in _steps(fid, version):
+        if isinstance(step, _Run):
+            names += step.names
+            fmt += step.st.format[1:]
+        elif step.code != "s" or mask & STATUSES:
+            return None
+    return struct.Struct(fmt), names, wall
 
 
 def _preamble(c: _Cursor, wall_bias: int) -> tuple[int, int, int]:
