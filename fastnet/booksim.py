@@ -105,7 +105,10 @@ ROUTING: dict[str, dict[str, dict[str, Any]]] = {
                 # a packet that meets its destination's router on the way to the intermediate stops there
                 "valiant": {"algorithm": "val", "intermediate": "any"},
                 # xyyx_flatfly, adaptive_xyyx_flatfly: xy_yx_mesh's two orders over flatfly_outport(_yx)
-                "xyyx": {"algorithm": "xy_yx"}, "adaptive_xyyx": {"algorithm": "adaptive_xy_yx"}},
+                "xyyx": {"algorithm": "xy_yx"}, "adaptive_xyyx": {"algorithm": "adaptive_xy_yx"},
+                # ugal_xyyx_flatfly: ugal with XY or YX drawn at the source (RandomInt(1)) for the ports both
+                # paths are judged by and for both phases; VC halves by order, each split again by phase
+                "ugal_xyyx": {"algorithm": "ugal_l", "threshold": 2.0, "order": "xy_yx"}},
     # cmesh.cpp: dor_no_express is XY order over the mesh channels (cmesh_xy_no_express), every VC
     "cmesh": {"dor_no_express": {"algorithm": "dor"},
               # dor_cmesh (cmesh_xy): XY, an edge's express channel for a move of more than one router along it
@@ -121,6 +124,11 @@ NOT_MAPPED: dict[tuple[str, str], str] = {
     ("cmesh", "xy_yx"): "xy_yx_cmesh picks XY or YX order per packet on VC halves and takes an edge's express "
                         "channel as dor_cmesh does, a routing fastnet does not have; xy_yx_no_express and dor "
                         "map",
+    ("flatfly", "ugal_pni"): "ugal_pni_flatfly is ugal_flatfly with each phase's VCs split again into k sets by the "
+                             "destination's coordinate in the dimension after the hop's (its terminal index on a "
+                             "last-dimension hop, its dimension-0 coordinate at injection; it needs k = c): "
+                             "fastnet's VC classes follow a packet's phase and order, never its destination; ugal "
+                             "maps (the same paths and phases, without that split)",
 }
 
 # BookSim2 traffic (src/traffic.cpp) -> fastnet traffic.pattern. Patterns are computed on BookSim2's node ids:
@@ -540,6 +548,9 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
     if _flag(b, "wait_for_tail_credit"):
         router["wait_for_tail_credit"] = True
     vcs = _int(b, "num_vcs", 1)
+    if routing.get("order") == "xy_yx" and vcs % 4:
+        raise ConfigError("num_vcs", f"BookSim2's ugal_xyyx_flatfly splits the VCs in halves by order, each in halves "
+                                     f"by phase, disjoint only for a multiple of 4 VCs (got {vcs})")
     if topo != "dragonflynew":
         router["vcs"] = vcs  # fastnet splits a port's VCs among the routing's classes as BookSim2 does
         return router

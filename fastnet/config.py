@@ -105,6 +105,9 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "intermediate": ("auto", choice("auto", "any")),  # val: auto, the topology's own draw (on a HyperX new
         # coordinates where source and destination differ); any, any router, a packet stopping at its destination's
         # router on the way to it (BookSim2's valiant_flatfly; kernels/routing.py random_intermediate)
+        "order": ("dor", choice("dor", "xy_yx")),  # ugal_l on a HyperX: dor, dimension order in both phases; xy_yx,
+        # XY or YX drawn per packet at its source for both phases, on VC halves split again by phase (BookSim2's
+        # ugal_xyyx_flatfly)
         "min_path": ("random", choice("random", "fixed")),  # min: a random minimal port at each hop, or one fixed
         # shortest path per router pair (BookSim2's anynet: kernels/routing.py fixed_min_port)
         "vc_classes": ("hop", choice("hop", "any")),  # graphs (distance classes): hop, a VC class per hop

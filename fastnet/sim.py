@@ -122,6 +122,10 @@ def _network_and_routes(cfg: dict[str, Any], table_budget: int | None) -> tuple[
     if _fixed_min(rcfg) and net.kind == "dragonfly":
         raise ConfigError("routing.min_path", "fixed is for graphs whose minimal paths are shortest paths; a "
                           "dragonfly's are hierarchical (one global hop): use random")
+    if rcfg["order"] == "xy_yx" and (rcfg["algorithm"] != "ugal_l" or net.kind != "hyperx"):
+        raise ConfigError("routing.order", f"xy_yx is an order of ugal_l on a HyperX or flattened butterfly "
+                          f"(routing is {rcfg['algorithm']} on a {net.kind}); use xy_yx routing for one order per "
+                          f"packet without UGAL")
     if rcfg["algorithm"] == "val" and rcfg["intermediate"] == "any" and net.kind in ("dragonfly", "fattree"):
         raise ConfigError("routing.intermediate", "any is a router of a flat network; a dragonfly's Valiant "
                           "intermediate is a group, a fat tree's a top switch: use auto")
@@ -208,6 +212,7 @@ def _params(cfg: dict[str, Any], net: Network, layout: VcLayout, buffers: dict[i
         up_port=UP_PORTS.code(rcfg["up_port"]), fixed_min=_fixed_min(rcfg),
         val_any=algorithm == "val" and rcfg["intermediate"] == "any",
         indirect=rcfg["indirect_candidates"], penalty=float(rcfg["penalty"]), threshold=float(rcfg["threshold"]),
+        ugal_xy_yx=rcfg["order"] == "xy_yx",
         ugal_vcs=UGAL_VCS.code(rcfg["ugal_vcs"]),
         ugal_queue=UGAL_QUEUES.code(rcfg["ugal_queue"]),
         reroute=algorithm == "adaptive" or (algorithm == "updown" and rcfg["up_port"] == "adaptive"),

@@ -179,6 +179,7 @@ def test_anynet_errors(tmp_path, net, why):
     ("mesh", "adaptive_xy_yx", {"algorithm": "adaptive_xy_yx"}),  # the order with fewer credits in use
     ("flatfly", "xyyx", {"algorithm": "xy_yx"}),
     ("flatfly", "adaptive_xyyx", {"algorithm": "adaptive_xy_yx"}),
+    ("flatfly", "ugal_xyyx", {"algorithm": "ugal_l", "threshold": 2.0, "order": "xy_yx"}),  # ugal_flatfly's, XY/YX
 ])
 def test_routing_functions(topology, function, routing):
     vcs = "num_vcs = 3;" if function == "ugal" else ""
@@ -356,6 +357,7 @@ FLATFLY = "topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2
 
 @pytest.mark.parametrize("text,key", [
     (FLATFLY + "routing_function = ugal_pni;", "routing_function"),
+    (FLATFLY + "routing_function = ugal_xyyx; num_vcs = 6;", "num_vcs"),  # order halves, phase halves: 4 x n
     ("topology = flatfly; k = 4; n = 2; c = 16; x = 4; y = 4; xr = 4; yr = 4; routing_function = ran_min;", "xr"),
     ("topology = flatfly; k = 4; n = 3; c = 1; x = 8; y = 8; routing_function = ran_min;", "use_noc_latency"),
     ("topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; routing_function = ran_min;", "c"),  # xr*yr = 1

@@ -178,3 +178,44 @@ def test_cmesh_routing_functions_map(function, routing):
                                            f"routing_function = {function};"))
     assert cfg["routing"] == {"algorithm": routing}
     prepare(cfg)
+
+
+# ---------------------------------------------------------------- ugal_xyyx (ugal_l with routing.order = "xy_yx")
+
+def test_ugal_xyyx_vc_quarters_and_ports_as_booksim2():
+    """ugal_xyyx_flatfly with 8 VCs: XY on VCs 0-3, YX on 4-7, each half's lower pair to the intermediate (ph 1),
+    its upper pair to the destination (ph 2); both candidate paths are read at their first port in the packet's
+    order (flatfly_outport or flatfly_outport_yx)."""
+    from fastnet import booksim
+    from fastnet.build.network import LOCAL, P_PEER_PORT, P_PEER_ROUTER
+    from fastnet.build.routing import minimal_scan
+    from fastnet.kernels.routing import TO_DEST, TO_INTER, hx_dor_step, path_cost, vc_class
+    from fastnet.kernels.state import PK_PHASE, PK_VCC, PT_HELD
+
+    cfg = booksim.to_fastnet(booksim.parse("topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2; "
+                                           "routing_function = ugal_xyyx; num_vcs = 8;"))
+    s = prepare(cfg)
+    assert s.params.ugal_xy_yx
+    ip, pk, vcr = s.routes.ip, s.state.pk, s.routes.vcr
+    want = {(0, TO_INTER): (0, 2), (0, TO_DEST): (2, 2), (1, TO_INTER): (4, 2), (1, TO_DEST): (6, 2)}
+    for (order, phase), (first, n) in want.items():
+        pk[0, PK_VCC], pk[0, PK_PHASE] = order, phase
+        assert tuple(vcr[LOCAL, vc_class(ip, s.params, pk, 0, 0, False)]) == (first, n)
+    ps, port, pt = s.net.topo.router_port_start, s.net.topo.port, s.state.pt.copy()
+    pt[:, :] = 0
+    scan, buf = minimal_scan(s.routes), np.zeros(64, np.int64)
+    for yx in (False, True):
+        out = hx_dor_step(ps, port, pt, ip, s.state.rng_router, 0, 15, yx)  # router 0 -> 15: both dims differ
+        assert port[out, P_PEER_ROUTER] == (12 if yx else 3)
+        pt[:, :] = 0
+        pt[port[out, P_PEER_PORT], PT_HELD] = 5  # credits in use behind this order's first port only
+        for read in (False, True):
+            q, hops = path_cost(ps, port, s.routes.dist, ip, s.routes.alg, pt, buf, 0, 15, False, scan, read)
+            assert (q, hops) == ((5 if read == yx else 0), 2)
+
+
+def test_routing_order_is_refused_off_ugal_l_on_a_hyperx():
+    with pytest.raises(ConfigError, match="xy_yx is an order of ugal_l") as e:
+        prepare(resolve({"topology": {"kind": "hyperx", "dims": [4, 4], "p": 1},
+                         "routing": {"algorithm": "val", "order": "xy_yx"}}))
+    assert e.value.field == "routing.order"

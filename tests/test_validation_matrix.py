@@ -19,7 +19,10 @@ REF, REF_HALF = matrix.read_points(matrix.REF_CSV)
 
 # Rows outside the tolerance today (docs/validation.md says why); strict, so a fix shows up as a failure to
 # remove the mark
-KNOWN_OFF: dict[tuple[str, str], str] = {}
+KNOWN_OFF: dict[tuple[str, str], str] = {
+    ("flatfly_k4n2c4_ugal_xyyx.cfg", "uniform"): "saturation +5.4 %: inside BookSim2's bracket widened by 3 %, not "
+                                                  "within 5 %; the plain ugal row leans the same way (+3.4 %)",
+}
 
 
 def _case(row: str, cfg: str, pattern: str):

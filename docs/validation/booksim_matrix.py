@@ -62,6 +62,7 @@ ROWS = [
     ("mesh 8x8, xy_yx", "mesh_8x8_xy_yx.cfg", "transpose"),
     ("mesh 8x8, adaptive_xy_yx", "mesh_8x8_adaptive_xy_yx.cfg", "transpose"),
     ("flattened butterfly 4x4, c=4 (hyperx), xyyx", "flatfly_k4n2c4_xyyx.cfg", "tornado"),
+    ("flattened butterfly 4x4, c=4 (hyperx), ugal_xyyx", "flatfly_k4n2c4_ugal_xyyx.cfg", "tornado"),
 ]
 ZERO_LOAD = 0.02
 LATENCY_THRES = 500.0  # BookSim2's latency_thres: past it, a run is unstable

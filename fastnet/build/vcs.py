@@ -17,6 +17,7 @@ each class owns. Schemes, with the classes they need:
 | mesh, hyperx | xy_yx, adaptive_xy_yx | the packet's order: 0 lowest dimension first, 1 highest first; each class is dimension-ordered, and a packet never changes class | 2 |
 | hyperx | dor | 0: one hop per dimension, dimensions in increasing order, so no cycle of channels | 1 |
 | hyperx | val, ugal | phase: dimension order to the intermediate, then to the destination; a packet moves from class 0 to 1, never back | 2 |
+| hyperx | ugal_l with `order = "xy_yx"` | 2 x order (0 XY, 1 YX, drawn at the source) + phase: each order's class pair is dimension-ordered phase by phase, as BookSim2's ugal_xyyx_flatfly's VC quarters | 4 |
 | fat tree | any | 0: up*/down* paths cannot form a cycle | 1 |
 | any other, hyperx min | min / val, ugal / ksp | hop index (distance classes) | D / 2D / hop limit |
 | any other, hyperx min, with `routing.vc_classes = "any"` | min / val, ugal | none: every VC on every hop, as BookSim2's anynet; it can deadlock (the watchdog reports it) | 1 |
@@ -89,6 +90,8 @@ def _classes(net: Network, routes: Routes, rcfg: dict[str, Any]) -> tuple[int, i
     if kind == "hyperx" and routing in ("dor", *VALIANT_ROUTINGS, *XY_YX_ROUTINGS):  # dimension order, in one or
         # two phases, or in one of two orders
         phases = 2 if routing in (*VALIANT_ROUTINGS, *XY_YX_ROUTINGS) else 1
+        if rcfg.get("order") == "xy_yx":  # ugal_l: the order's half, then the phase's half of it
+            phases = 4
         return VCP_DATELINE, phases, phases, 0, 0
     if kind in GRID and ROUTINGS[routing].attrs.get("ordered"):
         wrap = 2 if kind == "torus" else 1  # dateline partitions per dimension

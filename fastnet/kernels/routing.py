@@ -35,7 +35,7 @@ deadlock-free with up to two local hops a class.
 
 The VC class of each hop follows `prm.vc_policy` (build/vcs.py documents the schemes). Route state travels in
 the packet: PK_PHASE (0: to the intermediate / undecided, 1: to the destination, 2: on the escape network),
-PK_INTER (intermediate router, dragonfly group, fat-tree top switch, or ksp path index), PK_VCC (torus DOR state).
+PK_INTER (intermediate router, dragonfly group, fat-tree top switch, or ksp path index), PK_VCC (torus DOR state; ugal_l's xy_yx order on a HyperX).
 """
 
 from __future__ import annotations
@@ -450,15 +450,16 @@ def ksp_walk(ps, port, dist, s, d, limit, want, hop, stack_r, stack_p):
 
 # ---------------------------------------------------------------- UGAL
 @jit_inline
-def path_cost(ps, port, dist, ip, alg, pt, buf, r, t, global_q, scan):
+def path_cost(ps, port, dist, ip, alg, pt, buf, r, t, global_q, scan, yx):
     """(congestion, hops) toward router t: the first minimal port's occupancy (ugal_l), or the sum along a
     minimal path following the least occupied minimal port at each router (ugal_g). On a HyperX, along the
-    dimension-order path the packet will take (its least occupied trunk link at each hop)."""
+    dimension-order path the packet will take (its least occupied trunk link at each hop), highest dimension
+    first if `yx` (ugal_l's order xy_yx)."""
     q = 0
     hops = 0
     if scan == K_HYPERX:
         while r != t:
-            first, links = hx_trunk(ps, ip, r, t, hx_first_dim(ip, r, t))
+            first, links = hx_trunk(ps, ip, r, t, hx_last_dim(ip, r, t) if yx else hx_first_dim(ip, r, t))
             best, best_q = first, occupancy(port, pt, first)
             for o in range(first + 1, first + links):
                 qo = occupancy(port, pt, o)
@@ -562,6 +563,10 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
     V = prm.vcs
     first_min = -1
     cut = False
+    yx = False
+    if prm.ugal_xy_yx:  # BookSim2's ugal_xyyx_flatfly: XY or YX at random, for both paths compared and both phases
+        pk[h, PK_VCC] = below(rng, r, 2)
+        yx = pk[h, PK_VCC] == 1
     if prm.faults and ip[IP_KIND] == K_DRAGONFLY:
         G, Gd = r // ip[IP_A], d // ip[IP_A]
         cut = G != Gd and not df_linked(ps, port, ip, G, Gd)
@@ -582,7 +587,7 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
         if uq == UQ_VC:
             q_min = class_occupancy(port, vc, vcr, V, pt, first_min, cls_min)
     else:
-        q_min, h_min = path_cost(ps, port, dist, ip, alg, pt, buf, r, d, global_q, scan)
+        q_min, h_min = path_cost(ps, port, dist, ip, alg, pt, buf, r, d, global_q, scan, yx)
     cost_min = ugal_cost(q_min, h_min, size, global_q)
     if cut:
         cost_min = 1 << 60
@@ -610,14 +615,14 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
                     q += occupancy(port, pt, df_to_group(ps, port, ip, rng, port[o, P_PEER_ROUTER], inter)[0])
             start = land
         else:
-            q, hops = path_cost(ps, port, dist, ip, alg, pt, buf, r, inter, global_q, scan)
+            q, hops = path_cost(ps, port, dist, ip, alg, pt, buf, r, inter, global_q, scan, yx)
             start = inter
             c_min = cost_min
         if dragonfly_g:
             q2, h2 = df_min_cost(ps, port, ip, pt, start, d)
             q += q2
         elif global_q:
-            q2, h2 = path_cost(ps, port, dist, ip, alg, pt, buf, start, d, True, scan)
+            q2, h2 = path_cost(ps, port, dist, ip, alg, pt, buf, start, d, True, scan, yx)
             q += q2
         else:
             h2 = distance(ps, port, dist, ip, alg, start, d, buf, scan)
@@ -660,6 +665,8 @@ def vc_class(ip, prm, pk, h, part, glob):
             phase = pk[h, PK_INTER]
         else:
             phase = pk[h, PK_PHASE]
+            if prm.ugal_xy_yx and prm.routing == R_UGAL_L and pk[h, PK_VCC] == 1:  # YX: the upper half
+                phase += 2
         return phase * (2 if ip[IP_WRAP] == 1 else 1) + part
     if policy == VCP_ESCAPE:
         return part
@@ -732,7 +739,8 @@ def valiant_phase(routing, scan, ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, 
             ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h, scan)
     if pk[h, PK_PHASE] == TO_INTER and (reached(ip, r, pk[h, PK_INTER]) or (prm.val_any and r == d)):
         pk[h, PK_PHASE] = TO_DEST
-        pk[h, PK_VCC] = -1  # a new dimension-order pass starts here
+        if not prm.ugal_xy_yx:  # (PK_VCC holds ugal_l's xy_yx order for both phases)
+            pk[h, PK_VCC] = -1  # a new dimension-order pass starts here
 
 
 @jit_inline
@@ -763,7 +771,8 @@ def next_port(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk
     elif scan == K_HYPERX and (routing == R_DOR or routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G
                                or routing == R_XY_YX or routing == R_ADAPTIVE_XY_YX):
         # dor, the dimension-order phases of val and ugal, xy_yx's order (registry.py `ordered`)
-        yx = (routing == R_XY_YX or routing == R_ADAPTIVE_XY_YX) and pk[h, PK_INTER] == 1
+        yx = ((routing == R_XY_YX or routing == R_ADAPTIVE_XY_YX) and pk[h, PK_INTER] == 1) or (
+            routing == R_UGAL_L and prm.ugal_xy_yx and pk[h, PK_VCC] == 1)
         out = hx_dor_step(ps, port, pt, ip, rng, r, target, yx)
     elif kind == K_DRAGONFLY and (routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G) and to_inter:
         out, _, _ = df_to_group(ps, port, ip, rng, r, target)

@@ -34,7 +34,7 @@ DROP_CAUSES = ("link", "router", "unroutable")  # the order of C_DROP_LINK ..
 PK_SRC, PK_DST, PK_SIZE, PK_BIRTH, PK_INJECT, PK_ARRIVE, PK_READY = 0, 1, 2, 3, 4, 5, 6
 PK_HOPS, PK_GHOPS, PK_PHASE, PK_INTER, PK_OUT, PK_CLS, PK_NEXT = 7, 8, 9, 10, 11, 12, 13
 PK_MSG, PK_TAG = 14, 15  # free for workloads (message id, application tag)
-PK_VCC = 16  # routing's VC state: torus dimension*4 + direction*2 + dateline partition, -1 if none
+PK_VCC = 16  # routing's VC state: torus dimension*4 + direction*2 + dateline partition (ugal_l xy_yx on a HyperX: the order), -1 if none
 PK_DVC = 17  # the downstream VC this head holds since its VC allocation, -1 if none
 PK_LOST = 18  # a failing link or router cut off its tail (fastnet/faults): C_DROP_LINK or C_DROP_ROUTER, the
 # cause its destination discards it for; 0 if not
@@ -135,6 +135,7 @@ class Params(NamedTuple):
     indirect: int  # UGAL: Valiant candidates n_I
     penalty: float  # UGAL: weight of the Valiant cost
     threshold: float  # UGAL: added to the Valiant cost
+    ugal_xy_yx: bool  # ugal_l on a HyperX, routing.order = "xy_yx": one of two dimension orders per packet (PK_VCC)
     ugal_vcs: int  # UGAL on a dragonfly: VC classes of minimally routed packets (kernels/routing.py vc_class)
     ugal_queue: int  # UGAL-L: which occupancy of a first port is read (fastnet/registry.py UGAL_QUEUES)
     reroute: bool  # route a waiting head again every cycle (adaptive choices follow the credits)
