@@ -184,7 +184,9 @@ class _PrunedInlining(CompilerBase):
 
 
 # No kernel's address is taken as a C function pointer: the cfunc wrapper numba builds for each is dropped.
-jit = numba.njit(cache=CACHE, nogil=True, _nrt=False, no_cfunc_wrapper=True, pipeline_class=_PrunedInlining)
+_KERNEL = {"cache": CACHE, "nogil": True, "_nrt": False, "no_cfunc_wrapper": True, "pipeline_class": _PrunedInlining}
+
+jit = numba.njit(**_KERNEL)
 
 
 class _CalleeDispatcher(numba.core.registry.CPUDispatcher):
@@ -199,8 +201,7 @@ def jit_callee(func):
     """`@jit` for a kernel that only kernels call (a stage, a cold path kept out of its caller's body). numba builds
     a Python entry for every compiled function, unboxing each array of each NamedTuple argument; for the stages of
     the cycle loop that code was a tenth of a cold start's compile time, and nothing ever runs it."""
-    dispatcher = numba.njit(cache=CACHE, nogil=True, _nrt=False, no_cfunc_wrapper=True, no_cpython_wrapper=True,
-                            pipeline_class=_PrunedInlining)(func)
+    dispatcher = numba.njit(**_KERNEL, no_cpython_wrapper=True)(func)
     dispatcher.__class__ = _CalleeDispatcher
     return dispatcher
 

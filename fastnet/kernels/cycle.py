@@ -621,8 +621,9 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
     whole packet fits downstream (with a flit crossbar: that the phits of its next cycle of crossbar time are
     here; a VC streaming a packet out asks for that packet's output). Returns (output, downstream VC (-1: to
     the node), own_link), output -1 if it may not ask this cycle, FULL if its downstream VC lacks room (it
-    may ask again once a credit comes back), WAIT if not before VC_WAKE, DROP if failures left it no route. Both allocators ask through it. The VC records' times count from `epoch` (C_EPOCH), as
-    allocate_vc's and vc_free_at's t does."""
+    may ask again once a credit comes back), WAIT if not before VC_WAKE, DROP if failures left it no route.
+    Both allocators ask through it. The VC records' times count from `epoch` (C_EPOCH), as allocate_vc's and
+    vc_free_at's t does."""
     V = prm.vcs
     if vc[v, VC_WAKE] > t - epoch:  # its ports are busy, or no downstream VC can be free, until then (below)
         return WAIT, -1, False

@@ -35,7 +35,8 @@ deadlock-free with up to two local hops a class.
 
 The VC class of each hop follows `prm.vc_policy` (build/vcs.py documents the schemes). Route state travels in
 the packet: PK_PHASE (0: to the intermediate / undecided, 1: to the destination, 2: on the escape network),
-PK_INTER (intermediate router, dragonfly group, fat-tree top switch, or ksp path index), PK_VCC (torus DOR state; ugal_l's xy_yx order on a HyperX).
+PK_INTER (intermediate router, dragonfly group, fat-tree top switch, or ksp path index), PK_VCC (torus DOR
+state; ugal_l's xy_yx order on a HyperX).
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ DROP_CAUSES = ("link", "router", "unroutable")  # the order of C_DROP_LINK ..
 PK_SRC, PK_DST, PK_SIZE, PK_BIRTH, PK_INJECT, PK_ARRIVE, PK_READY = 0, 1, 2, 3, 4, 5, 6
 PK_HOPS, PK_GHOPS, PK_PHASE, PK_INTER, PK_OUT, PK_CLS, PK_NEXT = 7, 8, 9, 10, 11, 12, 13
 PK_MSG, PK_TAG = 14, 15  # free for workloads (message id, application tag)
-PK_VCC = 16  # routing's VC state: torus dimension*4 + direction*2 + dateline partition (ugal_l xy_yx on a HyperX: the order), -1 if none
+PK_VCC = 16  # routing's VC state: torus dimension*4 + direction*2 + dateline partition (ugal_l xy_yx on a
+# HyperX: the order), -1 if none
 PK_DVC = 17  # the downstream VC this head holds since its VC allocation, -1 if none
 PK_LOST = 18  # a failing link or router cut off its tail (fastnet/faults): C_DROP_LINK or C_DROP_ROUTER, the
 # cause its destination discards it for; 0 if not

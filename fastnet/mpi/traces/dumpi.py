@@ -289,7 +289,8 @@ def _body(r: _Cursor, index: dict[str, int], version: tuple[int, int, int], out:
                     end_ns = (values[wall + 2] + wall_bias) * 1_000_000_000 + values[wall + 3]
                 name = NAMES[fid]
                 records[name] = records.get(name, 0) + 1
-                calls.append(DumpiCall(name, pos, start_ns, end_ns, dict(zip(names, values[len(values) - len(names):]))))
+                args = dict(zip(names, values[len(values) - len(names):]))
+                calls.append(DumpiCall(name, pos, start_ns, end_ns, args))
                 continue
         fid = c.one(_U16)
         if fid in (END_OF_STREAM, ALL_FUNCTIONS):
