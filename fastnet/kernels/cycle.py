@@ -48,7 +48,7 @@ from ..registry import (
     GEN_MPI, GEN_OPEN_LOOP, GENERATORS, ROUTINGS, SA_ISLIP, SA_SEPARABLE, SWITCH_ALLOCATORS, VA_GREEDY, VA_ISLIP,
     VA_SEPARABLE, VC_ALLOCATORS, W_OPEN_LOOP,
 )
-from ._jit import jit, jit_callee, jit_inline, no_implementation, prefetch
+from ._jit import jit, jit_callee, jit_inline, jit_stage, no_implementation, prefetch
 from .pool import (
     drop_packet, free_packet, hist_bin, is_measured, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
 )
@@ -62,8 +62,8 @@ from .state import (
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
     S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER, VC_POS,
-    VC_CAP, VC_WAKE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP, VS_DVC, VS_END, VS_FEED, VS_OUT,
-    VS_NODE_END, VS_NODE_PKT, VS_NODE_SENT, VS_PKT, VS_SENT, VS_TAIL, STREAMING, DRAINING,
+    VC_CAP, VC_WAITER, VC_WAKE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP, VS_DVC, VS_END, VS_FEED, VS_OUT,
+    VS_NODE_END, VS_NODE_PKT, VS_NODE_SENT, VS_PKT, VS_SENT, VS_TAIL, STREAMING, DRAINING, ASLEEP,
 )
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
@@ -225,6 +225,7 @@ def credits_back(st, prm, v, amount, t):
     allocator would see it (its credit reaches the router a cycle after fastnet's: docs/booksim.md)."""
     vc = st.vc
     vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, -amount, t)
+    wake(vc, vc[v, VC_WAITER], t - st.ctr[C_EPOCH])
     if prm.wait_tail_credit and vc[v, VC_OWNER] == DRAINING and vc[v, VC_FREE] == vc[v, VC_CAP]:
         free_vc(vc, st.ctr, prm, v, t + 1)
 
@@ -250,7 +251,7 @@ def send_from_node(port, prm, st, v, t):
     tail_arrives(pk, vs, v, h, vs[v, VS_NODE_END] + prm.inject_latency, serialise(port, p, size))
 
 
-@jit_callee
+@jit_stage
 def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
     """This cycle's events. Returns whether a node may now inject where it could not (credits came back to an
     injection VC: `inject` runs again)."""
@@ -356,7 +357,7 @@ def allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t):
     return best
 
 
-@jit_callee
+@jit_stage
 def inject(topo, rt, prm, st, t):
     """Nodes send the head of their source queue into an injection VC with room for the whole packet; with a flit
     crossbar, into one with room for a phit, the rest following as credits come back (send_from_node). Returns
@@ -453,6 +454,35 @@ def park(act, vc, ev, wheel, ctr, prm, v, t):
     list_remove(act, vc, VC_POS, ctr, C_N_ACTIVE, v)
     schedule(ev, wheel, ctr, prm.wheel_mask, E_READY, v, 0, wake)
     return True
+
+
+@jit_inline
+def fall_asleep(vc, v, w):
+    """VC v's head holds downstream VC w, which lacks room for it: it stays on the ready list (its place there
+    decides the order heads are looked at in) but is passed over until a credit comes back to w or a grant at
+    its input or output (wake_port) could change what it asks; each of those wakes it for a look."""
+    vc[v, VC_WAKE] = ASLEEP
+    vc[w, VC_WAITER] = v
+
+
+@jit_inline
+def wake(vc, v, now):
+    """VC v's head, if asleep (fall_asleep), is looked at again from cycle `now` (- C_EPOCH) on."""
+    if v >= 0 and vc[v, VC_WAKE] == ASLEEP:
+        vc[v, VC_WAKE] = now
+
+
+@jit_inline
+def wake_port(port, vc, prm, p, o, now):
+    """A grant from input port p to output o has made them busy: the heads asleep at p, and those asleep on
+    the VCs behind o, may now have to wait for them instead (head_request's WAIT)."""
+    V = prm.vcs
+    for u in range(p * V, p * V + V):
+        wake(vc, u, now)
+    if port[o, P_CLASS] != NODE:
+        q = port[o, P_PEER_PORT]
+        for w in range(q * V, q * V + V):
+            wake(vc, vc[w, VC_WAITER], now)
 
 
 @jit_callee
@@ -620,8 +650,8 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
     its downstream VC, then check that its crossbar input and output are free and unmatched and that the
     whole packet fits downstream (with a flit crossbar: that the phits of its next cycle of crossbar time are
     here; a VC streaming a packet out asks for that packet's output). Returns (output, downstream VC (-1: to
-    the node), own_link), output -1 if it may not ask this cycle, FULL if its downstream VC lacks room (it
-    may ask again once a credit comes back), WAIT if not before VC_WAKE, DROP if failures left it no route.
+    the node), own_link), output -1 if it may not ask this cycle, FULL (and the downstream VC) if that VC lacks
+    room (it may ask again once a credit comes back), WAIT if not before VC_WAKE, DROP if failures left it no route.
     Both allocators ask through it. The VC records' times count from `epoch` (C_EPOCH), as allocate_vc's and
     vc_free_at's t does."""
     V = prm.vcs
@@ -670,7 +700,7 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
     if pt[x, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
         return -1, -1, False
     if dvc >= 0 and vc[dvc, VC_FREE] < room_needed(prm, pk[h, PK_SIZE], k):
-        return FULL, -1, False
+        return FULL, dvc, False
     return o, dvc, own_link
 
 
@@ -730,6 +760,9 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     while i < st.ctr[C_N_ACTIVE]:  # VCs whose head is ready
         v = act[i]
         prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
+        if vc[v, VC_WAKE] == ASLEEP:  # FULL, as it was when it fell asleep
+            i += 1
+            continue
         o, dvc, own_link = head_request(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, st.vc_ptr, st.vs, pt,
                                         prm, pk, st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan)
         if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
@@ -737,8 +770,11 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
         if o == DROP and drop_head(topo.port, prm, st, v, t):
             continue
         i += 1
+        if o == FULL:
+            fall_asleep(vc, v, dvc)
+            continue
         if o < 0:
-            lively |= o != FULL
+            lively = True
             continue
         x = xbar_input(prm, P, v)
         key = input_key(ps, port[v // V, P_ROUTER], pt, V, x, o, v)
@@ -791,6 +827,9 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
     while i < st.ctr[C_N_ACTIVE]:  # requests, and the grant phase: each output keeps the first input
         v = act[i]
         prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
+        if vc[v, VC_WAKE] == ASLEEP:  # FULL, as it was when it fell asleep
+            i += 1
+            continue
         o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, st.vc_ptr, st.vs, pt, prm, pk, rng,
                                         buf, buf2, t, epoch, v, routing, scan)
         if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
@@ -798,8 +837,11 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
         if o == DROP and drop_head(topo.port, prm, st, v, t):
             continue
         i += 1
+        if o == FULL:
+            fall_asleep(vc, v, dvc)
+            continue
         if o < 0:
-            lively |= o != FULL
+            lively = True
             continue
         x = xbar_input(prm, P, v)
         r = port[v // V, P_ROUTER]
@@ -862,7 +904,7 @@ def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc):
     return n, lively
 
 
-@jit_callee
+@jit_stage
 def traverse(topo, prm, st, t, n_grants):
     """Commit this cycle's grants: a whole packet's crossing, or (flit crossbar) one cycle of it."""
     pk, vc, pt, ctr = st.pk, st.vc, st.pt, st.ctr
@@ -881,6 +923,7 @@ def traverse(topo, prm, st, t, n_grants):
             phits = cross_flits(port, prm, st, t, p, v)
         else:
             phits = cross_packet(port, prm, st, t, p, v, o)
+        wake_port(port, vc, prm, p, o, t - ctr[C_EPOCH])
         r = port[p, P_ROUTER]
         S = prm.input_speedup
         pt[x, PT_RR_VC] = (v - p * V + S) % V  # the next of the input's VCs (v mod S apart: BookSim2's)
@@ -927,7 +970,7 @@ def cross_packet(port, prm, st, t, p, v, o):
     return size
 
 
-@jit_callee
+@jit_stage
 def cross_flits(port, prm, st, t, p, v):
     """Flit crossbar: VC v has one cycle of crossbar time, as each flit wins BookSim2's switch allocator on its
     own; the phits it moves leave on the output link behind what is queued there. In its head's cycle the packet

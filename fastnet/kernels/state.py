@@ -49,8 +49,10 @@ VC_OWNER = 6  # the upstream head packet this VC is allocated to, -1 if free, DR
 # gone in and, with Params.wait_tail_credit, the VC waits for the tail's credit (for all its phits to have left)
 DRAINING = -2
 VC_WAKE = 7  # its head waits for a busy input, output or link, or for a downstream VC to be free: off the ready
-# list (parked, with an E_READY) until this cycle, - C_EPOCH
-N_VC = 8
+# list (parked, with an E_READY) until this cycle, - C_EPOCH; ASLEEP while it waits on the list for credits
+ASLEEP = -(1 << 31)  # VC_WAKE of a head whose downstream VC lacks room and that nothing has changed for since
+VC_WAITER = 8  # the input VC whose head holds this VC and sleeps for want of room in it (-1: none)
+N_VC = 9
 
 # vc_grant[P*V, ...]: VC allocation by BookSim2's allocators (router.vc_choice "islip", "separable_input_first")
 VG_PTR = 0  # as an output VC of the upstream router: round-robin pointer over that router's input VCs (port at
@@ -235,7 +237,7 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     pk[:, PK_NEXT] = _free_rows(packets)
     pk[:, [PK_VCC, PK_DVC]] = -1
     vc_row = np.zeros(N_VC, dtype=np.int32)
-    vc_row[[VC_HEAD, VC_TAIL, VC_POS, VC_OWNER]] = -1
+    vc_row[[VC_HEAD, VC_TAIL, VC_POS, VC_OWNER, VC_WAITER]] = -1
     vc = _rows(PV, vc_row, vc_cap.reshape(-1), (VC_CAP, VC_FREE))
     pt_row = np.zeros(N_PT, dtype=np.int64)
     pt_row[[PT_IN_STAMP, PT_IN_MATCH, PT_OUT_STAMP, PT_OUT_MATCH, PT_IN_PKT]] = -1
@@ -272,8 +274,10 @@ def rebase(st: State, t: int) -> None:
     are clamped to EPOCH_SPAN before t, which compares the same (every future one lies within a packet's time or
     the wheel's horizon of t)."""
     old, vc = int(st.ctr[C_EPOCH]), st.vc
+    asleep = vc[:, VC_WAKE] == ASLEEP  # not a time
     for col in (VC_ALLOC, VC_WAKE):
         vc[:, col] = np.maximum(vc[:, col].astype(np.int64) + (old - t), -EPOCH_SPAN)
+    vc[asleep, VC_WAKE] = ASLEEP
     st.ctr[C_EPOCH] = t
 
 
