@@ -24,13 +24,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..build.network import P_ROUTER
-from ..kernels._jit import jit, jit_alloc, jit_callee
-from ..kernels.cycle import credits_back, free_vc, phits_crossed, phits_sent_in, serialise, streaming, tail_arrives
-from ..kernels.pool import drop_packet, list_remove, release_event, vc_reserve
+from ..kernels._jit import jit_alloc, jit_callee
+from ..kernels.cycle import (
+    credits_back, free_vc, leave_ready, phits_crossed, phits_sent_in, serialise, streaming, tail_arrives, wake,
+)
+from ..kernels.pool import drop_packet, release_event, vc_reserve
 from ..kernels.state import (
-    C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, C_N_ACTIVE, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,
+    C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,
     PK_LOST, PK_NEXT, PK_OUT, PK_READY, PK_SIZE, PT_IN_PKT, PT_IN_TAIL, PT_WAIT, VC_HEAD, VC_OWNER, VC_POS, VC_TAIL,
-    VC_WAKE, VS_DVC, VS_FEED, ASLEEP, VS_NODE_PKT, VS_NODE_SENT, VS_OUT, VS_PKT, VS_SENT, ND_BUSY, PK_SRC,
+    VC_WAKE, VS_DVC, VS_FEED, VS_NODE_PKT, VS_NODE_SENT, VS_OUT, VS_PKT, VS_SENT, ND_BUSY, PK_SRC,
 )
 
 
@@ -38,7 +40,7 @@ from ..kernels.state import (
 def _stop_waiting(st, v, cancel):
     """VC v no longer waits for allocation: it leaves the ready list, or its pending E_READY is cancelled."""
     if st.vc[v, VC_POS] >= 0:
-        list_remove(st.act, st.vc, VC_POS, st.ctr, C_N_ACTIVE, v)
+        leave_ready(st.act, st.awake, st.vc, st.ctr, v)
     else:
         cancel[v] = True
 
@@ -147,8 +149,7 @@ def fail(topo, prm, st, down, routers, t):
     pk, vc = st.pk, st.vc
     cancel = np.zeros(len(vc), dtype=np.bool_)
     for v in range(len(vc)):  # every head asleep for credits is looked at again: its downstream VC may be gone
-        if vc[v, VC_WAKE] == ASLEEP:
-            vc[v, VC_WAKE] = t - st.ctr[C_EPOCH]
+        wake(vc, st.awake, v, t - st.ctr[C_EPOCH])
     if prm.flit_crossbar:
         dead_port = np.zeros(len(port), dtype=np.bool_)
         dead_port[down] = True

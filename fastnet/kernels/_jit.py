@@ -30,6 +30,7 @@ from numba.core.compiler_machinery import register_pass
 from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
 from numba.core.ir_utils import build_definitions, find_const, get_definition, guard, simplify_CFG
 from numba.core.untyped_passes import InlineInlinables
+from numba.cpython.unsafe.numbers import trailing_zeros  # noqa: F401  (kernels' count of trailing zero bits)
 
 CACHE = os.environ.get("FASTNET_NUMBA_CACHE", "1") != "0"
 _PACKAGE = Path(__file__).resolve().parents[1]

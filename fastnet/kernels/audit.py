@@ -1,5 +1,6 @@
 """End-of-run audit: every packet id is in exactly one place, every VC's credits add up, and every VC with a
-head packet waits for allocation in exactly one way (in the ready list or with one pending E_READY)."""
+head packet waits for allocation in exactly one way (in the ready list, awake or asleep as its bit says, or with one
+pending E_READY)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from ._jit import jit_alloc, jit_inline
 from .cycle import phits_crossed, phits_sent_in
 from .state import (
     C_FREE_HEAD, C_N_ACTIVE, DRAINING, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD,
-    PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_OWNER, VC_POS, VS_DVC, VS_PKT, VS_SENT,
+    PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_OWNER, VC_POS, VC_WAKE, VS_DVC, VS_PKT, VS_SENT, ASLEEP,
 )
 
 # result indices
@@ -43,6 +44,10 @@ def audit(prm, st):
     waits = np.zeros(len(vc), dtype=np.int64)  # ready-list entries + pending E_READY events
     for i in range(st.ctr[C_N_ACTIVE]):
         waits[st.act[i]] += 1 + (vc[st.act[i], VC_POS] != i)  # a wrong back-pointer counts as an error
+    for i in range(len(st.awake) * 64):  # a place's bit: its head is awake; none past the list's end
+        bit = (st.awake[i >> 6] >> (i & 63)) & 1
+        if bit != (i < st.ctr[C_N_ACTIVE] and vc[st.act[min(i, len(st.act) - 1)], VC_WAKE] != ASLEEP):
+            out[AU_READY_ERRORS] += 1
     for v in range(len(vc)):
         h = vc[v, VC_HEAD]
         while h >= 0:

@@ -48,7 +48,7 @@ from ..registry import (
     GEN_MPI, GEN_OPEN_LOOP, GENERATORS, ROUTINGS, SA_ISLIP, SA_SEPARABLE, SWITCH_ALLOCATORS, VA_GREEDY, VA_ISLIP,
     VA_SEPARABLE, VC_ALLOCATORS, W_OPEN_LOOP,
 )
-from ._jit import jit, jit_callee, jit_inline, jit_stage, no_implementation, prefetch
+from ._jit import jit, jit_callee, jit_inline, jit_stage, no_implementation, prefetch, trailing_zeros
 from .pool import (
     drop_packet, free_packet, hist_bin, is_measured, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
 )
@@ -225,7 +225,7 @@ def credits_back(st, prm, v, amount, t):
     allocator would see it (its credit reaches the router a cycle after fastnet's: docs/booksim.md)."""
     vc = st.vc
     vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, -amount, t)
-    wake(vc, vc[v, VC_WAITER], t - st.ctr[C_EPOCH])
+    wake(vc, st.awake, vc[v, VC_WAITER], t - st.ctr[C_EPOCH])
     if prm.wait_tail_credit and vc[v, VC_OWNER] == DRAINING and vc[v, VC_FREE] == vc[v, VC_CAP]:
         free_vc(vc, st.ctr, prm, v, t + 1)
 
@@ -271,7 +271,7 @@ def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
                 if prm.flit_crossbar and st.vs[v, VS_NODE_PKT] >= 0:
                     send_from_node(port, prm, st, v, t)
         elif kind == E_READY:
-            list_add(st.act, vc, VC_POS, ctr, C_N_ACTIVE, ev[e, EV_TARGET])
+            join_ready(st.act, st.awake, vc, ctr, ev[e, EV_TARGET])
         else:
             h = ev[e, EV_TARGET]
             if pk[h, PK_LOST]:  # a failing link or router cut its tail off on the way (fastnet/faults/kernel.py)
@@ -445,44 +445,85 @@ def vc_free_at(vc, vs, pk, prm, first, count, t):
 
 
 @jit_inline
-def park(act, vc, ev, wheel, ctr, prm, v, t):
+def park(act, awake, vc, ev, wheel, ctr, prm, v, t):
     """Take VC v, whose head cannot be granted before VC_WAKE, off the ready list until then: a waiting head costs
     nothing per cycle (its E_READY puts it back). False if that is beyond the event wheel (it stays, skipped)."""
     wake = vc[v, VC_WAKE] + ctr[C_EPOCH]
     if wake - t > prm.wheel_mask:
         return False
-    list_remove(act, vc, VC_POS, ctr, C_N_ACTIVE, v)
+    leave_ready(act, awake, vc, ctr, v)
     schedule(ev, wheel, ctr, prm.wheel_mask, E_READY, v, 0, wake)
     return True
 
 
+# The ready list (act, first ctr[C_N_ACTIVE]) is unordered, but the order its VCs are looked at in decides ties
+# (the greedy VC allocator serves them first come) and so results: a head asleep keeps its place, and `awake`
+# (a bit per place) lets the allocator pass over the sleeping ones without reading them.
+
 @jit_inline
-def fall_asleep(vc, v, w):
-    """VC v's head holds downstream VC w, which lacks room for it: it stays on the ready list (its place there
-    decides the order heads are looked at in) but is passed over until a credit comes back to w or a grant at
-    its input or output (wake_port) could change what it asks; each of those wakes it for a look."""
+def join_ready(act, awake, vc, ctr, v):
+    """VC v's head is ready: v joins the ready list, awake."""
+    i = ctr[C_N_ACTIVE]
+    list_add(act, vc, VC_POS, ctr, C_N_ACTIVE, v)
+    awake[i >> 6] |= np.int64(1) << (i & 63)
+
+
+@jit_inline
+def leave_ready(act, awake, vc, ctr, v):
+    """VC v leaves the ready list; the last VC on it moves into its place, with its bit."""
+    i, last = vc[v, VC_POS], ctr[C_N_ACTIVE] - 1
+    bit = (awake[last >> 6] >> (last & 63)) & 1
+    awake[i >> 6] = (awake[i >> 6] & ~(np.int64(1) << (i & 63))) | (bit << (i & 63))
+    awake[last >> 6] &= ~(np.int64(1) << (last & 63))
+    list_remove(act, vc, VC_POS, ctr, C_N_ACTIVE, v)
+
+
+@jit_inline
+def next_awake(awake, i, n):
+    """The first place from i on in the ready list of n VCs whose head is awake; n if none."""
+    if i >= n:
+        return n
+    w = i >> 6
+    bits = awake[w] & (np.int64(-1) << (i & 63))
+    while bits == 0:
+        w += 1
+        if w > (n - 1) >> 6:
+            return n
+        bits = awake[w]
+    return (w << 6) + trailing_zeros(bits)
+
+
+@jit_inline
+def fall_asleep(vc, awake, v, w):
+    """VC v's head holds downstream VC w, which lacks room for it: it stays in its place on the ready list but
+    is passed over until a credit comes back to w or a grant at its input or output (wake_port) could change
+    what it asks; each of those wakes it for a look."""
     vc[v, VC_WAKE] = ASLEEP
     vc[w, VC_WAITER] = v
+    i = vc[v, VC_POS]
+    awake[i >> 6] &= ~(np.int64(1) << (i & 63))
 
 
 @jit_inline
-def wake(vc, v, now):
+def wake(vc, awake, v, now):
     """VC v's head, if asleep (fall_asleep), is looked at again from cycle `now` (- C_EPOCH) on."""
     if v >= 0 and vc[v, VC_WAKE] == ASLEEP:
         vc[v, VC_WAKE] = now
+        i = vc[v, VC_POS]
+        awake[i >> 6] |= np.int64(1) << (i & 63)
 
 
 @jit_inline
-def wake_port(port, vc, prm, p, o, now):
+def wake_port(port, vc, awake, prm, p, o, now):
     """A grant from input port p to output o has made them busy: the heads asleep at p, and those asleep on
     the VCs behind o, may now have to wait for them instead (head_request's WAIT)."""
     V = prm.vcs
     for u in range(p * V, p * V + V):
-        wake(vc, u, now)
+        wake(vc, awake, u, now)
     if port[o, P_CLASS] != NODE:
         q = port[o, P_PEER_PORT]
         for w in range(q * V, q * V + V):
-            wake(vc, vc[w, VC_WAITER], now)
+            wake(vc, awake, vc[w, VC_WAITER], now)
 
 
 @jit_callee
@@ -490,7 +531,7 @@ def drop_head(port, prm, st, v, t):
     """Remove VC v's head, which has no live route (faults), as a grant to nowhere would: the next packet becomes
     the head, the buffer's credits go back once the tail has arrived. True if v left the ready list."""
     pk, ctr = st.pk, st.ctr
-    h, left = pop_head(pk, st.vc, st.act, st.ev, st.wheel, ctr, prm, v, t)
+    h, left = pop_head(pk, st.vc, st.act, st.awake, st.ev, st.wheel, ctr, prm, v, t)
     p = v // prm.vcs
     size = pk[h, PK_SIZE]
     done = max(t + 1, pk[h, PK_ARRIVE] + serialise(port, p, size))
@@ -501,16 +542,16 @@ def drop_head(port, prm, st, v, t):
 
 
 @jit_inline
-def pop_head(pk, vc, act, ev, wheel, ctr, prm, v, t):
+def pop_head(pk, vc, act, awake, ev, wheel, ctr, prm, v, t):
     """Take VC v's head packet out (granted, or dropped). The next packet is routed and allocated only now that it
     is the head: v stays in the ready list if it may ask at once, else leaves it (with an E_READY when the next
     head will be ready). Returns (the packet, whether v left the ready list)."""
     h = pop_vc(pk, vc, v)
-    return h, next_head(pk, vc, act, ev, wheel, ctr, prm, v, t)
+    return h, next_head(pk, vc, act, awake, ev, wheel, ctr, prm, v, t)
 
 
 @jit_inline
-def next_head(pk, vc, act, ev, wheel, ctr, prm, v, t):
+def next_head(pk, vc, act, awake, ev, wheel, ctr, prm, v, t):
     """VC v's head packet has gone (its tail, with a flit crossbar): the next one may ask from head_delay on. True
     if v left the ready list (with an E_READY when the next head will be ready)."""
     nxt = vc[v, VC_HEAD]
@@ -518,7 +559,7 @@ def next_head(pk, vc, act, ev, wheel, ctr, prm, v, t):
         pk[nxt, PK_READY] = max(pk[nxt, PK_READY], t + prm.head_delay)
         if pk[nxt, PK_READY] <= t:
             return False
-    list_remove(act, vc, VC_POS, ctr, C_N_ACTIVE, v)
+    leave_ready(act, awake, vc, ctr, v)
     if nxt >= 0:
         schedule(ev, wheel, ctr, prm.wheel_mask, E_READY, v, 0, pk[nxt, PK_READY])
     return True
@@ -757,21 +798,21 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     n_in = 0
     lively = False  # a head that may ask next cycle without an event first
     i = 0
-    while i < st.ctr[C_N_ACTIVE]:  # VCs whose head is ready
+    while True:  # VCs whose head is ready and awake (asleep: FULL, as it was when it fell asleep)
+        i = next_awake(st.awake, i, st.ctr[C_N_ACTIVE])
+        if i == st.ctr[C_N_ACTIVE]:
+            break
         v = act[i]
         prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
-        if vc[v, VC_WAKE] == ASLEEP:  # FULL, as it was when it fell asleep
-            i += 1
-            continue
         o, dvc, own_link = head_request(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, st.vc_ptr, st.vs, pt,
                                         prm, pk, st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan)
-        if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
+        if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
         if o == DROP and drop_head(topo.port, prm, st, v, t):
             continue
         i += 1
         if o == FULL:
-            fall_asleep(vc, v, dvc)
+            fall_asleep(vc, st.awake, v, dvc)
             continue
         if o < 0:
             lively = True
@@ -824,21 +865,21 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
     n_out = 0
     lively = False  # a head that may ask next cycle without an event first
     i = 0
-    while i < st.ctr[C_N_ACTIVE]:  # requests, and the grant phase: each output keeps the first input
+    while True:  # requests from awake heads, and the grant phase: each output keeps the first input
+        i = next_awake(st.awake, i, st.ctr[C_N_ACTIVE])
+        if i == st.ctr[C_N_ACTIVE]:
+            break
         v = act[i]
         prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
-        if vc[v, VC_WAKE] == ASLEEP:  # FULL, as it was when it fell asleep
-            i += 1
-            continue
         o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, st.vc_ptr, st.vs, pt, prm, pk, rng,
                                         buf, buf2, t, epoch, v, routing, scan)
-        if o == WAIT and park(act, vc, st.ev, st.wheel, st.ctr, prm, v, t):
+        if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
         if o == DROP and drop_head(topo.port, prm, st, v, t):
             continue
         i += 1
         if o == FULL:
-            fall_asleep(vc, v, dvc)
+            fall_asleep(vc, st.awake, v, dvc)
             continue
         if o < 0:
             lively = True
@@ -923,7 +964,7 @@ def traverse(topo, prm, st, t, n_grants):
             phits = cross_flits(port, prm, st, t, p, v)
         else:
             phits = cross_packet(port, prm, st, t, p, v, o)
-        wake_port(port, vc, prm, p, o, t - ctr[C_EPOCH])
+        wake_port(port, vc, st.awake, prm, p, o, t - ctr[C_EPOCH])
         r = port[p, P_ROUTER]
         S = prm.input_speedup
         pt[x, PT_RR_VC] = (v - p * V + S) % V  # the next of the input's VCs (v mod S apart: BookSim2's)
@@ -941,7 +982,7 @@ def cross_packet(port, prm, st, t, p, v, o):
     """Packet crossbar: VC v's head crosses to output o whole, holding the input and the output until its tail
     has crossed and the link until the tail has left. Returns the phits moved."""
     pk, pt = st.pk, st.pt
-    h = pop_head(pk, st.vc, st.act, st.ev, st.wheel, st.ctr, prm, v, t)[0]
+    h = pop_head(pk, st.vc, st.act, st.awake, st.ev, st.wheel, st.ctr, prm, v, t)[0]
     size = pk[h, PK_SIZE]
     send = serialise(port, o, size)
     tail = pk[h, PK_ARRIVE] + serialise(port, p, size)  # its tail's arrival here
@@ -1013,7 +1054,7 @@ def cross_flits(port, prm, st, t, p, v):
         tail_arrives(pk, vs, dvc, h, end + port[o, P_LATENCY], serialise(port, o, size))  # at the next router
     pt[p, PT_IN_PKT] = h
     pt[p, PT_IN_TAIL] = vs[v, VS_TAIL]
-    next_head(pk, vc, st.act, st.ev, st.wheel, st.ctr, prm, v, t)
+    next_head(pk, vc, st.act, st.awake, st.ev, st.wheel, st.ctr, prm, v, t)
     return after - before
 
 

@@ -173,6 +173,7 @@ class State(NamedTuple):
     pk: np.ndarray  # int64[C, N_PK] packet pool
     vc: np.ndarray  # int32[P*V, N_VC] input VCs
     act: np.ndarray  # int32[P*V] VCs whose head packet is ready for allocation (first ctr[C_N_ACTIVE])
+    awake: np.ndarray  # int64[P*V / 64 + 1] bit i: act[i]'s head is not asleep (VC_WAKE = ASLEEP; kernels/cycle.py)
     pt: np.ndarray  # int64[P*S, N_PT] ports (rows P.. only the input-side switch state of crossbar inputs j > 0:
     # Params.input_speedup)
     nd: np.ndarray  # int64[N, N_ND] nodes
@@ -248,7 +249,7 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     ev[:, EV_NEXT] = _free_rows(events)
     occ = PV if prm.occupancy else 1
     return State(
-        ctr=ctr, pk=pk, vc=vc, act=np.zeros(PV, np.int32), pt=pt, nd=nd, node_act=np.zeros(n_nodes, np.int32),
+        ctr=ctr, pk=pk, vc=vc, act=np.zeros(PV, np.int32), awake=np.zeros(PV // 64 + 1, np.int64), pt=pt, nd=nd, node_act=np.zeros(n_nodes, np.int32),
         touched_in=np.zeros(n_ports * prm.input_speedup, np.int32), touched_out=np.zeros(n_ports, np.int32),
         grants=np.zeros(n_ports * prm.input_speedup, np.int32), ev=ev,
         wheel=np.full(prm.wheel_mask + 1, -1, dtype=np.int64),
