@@ -57,7 +57,7 @@ from .state import (
     C_CREATED, C_DELIVERED, C_DROP_UNROUTABLE, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
     C_EPOCH, C_MEAS_DELIVERED, C_MEAS_DROPPED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
     EV_AMOUNT, EV_KIND,
-    EV_NEXT, EV_TARGET, ND_BUSY, ND_HEAD, ND_LAST_VC, ND_TAIL, PK_ARRIVE, PK_LOST, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
+    EV_NEXT, EV_TARGET, ND_BLOCKED, ND_BUSY, ND_HEAD, ND_LAST_VC, ND_TAIL, PK_ARRIVE, PK_LOST, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
     PK_DVC, PK_INJECT, PK_MSG, PK_OUT, PK_READY, PK_SIZE, PK_SRC, PT_IN_BUSY, PT_IN_DVC, PT_IN_PKT, PT_IN_TAIL, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
@@ -268,6 +268,7 @@ def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
             credits_back(st, prm, v, ev[e, EV_AMOUNT], t)
             if port[v // prm.vcs, P_CLASS] == NODE:
                 nodes = True
+                st.nd[port[v // prm.vcs, P_PEER_PORT], ND_BLOCKED] = 0
                 if prm.flit_crossbar and st.vs[v, VS_NODE_PKT] >= 0:
                     send_from_node(port, prm, st, v, t)
         elif kind == E_READY:
@@ -372,11 +373,14 @@ def inject(topo, rt, prm, st, t):
         if nd[n, ND_BUSY] > t:
             soon = min(soon, nd[n, ND_BUSY])
             continue
+        if nd[n, ND_BLOCKED]:  # as when it was last looked at: only a credit changes that
+            continue
         h = nd[n, ND_HEAD]
         size = pk[h, PK_SIZE]
         port = topo.node[n, NODE_PORT]
         v = injection_vc(vc, nd, prm, n, port * prm.vcs, rt.vcr[NODE, 0, 1], 1 if prm.flit_crossbar else size)
         if v < 0:
+            nd[n, ND_BLOCKED] = 1
             continue
         more = nd[n, ND_HEAD] != nd[n, ND_TAIL]
         if not more:

@@ -90,7 +90,8 @@ ND_HEAD, ND_TAIL, ND_BUSY, ND_POS, ND_NEXT_ARRIVAL = 0, 1, 2, 3, 4
 ND_ARRIVAL_LINK = 5  # the next node on the same slot of the open-loop arrival wheel (traffic/openloop.py)
 ND_LAST_VC = 6  # router.vc_choice other than "roomiest": the injection VC the node last sent a packet into
 STREAMING = 1 << 62  # ND_BUSY of a node sending a packet that waits for credits (VS_NODE_PKT): until its tail goes
-N_ND = 7
+ND_BLOCKED = 7  # 1: no injection VC had room for its head packet, and no credit has come back to one since
+N_ND = 8
 
 # ev[e, ...]: events on the timing wheel (int64)
 EV_KIND, EV_TARGET, EV_AMOUNT, EV_NEXT = 0, 1, 2, 3
@@ -244,7 +245,7 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     pt_row[[PT_IN_STAMP, PT_IN_MATCH, PT_OUT_STAMP, PT_OUT_MATCH, PT_IN_PKT]] = -1
     pt = _rows(n_ports * prm.input_speedup, pt_row)
     nd = np.full((n_nodes, N_ND), -1, dtype=np.int64)
-    nd[:, ND_BUSY] = 0
+    nd[:, [ND_BUSY, ND_BLOCKED]] = 0
     ev = np.zeros((events, N_EV), dtype=np.int64)
     ev[:, EV_NEXT] = _free_rows(events)
     occ = PV if prm.occupancy else 1
