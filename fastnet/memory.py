@@ -128,7 +128,7 @@ def state_bytes(R: int, P: int, N: int, vcs: int, cfg: dict[str, Any]) -> int:
     return (P * vcs * (N_VC * 4 + 4 + pointer + arbiters + streams)  # vc records, act list, VC allocation, streams
             + P * vcs // 8  # the ready list's bits (State.awake)
             + P * (N_PT * 8 + 3 * 4)  # port records, allocation scratch
-            + N * (N_ND * 8 + 4 + 8)  # node records, active list, RNG streams
+            + N * (N_ND * 8 + 4 + 8 + 1)  # node records, active list, RNG streams, blocked
             + R * 8)
 
 

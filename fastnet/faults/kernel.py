@@ -32,7 +32,7 @@ from ..kernels.pool import drop_packet, release_event, vc_reserve
 from ..kernels.state import (
     C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,
     PK_LOST, PK_NEXT, PK_OUT, PK_READY, PK_SIZE, PT_IN_PKT, PT_IN_TAIL, PT_WAIT, VC_HEAD, VC_OWNER, VC_POS, VC_TAIL,
-    VC_WAKE, VS_DVC, VS_FEED, VS_NODE_PKT, VS_NODE_SENT, VS_OUT, VS_PKT, VS_SENT, ND_BLOCKED, ND_BUSY, PK_SRC,
+    VC_WAKE, VS_DVC, VS_FEED, VS_NODE_PKT, VS_NODE_SENT, VS_OUT, VS_PKT, VS_SENT, ND_BUSY, PK_SRC,
 )
 
 
@@ -149,8 +149,8 @@ def fail(topo, prm, st, down, routers, t):
     pk, vc = st.pk, st.vc
     cancel = np.zeros(len(vc), dtype=np.bool_)
     for v in range(len(vc)):  # every head asleep for credits is looked at again: its downstream VC may be gone
-        wake(vc, st.awake, v, t - st.ctr[C_EPOCH])
-    st.nd[:, ND_BLOCKED] = 0  # and every node looks for an injection VC again
+        wake(vc, st.awake, st.ctr, v, t - st.ctr[C_EPOCH])
+    st.blocked[:] = 0  # and every node looks for an injection VC again
     if prm.flit_crossbar:
         dead_port = np.zeros(len(port), dtype=np.bool_)
         dead_port[down] = True

@@ -9,7 +9,7 @@ import numpy as np
 from ._jit import jit_alloc, jit_inline
 from .cycle import phits_crossed, phits_sent_in
 from .state import (
-    C_FREE_HEAD, C_N_ACTIVE, DRAINING, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD,
+    C_FREE_HEAD, C_N_ACTIVE, C_N_ASLEEP, DRAINING, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD,
     PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_OWNER, VC_POS, VC_WAKE, VS_DVC, VS_PKT, VS_SENT, ASLEEP,
 )
 
@@ -44,10 +44,15 @@ def audit(prm, st):
     waits = np.zeros(len(vc), dtype=np.int64)  # ready-list entries + pending E_READY events
     for i in range(st.ctr[C_N_ACTIVE]):
         waits[st.act[i]] += 1 + (vc[st.act[i], VC_POS] != i)  # a wrong back-pointer counts as an error
+    asleep = 0
     for i in range(len(st.awake) * 64):  # a place's bit: its head is awake; none past the list's end
         bit = (st.awake[i >> 6] >> (i & 63)) & 1
-        if bit != (i < st.ctr[C_N_ACTIVE] and vc[st.act[min(i, len(st.act) - 1)], VC_WAKE] != ASLEEP):
+        on = i < st.ctr[C_N_ACTIVE]
+        if bit != (on and vc[st.act[min(i, len(st.act) - 1)], VC_WAKE] != ASLEEP):
             out[AU_READY_ERRORS] += 1
+        asleep += on and not bit
+    if asleep != st.ctr[C_N_ASLEEP]:
+        out[AU_READY_ERRORS] += 1
     for v in range(len(vc)):
         h = vc[v, VC_HEAD]
         while h >= 0:

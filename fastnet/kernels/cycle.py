@@ -55,9 +55,9 @@ from .pool import (
 from .routing import route, took_hop
 from .state import (
     C_CREATED, C_DELIVERED, C_DROP_UNROUTABLE, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
-    C_EPOCH, C_MEAS_DELIVERED, C_MEAS_DROPPED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
+    C_EPOCH, C_N_ASLEEP, C_MEAS_DELIVERED, C_MEAS_DROPPED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
     EV_AMOUNT, EV_KIND,
-    EV_NEXT, EV_TARGET, ND_BLOCKED, ND_BUSY, ND_HEAD, ND_LAST_VC, ND_TAIL, PK_ARRIVE, PK_LOST, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
+    EV_NEXT, EV_TARGET, ND_BUSY, ND_HEAD, ND_LAST_VC, ND_TAIL, PK_ARRIVE, PK_LOST, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
     PK_DVC, PK_INJECT, PK_MSG, PK_OUT, PK_READY, PK_SIZE, PK_SRC, PT_IN_BUSY, PT_IN_DVC, PT_IN_PKT, PT_IN_TAIL, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
     PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
     S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
@@ -225,7 +225,7 @@ def credits_back(st, prm, v, amount, t):
     allocator would see it (its credit reaches the router a cycle after fastnet's: docs/booksim.md)."""
     vc = st.vc
     vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, -amount, t)
-    wake(vc, st.awake, vc[v, VC_WAITER], t - st.ctr[C_EPOCH])
+    wake(vc, st.awake, st.ctr, vc[v, VC_WAITER], t - st.ctr[C_EPOCH])
     if prm.wait_tail_credit and vc[v, VC_OWNER] == DRAINING and vc[v, VC_FREE] == vc[v, VC_CAP]:
         free_vc(vc, st.ctr, prm, v, t + 1)
 
@@ -268,7 +268,7 @@ def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
             credits_back(st, prm, v, ev[e, EV_AMOUNT], t)
             if port[v // prm.vcs, P_CLASS] == NODE:
                 nodes = True
-                st.nd[port[v // prm.vcs, P_PEER_PORT], ND_BLOCKED] = 0
+                st.blocked[port[v // prm.vcs, P_PEER_PORT]] = 0
                 if prm.flit_crossbar and st.vs[v, VS_NODE_PKT] >= 0:
                     send_from_node(port, prm, st, v, t)
         elif kind == E_READY:
@@ -373,14 +373,14 @@ def inject(topo, rt, prm, st, t):
         if nd[n, ND_BUSY] > t:
             soon = min(soon, nd[n, ND_BUSY])
             continue
-        if nd[n, ND_BLOCKED]:  # as when it was last looked at: only a credit changes that
+        if st.blocked[n]:  # as when it was last looked at: only a credit changes that
             continue
         h = nd[n, ND_HEAD]
         size = pk[h, PK_SIZE]
         port = topo.node[n, NODE_PORT]
         v = injection_vc(vc, nd, prm, n, port * prm.vcs, rt.vcr[NODE, 0, 1], 1 if prm.flit_crossbar else size)
         if v < 0:
-            nd[n, ND_BLOCKED] = 1
+            st.blocked[n] = 1
             continue
         more = nd[n, ND_HEAD] != nd[n, ND_TAIL]
         if not more:
@@ -483,10 +483,10 @@ def leave_ready(act, awake, vc, ctr, v):
 
 
 @jit_inline
-def next_awake(awake, i, n):
+def next_awake(awake, ctr, i, n):
     """The first place from i on in the ready list of n VCs whose head is awake; n if none."""
-    if i >= n:
-        return n
+    if i >= n or ctr[C_N_ASLEEP] == 0:  # (an open-loop run's list has few sleepers or none)
+        return i
     w = i >> 6
     bits = awake[w] & (np.int64(-1) << (i & 63))
     while bits == 0:
@@ -498,7 +498,7 @@ def next_awake(awake, i, n):
 
 
 @jit_inline
-def fall_asleep(vc, awake, v, w):
+def fall_asleep(vc, awake, ctr, v, w):
     """VC v's head holds downstream VC w, which lacks room for it: it stays in its place on the ready list but
     is passed over until a credit comes back to w or a grant at its input or output (wake_port) could change
     what it asks; each of those wakes it for a look."""
@@ -506,28 +506,30 @@ def fall_asleep(vc, awake, v, w):
     vc[w, VC_WAITER] = v
     i = vc[v, VC_POS]
     awake[i >> 6] &= ~(np.int64(1) << (i & 63))
+    ctr[C_N_ASLEEP] += 1
 
 
 @jit_inline
-def wake(vc, awake, v, now):
+def wake(vc, awake, ctr, v, now):
     """VC v's head, if asleep (fall_asleep), is looked at again from cycle `now` (- C_EPOCH) on."""
     if v >= 0 and vc[v, VC_WAKE] == ASLEEP:
         vc[v, VC_WAKE] = now
         i = vc[v, VC_POS]
         awake[i >> 6] |= np.int64(1) << (i & 63)
+        ctr[C_N_ASLEEP] -= 1
 
 
 @jit_inline
-def wake_port(port, vc, awake, prm, p, o, now):
+def wake_port(port, vc, awake, ctr, prm, p, o, now):
     """A grant from input port p to output o has made them busy: the heads asleep at p, and those asleep on
     the VCs behind o, may now have to wait for them instead (head_request's WAIT)."""
     V = prm.vcs
     for u in range(p * V, p * V + V):
-        wake(vc, awake, u, now)
+        wake(vc, awake, ctr, u, now)
     if port[o, P_CLASS] != NODE:
         q = port[o, P_PEER_PORT]
         for w in range(q * V, q * V + V):
-            wake(vc, awake, vc[w, VC_WAITER], now)
+            wake(vc, awake, ctr, vc[w, VC_WAITER], now)
 
 
 @jit_callee
@@ -803,7 +805,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
     lively = False  # a head that may ask next cycle without an event first
     i = 0
     while True:  # VCs whose head is ready and awake (asleep: FULL, as it was when it fell asleep)
-        i = next_awake(st.awake, i, st.ctr[C_N_ACTIVE])
+        i = next_awake(st.awake, st.ctr, i, st.ctr[C_N_ACTIVE])
         if i == st.ctr[C_N_ACTIVE]:
             break
         v = act[i]
@@ -816,7 +818,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
             continue
         i += 1
         if o == FULL:
-            fall_asleep(vc, st.awake, v, dvc)
+            fall_asleep(vc, st.awake, st.ctr, v, dvc)
             continue
         if o < 0:
             lively = True
@@ -870,7 +872,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
     lively = False  # a head that may ask next cycle without an event first
     i = 0
     while True:  # requests from awake heads, and the grant phase: each output keeps the first input
-        i = next_awake(st.awake, i, st.ctr[C_N_ACTIVE])
+        i = next_awake(st.awake, st.ctr, i, st.ctr[C_N_ACTIVE])
         if i == st.ctr[C_N_ACTIVE]:
             break
         v = act[i]
@@ -883,7 +885,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
             continue
         i += 1
         if o == FULL:
-            fall_asleep(vc, st.awake, v, dvc)
+            fall_asleep(vc, st.awake, st.ctr, v, dvc)
             continue
         if o < 0:
             lively = True
@@ -968,7 +970,8 @@ def traverse(topo, prm, st, t, n_grants):
             phits = cross_flits(port, prm, st, t, p, v)
         else:
             phits = cross_packet(port, prm, st, t, p, v, o)
-        wake_port(port, vc, st.awake, prm, p, o, t - ctr[C_EPOCH])
+        if ctr[C_N_ASLEEP] > 0:
+            wake_port(port, vc, st.awake, ctr, prm, p, o, t - ctr[C_EPOCH])
         r = port[p, P_ROUTER]
         S = prm.input_speedup
         pt[x, PT_RR_VC] = (v - p * V + S) % V  # the next of the input's VCs (v mod S apart: BookSim2's)

@@ -27,7 +27,8 @@ C_EPOCH = 15  # the cycle the VC records' times (VC_ALLOC, VC_WAKE, int32) count
 C_DROPPED, C_MEAS_DROPPED = 16, 17  # packets dropped by failures (fastnet/faults): all, and measured ones
 C_DROP_LINK, C_DROP_ROUTER, C_DROP_UNROUTABLE = 18, 19, 20  # by cause: on a link or in a router as it failed,
 # or at a router with no live route to the destination (faults.allow_disconnected, or a detour a VC class lacks)
-N_CTR = 21
+C_N_ASLEEP = 21  # VCs on the ready list whose head sleeps (VC_WAKE = ASLEEP; kernels/cycle.py fall_asleep)
+N_CTR = 22
 DROP_CAUSES = ("link", "router", "unroutable")  # the order of C_DROP_LINK ..
 
 # pk[h, ...]: packet records (int64)
@@ -90,8 +91,7 @@ ND_HEAD, ND_TAIL, ND_BUSY, ND_POS, ND_NEXT_ARRIVAL = 0, 1, 2, 3, 4
 ND_ARRIVAL_LINK = 5  # the next node on the same slot of the open-loop arrival wheel (traffic/openloop.py)
 ND_LAST_VC = 6  # router.vc_choice other than "roomiest": the injection VC the node last sent a packet into
 STREAMING = 1 << 62  # ND_BUSY of a node sending a packet that waits for credits (VS_NODE_PKT): until its tail goes
-ND_BLOCKED = 7  # 1: no injection VC had room for its head packet, and no credit has come back to one since
-N_ND = 8
+N_ND = 7
 
 # ev[e, ...]: events on the timing wheel (int64)
 EV_KIND, EV_TARGET, EV_AMOUNT, EV_NEXT = 0, 1, 2, 3
@@ -179,6 +179,8 @@ class State(NamedTuple):
     # Params.input_speedup)
     nd: np.ndarray  # int64[N, N_ND] nodes
     node_act: np.ndarray  # int32[N] nodes with a non-empty source queue (first ctr[C_N_ACTIVE_NODES])
+    blocked: np.ndarray  # int8[N] 1: no injection VC had room for the node's head packet, and no credit has come
+    # back to one since (a byte each, apart from the node records: every injection credit clears it)
     touched_in: np.ndarray  # int32[P*S] scratch of one allocation round: crossbar inputs with a request
     touched_out: np.ndarray  # int32[P]: output ports with a request
     grants: np.ndarray  # int32[P*S]: crossbar inputs granted this cycle
@@ -245,12 +247,13 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     pt_row[[PT_IN_STAMP, PT_IN_MATCH, PT_OUT_STAMP, PT_OUT_MATCH, PT_IN_PKT]] = -1
     pt = _rows(n_ports * prm.input_speedup, pt_row)
     nd = np.full((n_nodes, N_ND), -1, dtype=np.int64)
-    nd[:, [ND_BUSY, ND_BLOCKED]] = 0
+    nd[:, ND_BUSY] = 0
     ev = np.zeros((events, N_EV), dtype=np.int64)
     ev[:, EV_NEXT] = _free_rows(events)
     occ = PV if prm.occupancy else 1
     return State(
         ctr=ctr, pk=pk, vc=vc, act=np.zeros(PV, np.int32), awake=np.zeros(PV // 64 + 1, np.int64), pt=pt, nd=nd, node_act=np.zeros(n_nodes, np.int32),
+        blocked=np.zeros(n_nodes, np.int8),
         touched_in=np.zeros(n_ports * prm.input_speedup, np.int32), touched_out=np.zeros(n_ports, np.int32),
         grants=np.zeros(n_ports * prm.input_speedup, np.int32), ev=ev,
         wheel=np.full(prm.wheel_mask + 1, -1, dtype=np.int64),
