@@ -38,10 +38,14 @@ import struct
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
 
 from fastnet.errors import TraceError
 from fastnet.mpi.calls import Trace
-from fastnet.mpi.traces.dumpi_calls import DumpiCall, RankCalls, Value, build_trace
+from fastnet.mpi.traces.dumpi_calls import BULK_COLUMNS, BULK_KINDS, NAME_ONLY, Bulk, DumpiCall, RankCalls, Value, \
+    build_trace
 from fastnet.mpi.traces.dumpi_layout import ALL_FUNCTIONS, END_OF_STREAM, FUNCTION_ENTER, FUNCTION_EXIT, LAYOUTS, \
     NAMES, Field
 
@@ -83,14 +87,23 @@ class DumpiFile:
     """One rank's .bin, read: what the file says besides its calls is kept for tests and tools."""
     path: Path
     header: Header
-    calls: list[DumpiCall]
+    general: list[DumpiCall]  # the records not read in bulk, in file order
     datatype_sizes: dict[int, int]
     call_counts: dict[str, int] = field(default_factory=dict)  # the footer: calls the program made, by name
     ignored_counts: dict[str, int] = field(default_factory=dict)  # ... and DUMPI did not record
     records: dict[str, int] = field(default_factory=dict)  # records read, by name
+    bulk: Bulk | None = None  # every record, those of `general` in their places
+
+    @property
+    def calls(self) -> list[DumpiCall]:
+        """Every record as a DumpiCall (those read in bulk read again), in file order."""
+        general = iter(self.general)
+        b = self.bulk
+        return [next(general) if fid < 0 else b.reread(pos) for fid, pos in zip(b.fid, b.pos)] if b else self.general
 
     def rank_calls(self) -> RankCalls:
-        return RankCalls(self.path, self.calls, self.datatype_sizes, lambda pos: f"{self.path}:byte {pos}")
+        return RankCalls(self.path, self.general, self.datatype_sizes, lambda pos: f"{self.path}:byte {pos}",
+                         self.bulk)
 
 
 def read_dumpi(path: str | Path) -> Trace:
@@ -266,47 +279,172 @@ def _footer(r: _Cursor, at: int) -> tuple[dict[str, int], dict[str, int]]:
 
 
 def _body(r: _Cursor, index: dict[str, int], version: tuple[int, int, int], out: DumpiFile) -> None:
-    """The call stream: records from the body until END_OF_STREAM (or the next section)."""
+    """The call stream: records from the body until END_OF_STREAM (or the next section). The records of the common
+    calls (_bulk_plan) are only located here, and their arguments read afterwards with numpy, all records of one
+    layout at once (_bulk); the others become DumpiCalls as they come."""
     body = index["body"]
     end = min([v for k, v in index.items() if v > body and k != "body"])
     c = r.at(body, end)
     _cpu_bias, wall_bias = c.take(struct.Struct(">ii"))
-    data, calls, records = c.data, out.calls, out.records
-    plans: dict[int, tuple | None] = {}  # fid + mask << 16 -> _plan's struct, names and wall clock's place
+    data, calls = c.data, out.general
+    keys: list[int] = []  # per record: fid + mask << 16, or -1 for one of out.general
+    offsets: list[int] = []
+    plans: dict[int, tuple | None] = {}  # key -> _bulk_plan's
     while c.pos < c.end:
         pos = c.pos
-        if pos + 3 <= c.end:  # the common record: all scalars after the preamble, read with one struct
+        if pos + 3 <= c.end:
             fid, mask = _FID_MASK.unpack_from(data, pos)
             key = fid | mask << 16
-            plan = plans[key] if key in plans else plans.setdefault(key, _plan(fid, version, mask))
-            if plan is not None and pos + 3 + plan[0].size <= c.end:
-                st, names, wall = plan
-                values = st.unpack_from(data, pos + 3)
-                c.pos = pos + 3 + st.size
-                start_ns = end_ns = 0
-                if wall >= 0:
-                    start_ns = (values[wall] + wall_bias) * 1_000_000_000 + values[wall + 1]
-                    end_ns = (values[wall + 2] + wall_bias) * 1_000_000_000 + values[wall + 3]
-                name = NAMES[fid]
-                records[name] = records.get(name, 0) + 1
-                args = dict(zip(names, values[len(values) - len(names):]))
-                calls.append(DumpiCall(name, pos, start_ns, end_ns, args))
-                continue
-        fid = c.one(_U16)
-        if fid in (END_OF_STREAM, ALL_FUNCTIONS):
+            plan = plans[key] if key in plans else plans.setdefault(key, _bulk_plan(fid, version, mask))
+            if plan is not None:  # its length: the fixed part, then Waitall's requests, then the statuses (last)
+                n, requests, status = plan.size, plan.requests, plan.status
+                ok = pos + n <= c.end
+                if requests and ok:
+                    n += 4 * max(_I32.unpack_from(data, pos + requests)[0], 0)
+                    ok = pos + n <= c.end
+                if status and ok:
+                    ok = pos + n + 4 <= c.end
+                    if ok:
+                        n += 4 + status * max(_I32.unpack_from(data, pos + n)[0], 0)
+                        ok = pos + n <= c.end
+                if ok:
+                    keys.append(key)
+                    offsets.append(pos)
+                    c.pos = pos + n
+                    continue
+                # else a truncated or corrupt record: read below, whose checks name the offset
+        call = _record(c, wall_bias, version)
+        if call is False:
+            out.bulk = _bulk(data, keys, offsets, plans, wall_bias, functools.partial(_reread, c, wall_bias, version))
+            for fid, n in Counter(k & 0xFFFF for k in keys if k >= 0).items():
+                out.records[NAMES[fid]] = out.records.get(NAMES[fid], 0) + n
             return
-        if fid not in LAYOUTS:
-            raise c.fail(f"function id {fid} has no DUMPI record layout (ids 0..{ALL_FUNCTIONS - 1} are MPI "
-                         f"functions{', and it is MPI_Pcontrol, which has none' if fid < ALL_FUNCTIONS else ''}): "
-                         "corrupt, or written by a DUMPI this reader does not know", pos)
-        mask, start_ns, end_ns = _preamble(c, wall_bias)
-        args = _arguments(c, fid, version, mask)
-        if fid in (FUNCTION_ENTER, FUNCTION_EXIT):
-            continue
-        name = NAMES[fid]
-        out.records[name] = out.records.get(name, 0) + 1
-        out.calls.append(DumpiCall(name, pos, start_ns, end_ns, args))
+        if call is not None:
+            out.records[call.name] = out.records.get(call.name, 0) + 1
+            keys.append(-1)
+            offsets.append(call.pos)
+            calls.append(call)
     raise c.fail("the call stream has no end marker before the next section: corrupt")
+
+
+def _record(c: _Cursor, wall_bias: int, version: tuple[int, int, int]) -> DumpiCall | None | bool:
+    """The record at c.pos read field by field (one of scalars only with one struct, _plan): a DumpiCall, None
+    for a function enter / exit record (not an MPI call), False for the end of the stream."""
+    pos, data = c.pos, c.data
+    if pos + 3 <= c.end:
+        fid, mask = _FID_MASK.unpack_from(data, pos)
+        plan = _plan(fid, version, mask)
+        if plan is not None and pos + 3 + plan[0].size <= c.end:
+            st, names, wall = plan
+            values = st.unpack_from(data, pos + 3)
+            c.pos = pos + 3 + st.size
+            start_ns = end_ns = 0
+            if wall >= 0:
+                start_ns = (values[wall] + wall_bias) * 1_000_000_000 + values[wall + 1]
+                end_ns = (values[wall + 2] + wall_bias) * 1_000_000_000 + values[wall + 3]
+            return DumpiCall(NAMES[fid], pos, start_ns, end_ns, dict(zip(names, values[len(values) - len(names):])))
+    fid = c.one(_U16)
+    if fid in (END_OF_STREAM, ALL_FUNCTIONS):
+        return False
+    if fid not in LAYOUTS:
+        raise c.fail(f"function id {fid} has no DUMPI record layout (ids 0..{ALL_FUNCTIONS - 1} are MPI "
+                     f"functions{', and it is MPI_Pcontrol, which has none' if fid < ALL_FUNCTIONS else ''}): "
+                     "corrupt, or written by a DUMPI this reader does not know", pos)
+    mask, start_ns, end_ns = _preamble(c, wall_bias)
+    args = _arguments(c, fid, version, mask)
+    if fid in (FUNCTION_ENTER, FUNCTION_EXIT):
+        return None
+    return DumpiCall(NAMES[fid], pos, start_ns, end_ns, args)
+
+
+def _reread(c: _Cursor, wall_bias: int, version: tuple[int, int, int], pos: int) -> DumpiCall:
+    """The DumpiCall of a record _body read in bulk, read again field by field (for tools, and for a record whose
+    arguments the bulk conversion does not take: dumpi_calls.py _Rank.read)."""
+    c.pos = pos
+    call = _record(c, wall_bias, version)
+    assert isinstance(call, DumpiCall)
+    return call
+
+
+class _BulkPlan(NamedTuple):
+    """Where a record of one function id and mask keeps what the common calls need (byte offsets from its start)."""
+    size: int  # bytes up to the requests (the int32 count included) or statuses; with neither, the whole record
+    requests: int  # offset of the int32 count of Waitall's requests, 0: none
+    status: int  # bytes per status when the mask records them (they come last), 0: none
+    wall: int  # offset of the wall clock's (uint16 s, uint32 ns, uint16 s, uint32 ns), -1: none
+    fields: tuple[tuple[str, int, str], ...]  # (Bulk column, offset, layout code) of the arguments it keeps
+
+
+@functools.lru_cache(maxsize=None)
+def _bulk_plan(fid: int, version: tuple[int, int, int], mask: int) -> _BulkPlan | None:
+    """The plan of a record that _body reads in bulk: a call dumpi_calls.py converts in bulk (BULK_KINDS: sends,
+    receives, waits, allreduce, and the calls it needs only the name of), whose layout is scalars, then (Waitall)
+    the requests array, then the statuses; None for any other record (perf counters, strings, other arrays,
+    fields only at the root, statuses in the middle), which it reads field by field."""
+    if fid not in LAYOUTS or fid >= ALL_FUNCTIONS or NAMES[fid] not in BULK_KINDS or mask & PERF_COUNTERS:
+        return None
+    size, wall = 3 + (2 if mask & THREAD else 0) + (12 if mask & CPU_TIME else 0), -1
+    if mask & WALL_TIME:
+        wall, size = size, size + 12
+    requests = status = 0
+    fields = []
+    layout = [f for f in LAYOUTS[fid] if f.present(version)]
+    for i, f in enumerate(layout):
+        last = i == len(layout) - 1
+        if f.at_root:
+            return None
+        if f.code == "s":
+            if not last:
+                return None
+            status = (14 if version >= (0, 6, 3) else 10) if mask & STATUSES else 0
+        elif f.code == "I" and f.name == "requests" and (last or layout[i + 1].code == "s"):
+            requests, size = size, size + 4
+        elif f.code in _SCALAR:
+            if f.name in BULK_COLUMNS and BULK_KINDS[NAMES[fid]] != NAME_ONLY:
+                fields.append((BULK_COLUMNS[f.name], size, f.code))
+            size += _SCALAR[f.code].size
+        else:
+            return None
+    return _BulkPlan(size, requests, status, wall, tuple(fields))
+
+
+_BE = {"i": ">i4", "q": ">i8", "h": ">u2", "b": "u1", "I": ">u4"}  # layout code -> numpy dtype (I: uint32 ns)
+
+
+def _bulk(data: memoryview, keys: list[int], offsets: list[int], plans: dict[int, _BulkPlan | None],
+          wall_bias: int, reread) -> Bulk:
+    """The Bulk columns of a rank's records: for each layout (function id and mask) its records' fields taken
+    from the bytes at once."""
+    u8 = np.frombuffer(data, np.uint8)
+    key = np.array(keys, np.int64)
+    at = np.array(offsets, np.int64)
+    n = len(key)
+    cols = {name: np.zeros(n, np.int64) for name in ("start", "end", *dict.fromkeys(BULK_COLUMNS.values()))}
+    requests: dict[int, tuple[int, ...]] = {}
+
+    def take(where: np.ndarray, code: str) -> np.ndarray:
+        dt = np.dtype(_BE[code])
+        return u8[where[:, None] + np.arange(dt.itemsize)].view(dt)[:, 0].astype(np.int64)
+
+    for k in np.unique(key[key >= 0]).tolist():
+        plan = plans[k]
+        rows = np.flatnonzero(key == k)
+        pos = at[rows]
+        for name, off, code in plan.fields:
+            cols[name][rows] = take(pos + off, code)
+        if plan.wall >= 0:
+            for name, off in (("start", plan.wall), ("end", plan.wall + 6)):
+                cols[name][rows] = (take(pos + off, "h") + wall_bias) * 1_000_000_000 + take(pos + off + 2, "I")
+        if plan.requests:
+            count = np.maximum(take(pos + plan.requests, "i"), 0)
+            first = np.repeat(pos + plan.requests + 4 - 4 * np.cumsum(np.concatenate(([0], count[:-1]))), count)
+            flat = take(first + 4 * np.arange(count.sum()), "i").tolist()
+            ends = np.cumsum(count).tolist()
+            for row, e, m in zip(rows.tolist(), ends, count.tolist()):
+                requests[row] = tuple(flat[e - m:e])
+    fid = np.where(key >= 0, key & 0xFFFF, -1)
+    return Bulk(fid.tolist(), at.tolist(), **{name: col.tolist() for name, col in cols.items()}, requests=requests,
+                reread=reread)
 
 
 _FID_MASK = struct.Struct(">HB")

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Callable, Union
 
 from fastnet.errors import TraceError
-from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, Trace
+from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, CallTable, Trace
+from fastnet.mpi.traces.dumpi_layout import NAMES
 from fastnet.mpi.traces.names import is_noop
 
 # DUMPI's numbering of the predefined datatypes (dumpi/common/constants.h) and their usual LP64 sizes.
@@ -67,6 +68,18 @@ READS_ARGUMENTS = frozenset(SENDS).union(RECVS, SENDRECVS, SEND_INITS, ("MPI_Rec
                                          MPI_COLLECTIVES, AS_COLLECTIVES, COMM_CONSTRUCTORS, GROUP_OPS,
                                          ("MPI_Cancel",))
 
+# The calls whose records the binary reader reads in bulk (dumpi.py _bulk_plan) and _Rank.read converts in one
+# step, by the Call kind each becomes (NAME_ONLY: noop or unknown by its name, which is all `add` reads of it):
+# most of a large trace's calls are these.
+NAME_ONLY = "name"
+BULK_KINDS = {name: NAME_ONLY for name in NAMES if name not in READS_ARGUMENTS and name != "MPI_Request_free"} | \
+    SENDS | {"MPI_Recv": "recv", "MPI_Irecv": "irecv", "MPI_Wait": "wait", "MPI_Waitall": "waitall",
+             "MPI_Allreduce": "allreduce"}
+BULK_COLUMNS = {"count": "count", "datatype": "datatype", "dest": "peer", "source": "peer", "tag": "tag",
+                "comm": "comm", "request": "request"}  # argument -> Bulk column
+_BULK_KIND = tuple(BULK_KINDS.get(name) for name in NAMES)  # by function id
+_NAME_KIND = tuple("noop" if is_noop(name) else "unknown" for name in NAMES)
+
 Value = Union[int, str, tuple]  # an argument: int, array of ints (or of strings), string
 
 # Provisional communicator ids while the ranks are walked; resolved to Trace.comms keys afterwards.
@@ -84,26 +97,51 @@ class DumpiCall:
 
 
 @dataclass
+class Bulk:
+    """A binary file's records, located in one pass and the arguments of the common ones read in bulk (dumpi.py
+    _bulk): per record in file order its function id (-1: the next of RankCalls.calls, read field by field), byte
+    offset, wall clock (ns) and arguments by BULK_COLUMNS (0 where it has none), and Waitall's requests."""
+    fid: list[int]
+    pos: list[int]
+    start: list[int]
+    end: list[int]
+    count: list[int]
+    datatype: list[int]
+    peer: list[int]  # dest or source
+    tag: list[int]
+    comm: list[int]
+    request: list[int]
+    requests: dict[int, tuple[int, ...]]  # record index -> its requests array
+    reread: Callable[[int], DumpiCall]  # the record at a byte offset, read field by field
+
+
+@dataclass
 class RankCalls:
     """One rank's file, parsed: its calls, its datatype table (number -> size) and how to name a position."""
     path: Path
-    calls: list[DumpiCall]
+    calls: list[DumpiCall]  # with `bulk`, only the records it does not hold
     datatype_sizes: dict[int, int]
     locate: Callable[[int], str]  # DumpiCall.pos -> "file:line" / "file:byte N", for error messages
+    bulk: Bulk | None = None
+
+    def first_start(self) -> int | None:
+        """The wall clock of the first record (None: no records)."""
+        if self.bulk is not None and self.bulk.fid:
+            return self.calls[0].start_ns if self.bulk.fid[0] < 0 else self.bulk.start[0]
+        return self.calls[0].start_ns if self.calls and self.bulk is None else None
 
 
 def build_trace(ranks: list[RankCalls], source: str) -> Trace:
     """The Trace of a DUMPI trace whose rank r is `ranks[r]`."""
     # Walltimes are since the epoch: ~1e18 ns, beyond float64's exact integers. Counting from the whole second
     # of the earliest call keeps every time exact (and a trace written from 0 s reads back unchanged).
-    first = [rank.calls[0].start_ns for rank in ranks if rank.calls]
+    first = [t for rank in ranks if (t := rank.first_start()) is not None]
     origin = min(first) // 1_000_000_000 * 1_000_000_000 if first else 0
     comms = _Comms(len(ranks))
     walkers = []
     for r, rank in enumerate(ranks):
         walker = _Rank(r, rank, comms, origin)
-        for call in rank.calls:
-            walker.add(call)
+        walker.read(rank)
         walkers.append(walker)
     comms.resolve()
     return Trace(ranks=[w.finish() for w in walkers], comms=comms.table(), files=[str(rank.path) for rank in ranks],
@@ -261,7 +299,8 @@ class _Rank:
         self.locate = parsed.locate
         self.table = parsed.datatype_sizes
         self.comms = comms
-        self.calls: list[tuple[Call, int]] = []  # with the DumpiCall's pos, for error messages
+        self.out = CallTable()  # the Calls
+        self.pos: list[int] = []  # the DumpiCall.pos of each, for error messages
         self.comm_handles: dict[int, int] = {COMM_WORLD: _WORLD, COMM_SELF: _SELF}
         self.groups: dict[int, tuple] = {GROUP_EMPTY: ("empty",)}
         self.constructed: dict[int, int] = {}  # provisional parent -> constructors called on it so far
@@ -337,10 +376,9 @@ class _Rank:
     # --- calls -----------------------------------------------------------------------------------------------
 
     def emit(self, b: DumpiCall, kind: str, **fields) -> Call:
-        call = Call(kind=kind, name=b.name, start_ns=float(b.start_ns - self.origin),
-                    end_ns=float(b.end_ns - self.origin), **fields)
-        self.calls.append((call, b.pos))
-        return call
+        self.out.append(Call(kind=kind, name=b.name, start_ns=float(b.start_ns - self.origin),
+                             end_ns=float(b.end_ns - self.origin), **fields))
+        self.pos.append(b.pos)
 
     def new_request(self, handle: int) -> int:
         rid = self.next_request
@@ -351,44 +389,50 @@ class _Rank:
     def complete(self, handles: list[int]) -> tuple[int, ...]:
         return tuple(self.active.pop(h) for h in handles if h in self.active)
 
-    def fast(self, b: DumpiCall) -> bool:
-        """The calls of a halo exchange (MPI_Isend, MPI_Irecv, MPI_Waitall) with every argument a plain int, a
-        known communicator and a datatype of known size, as `add` reads them but in one step (most of a large
-        trace's calls are these); False for anything else, which `add` then reads with its checks."""
-        name, a = b.name, b.args
-        if name == "MPI_Waitall":
-            handles = a.get("requests")
-            if type(handles) is not tuple:
-                return False
-            active = self.active
-            done = tuple(active.pop(h) for h in handles if h in active)
-            self.emit(b, "waitall" if done else "noop", requests=done)
-            return True
-        if name != "MPI_Isend" and name != "MPI_Irecv":
-            return False
-        try:
-            peer, tag, comm, count, handle = a["dest" if name == "MPI_Isend" else "source"], a["tag"], a["comm"], \
-                a["count"], a["request"]
-            size = self.table.get(a["datatype"], 0)
-        except KeyError:
-            return False
-        if type(peer) is not int or type(tag) is not int or type(count) is not int or type(handle) is not int or \
-                size <= 0 or comm not in self.comm_handles:
-            return False
-        if name == "MPI_Isend":
-            kind, peer = "isend", PROC_NULL if peer < 0 else peer
-        else:
-            kind = "irecv"
-            peer = ANY_SOURCE if peer == DUMPI_ANY else PROC_NULL if peer < 0 else peer
-            tag = ANY_TAG if tag == DUMPI_ANY else tag
-        self.emit(b, kind, peer=peer, tag=tag, comm=self.comm_handles[comm], bytes=count * size if count > 0 else 0,
-                  request=self.new_request(handle))
-        return True
+    def read(self, rank: RankCalls) -> None:
+        """Convert the rank's calls in order: the records read in bulk here, one step each, as `add` would (one
+        whose communicator or datatype needs add's checks is read again for add), the others by `add`."""
+        b = rank.bulk
+        if b is None:
+            for call in rank.calls:
+                self.add(call)
+            return
+        general = iter(rank.calls)
+        rows, where, active, comms, sizes, origin = self.out.rows, self.pos, self.active, self.comm_handles, \
+            self.table, self.origin
+        for i, fid in enumerate(b.fid):
+            if fid < 0:
+                self.add(next(general))
+                continue
+            kind, pos = _BULK_KIND[fid], b.pos[i]
+            start, end = float(b.start[i] - origin), float(b.end[i] - origin)
+            if kind == NAME_ONLY:
+                rows.append((_NAME_KIND[fid], NAMES[fid], start, end, PROC_NULL, 0, 0, 0, -1, (), 0))
+            elif kind == "waitall" or kind == "wait":
+                handles = b.requests[i] if kind == "waitall" else (b.request[i],)
+                done = tuple(active.pop(h) for h in handles if h in active)
+                rows.append((kind if done else "noop", NAMES[fid], start, end, PROC_NULL, 0, 0, 0, -1, done, 0))
+            else:
+                comm, size, count = b.comm[i], sizes.get(b.datatype[i], 0), b.count[i]
+                if size <= 0 or comm not in comms:
+                    self.add(b.reread(pos))
+                    continue
+                nbytes = count * size if count > 0 else 0
+                peer, tag, request = b.peer[i], b.tag[i], -1
+                if kind == "allreduce":
+                    peer, tag = PROC_NULL, 0
+                elif kind == "send" or kind == "isend":
+                    peer = PROC_NULL if peer < 0 else peer
+                else:
+                    peer = ANY_SOURCE if peer == DUMPI_ANY else PROC_NULL if peer < 0 else peer
+                    tag = ANY_TAG if tag == DUMPI_ANY else tag
+                if kind == "isend" or kind == "irecv":
+                    request = self.new_request(b.request[i])
+                rows.append((kind, NAMES[fid], start, end, peer, tag, comms[comm], nbytes, request, (), 0))
+            where.append(pos)
 
     def add(self, b: DumpiCall) -> None:
         name = b.name
-        if self.fast(b):
-            return
         if name in SENDS:
             fields = dict(peer=self.dest(b), tag=self.int_arg(b, "tag"), comm=self.comm(b),
                           bytes=self.nbytes(b, "count", "datatype"))
@@ -416,18 +460,19 @@ class _Rank:
             started = [h for h in handles if h in self.persistent]
             for h in started:
                 template = self.persistent[h]
-                call = replace(template, name=name, start_ns=float(b.start_ns - self.origin),
-                               end_ns=float(b.end_ns - self.origin), request=self.new_request(h))
-                self.calls.append((call, b.pos))
+                self.out.append(replace(template, name=name, start_ns=float(b.start_ns - self.origin),
+                                        end_ns=float(b.end_ns - self.origin), request=self.new_request(h)))
+                self.pos.append(b.pos)
             if not started:
                 self.emit(b, "noop")
         elif name == "MPI_Cancel":
             rid = self.active.get(self.request_handle(b))
             # a cancelled receive never matches: it becomes a receive from PROC_NULL, which its wait completes at
             # once (a cancelled send, deprecated and rare, is replayed as sent)
-            for call, _ in reversed(self.calls):
-                if rid is not None and call.request == rid and call.kind == "irecv":
-                    call.peer, call.bytes = PROC_NULL, 0
+            rows = self.out.rows
+            for i in range(len(rows) - 1, -1, -1) if rid is not None else ():
+                if rows[i][8] == rid and rows[i][0] == "irecv":  # (request, kind)
+                    self.out.set(i, peer=PROC_NULL, bytes=0)
                     break
             self.emit(b, "noop")
         elif name == "MPI_Request_free":
@@ -560,14 +605,19 @@ class _Rank:
             raise TraceError(self.where(b), f"{b.name}: {name}={handle} is not a group this rank made")
         return self.groups[handle]
 
-    def finish(self) -> list[Call]:
+    def finish(self) -> CallTable:
         """The rank's calls with provisional communicators replaced by Trace.comms ids (after resolve)."""
-        out = []
-        for call, pos in self.calls:
+        rows, final = self.out.rows, {}
+        for prov in {row[6] for row in rows}:  # (comm)
             try:
-                call.comm = self.comms.final_id(call.comm, self.rank)
+                final[prov] = self.comms.final_id(prov, self.rank)
             except KeyError:
-                raise TraceError(self.locate(pos), f"{call.name} uses a communicator rank {self.rank} is not a member "
-                                        "of") from None
-            out.append(call)
-        return out
+                pass
+        if len(final) < len({row[6] for row in rows}) or any(k != v for k, v in final.items()):
+            for i, row in enumerate(rows):
+                if row[6] not in final:
+                    raise TraceError(self.locate(self.pos[i]), f"{row[1]} uses a communicator rank {self.rank} is "
+                                     "not a member of")
+                if final[row[6]] != row[6]:
+                    self.out.set(i, comm=final[row[6]])
+        return self.out
