@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,7 @@ from ..registry import (
     ALG_BINOMIAL, ALG_DISSEMINATION, ALG_PAIRWISE, ALG_RABENSEIFNER, ALG_RECURSIVE_DOUBLING, ALG_RING,
     COLLECTIVE_ALGORITHMS,
 )
-from .calls import ANY_SOURCE, ANY_TAG, COLLECTIVES, PROC_NULL, Call, Trace
+from .calls import ANY_SOURCE, ANY_TAG, COLLECTIVES, PROC_NULL, Call, CallTable, Trace
 from .state import (
     ANY, CALL_CODE, N_OP, NULL_PEER, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_INDEX,
     OP_IRECV, OP_ISEND, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT,
@@ -106,7 +107,7 @@ class _RankLowering:
                  member_sets: dict[int, frozenset[int]]):
         self.rank, self.trace, self.opt, self.comm_index, self.seqs = rank, trace, opt, comm_index, seqs
         self.member_sets = member_sets  # each communicator's world ranks, shared by every rank's lowering
-        self.rows: list[list[int]] = []
+        self.rows: list[int] = []  # the op rows, N_OP values each
         self.req_list: list[int] = []
         self.counts: list[int] = []
         self.live: dict[int, int] = {}  # request handle -> slot
@@ -116,23 +117,24 @@ class _RankLowering:
         self.used: set[int] = set()  # the communicators the calls name (a rank must be a member of each)
         self.coll_comms: set[int] = set()  # the communicators of its collectives
         self.skipped: dict[str, int] = {}
-        self.calls = np.zeros(len(CALL_CODE), np.int64)
+        self.calls = np.zeros(len(CALL_CODE), np.int64)  # the calls of each kind
+        self.table = CallTable()  # the calls lowered
         self.waiting = 0  # cycles of the trace's clock outside the gaps (the rank's time in MPI calls), when the run
         # keeps the trace's computation from its start
 
-    def fail(self, index: int, call: Call, why: str) -> ProgramError:
+    def fail(self, index: int, why: str) -> ProgramError:
+        call = self.table[index]
         name = call.name or f"MPI_{call.kind.capitalize()}"
         where = self.trace.where(self.rank)
         who = where if where.endswith(f"rank {self.rank}") else f"{where}: rank {self.rank}"
         return ProgramError(f"{who}, call {index} ({name}): {why}")
 
-    def row(self, code: int, call: str, index: int, **cols: int) -> list[int]:
+    def row(self, code: int, call: str, index: int, **cols: int) -> None:
         r = [0] * N_OP
         r[OP_CODE], r[OP_CALL], r[OP_INDEX], r[OP_REQ] = code, CALL_CODE[call], index, -1
         for k, v in cols.items():
             r[_COLUMN[k]] = v
-        self.rows.append(r)
-        return r
+        self.rows.extend(r)
 
     def slot(self) -> int:
         if self.free:
@@ -140,23 +142,23 @@ class _RankLowering:
         self.slots += 1
         return self.slots - 1
 
-    def world(self, comm: int, peer: int, index: int, call: Call, any_ok: bool) -> int:
+    def world(self, comm: int, peer: int, index: int, any_ok: bool) -> int:
         if peer == PROC_NULL:
             return NULL_PEER
         if peer == ANY_SOURCE and any_ok:
             return ANY
         members = self.trace.comms[comm]
         if not 0 <= peer < len(members):
-            raise self.fail(index, call, f"peer {peer} is not a rank of communicator {comm} ({len(members)} ranks)")
+            raise self.fail(index, f"peer {peer} is not a rank of communicator {comm} ({len(members)} ranks)")
         return members[peer]
 
-    def comm(self, call: Call, index: int) -> int:
-        if call.comm not in self.comm_index:
-            raise self.fail(index, call, f"unknown communicator {call.comm}")
-        if self.rank not in self.member_sets[call.comm]:
-            raise self.fail(index, call, f"rank {self.rank} is not a member of communicator {call.comm}")
-        self.used.add(call.comm)
-        return self.comm_index[call.comm]
+    def comm(self, comm: int, index: int) -> int:
+        if comm not in self.comm_index:
+            raise self.fail(index, f"unknown communicator {comm}")
+        if self.rank not in self.member_sets[comm]:
+            raise self.fail(index, f"rank {self.rank} is not a member of communicator {comm}")
+        self.used.add(comm)
+        return self.comm_index[comm]
 
     def reuse_for(self, rank: int) -> None:
         """Rank `rank` runs the very same call list: its rows are these (no row depends on the rank), once it is
@@ -165,108 +167,108 @@ class _RankLowering:
             if rank not in self.member_sets[c]:
                 raise ProgramError(f"{self.trace.where(rank)}: rank {rank} is not a member of communicator {c}")
 
-    def p2p(self, code: int, kind: str, call: Call, index: int, peer: int, tag: int, nbytes: int,
+    def p2p(self, code: int, kind: str, index: int, comm: int, peer: int, tag: int, nbytes: int,
             handle: int | None) -> int:
-        c = self.comm(call, index)
+        c = self.comm(comm, index)
         s = self.slot()
         if handle is not None:
             if handle in self.live:
-                raise self.fail(index, call, f"request {handle} is still active (not yet waited for)")
+                raise self.fail(index, f"request {handle} is still active (not yet waited for)")
             self.live[handle] = s
-        r = [0] * N_OP
-        r[OP_CODE], r[OP_CALL], r[OP_INDEX], r[OP_REQ] = code, CALL_CODE[kind], index, s
-        r[OP_PEER] = self.world(call.comm, peer, index, call, code == OP_IRECV)
-        r[OP_TAG] = ANY if (tag == ANY_TAG and code == OP_IRECV) else tag
-        r[OP_COMM], r[OP_BYTES] = c, nbytes
-        self.rows.append(r)
+        # the row's columns in state.py's OP_* order (_ORDER checks it)
+        self.rows.extend((code, CALL_CODE[kind], self.world(comm, peer, index, code == OP_IRECV),
+                          ANY if (tag == ANY_TAG and code == OP_IRECV) else tag, c, nbytes, s, 0, 0, 0, 0, 0, index))
         return s
 
     def wait(self, kind: str, index: int, slots: list[int]) -> None:
-        self.row(OP_WAIT, kind, index, arg=len(slots), list=len(self.req_list))
+        self.rows.extend((OP_WAIT, CALL_CODE[kind], 0, 0, 0, 0, -1, len(slots), len(self.req_list), 0, 0, 0, index))
         self.req_list.extend(slots)
         for s in slots:
             heapq.heappush(self.free, s)
 
-    def lower(self, calls: list[Call], origin: float) -> None:
+    def lower(self, calls: Sequence[Call], origin: float) -> None:
         opt = self.opt
+        self.table = table = CallTable.of(calls)  # its rows, without a Call object each (fail makes the one it names)
+        compute, scale, cycle_ns, isnan = opt.compute != "none", opt.compute_scale, opt.cycle_ns, math.isnan
+        counts = [0] * len(CALL_CODE)
         last_end = clock = origin
         gaps = 0.0  # ns of recorded computation between calls
-        for index, call in enumerate(calls):
-            k = call.kind
-            if k in ("noop", "unknown"):
-                for h in call.requests:  # MPI_Request_free of an active request: it completes unobserved, and its
+        for index, (k, name, start, end, peer, tag, comm, nbytes, request, requests, root) in enumerate(table.rows):
+            if k == "noop" or k == "unknown":
+                for h in requests:  # MPI_Request_free of an active request: it completes unobserved, and its
                     self.live.pop(h, None)  # slot is never reused
                 if k == "unknown":
                     if not opt.skip_unknown:
-                        raise self.fail(index, call, "unsupported MPI call (set workload.skip_unknown = true to "
-                                        "skip such calls and count them)")
-                    self.skipped[call.name] = self.skipped.get(call.name, 0) + 1
-                if math.isnan(last_end) and not math.isnan(call.start_ns):
-                    last_end = clock = call.start_ns  # the rank's clock starts at its first call
-                if not opt.count_init and call.name in ("MPI_Init", "MPI_Init_thread") and not math.isnan(call.end_ns):
-                    last_end = clock = call.end_ns  # the time until MPI_Init returns is not computation
+                        raise self.fail(index, "unsupported MPI call (set workload.skip_unknown = true to skip such "
+                                        "calls and count them)")
+                    self.skipped[name] = self.skipped.get(name, 0) + 1
+                if isnan(last_end) and not isnan(start):
+                    last_end = clock = start  # the rank's clock starts at its first call
+                if not opt.count_init and name in ("MPI_Init", "MPI_Init_thread") and not isnan(end):
+                    last_end = clock = end  # the time until MPI_Init returns is not computation
                 continue
-            if not math.isnan(call.start_ns):
-                if not math.isnan(last_end):
-                    gaps += max(0.0, call.start_ns - last_end)
-                    gap = _cycles((call.start_ns - last_end) * opt.compute_scale, opt.cycle_ns)
-                    if gap > 0 and opt.compute != "none":
+            if not isnan(start):
+                if not isnan(last_end):
+                    gaps += max(0.0, start - last_end)
+                    gap = _cycles((start - last_end) * scale, cycle_ns)
+                    if gap > 0 and compute:
                         self.row(OP_COMPUTE, "compute", index, arg=gap)
-                last_end = call.end_ns if not math.isnan(call.end_ns) else call.start_ns
-            self.calls[CALL_CODE[k]] += 1
-            if k == "compute":
-                d = call.duration_cycles if call.duration_cycles >= 0 else _cycles(call.duration_ns, opt.cycle_ns)
-                if d > 0 and opt.compute != "none":
-                    self.row(OP_COMPUTE, "compute", index, arg=d)
-            elif k in ("isend", "irecv"):
-                self.p2p(OP_ISEND if k == "isend" else OP_IRECV, k, call, index, call.peer, call.tag, call.bytes,
-                         call.request)
-            elif k in ("send", "recv"):
-                s = self.p2p(OP_ISEND if k == "send" else OP_IRECV, k, call, index, call.peer, call.tag, call.bytes,
-                             None)
-                self.wait(k, index, [s])
-            elif k == "sendrecv":
-                a = self.p2p(OP_ISEND, k, call, index, call.peer, call.tag, call.bytes, None)
-                b = self.p2p(OP_IRECV, k, call, index, call.recv_peer, call.recv_tag, call.recv_bytes, None)
-                self.wait(k, index, [a, b])
-            elif k in ("wait", "waitall"):
+                last_end = end if not isnan(end) else start
+            counts[CALL_CODE[k]] += 1
+            if k == "isend" or k == "irecv":
+                self.p2p(OP_ISEND if k == "isend" else OP_IRECV, k, index, comm, peer, tag, nbytes, request)
+            elif k == "wait" or k == "waitall":
                 slots = []
-                for h in call.requests:
+                for h in requests:
                     if h not in self.live:
-                        raise self.fail(index, call, f"request {h} was not started by an isend or irecv")
+                        raise self.fail(index, f"request {h} was not started by an isend or irecv")
                     slots.append(self.live.pop(h))
                 if slots:
                     self.wait(k, index, slots)
+            elif k == "send" or k == "recv":
+                self.wait(k, index, [self.p2p(OP_ISEND if k == "send" else OP_IRECV, k, index, comm, peer, tag,
+                                              nbytes, None)])
+            elif k == "sendrecv":
+                call = table[index]
+                a = self.p2p(OP_ISEND, k, index, comm, peer, tag, nbytes, None)
+                b = self.p2p(OP_IRECV, k, index, comm, call.recv_peer, call.recv_tag, call.recv_bytes, None)
+                self.wait(k, index, [a, b])
+            elif k == "compute":
+                call = table[index]
+                d = call.duration_cycles if call.duration_cycles >= 0 else _cycles(call.duration_ns, cycle_ns)
+                if d > 0 and compute:
+                    self.row(OP_COMPUTE, "compute", index, arg=d)
             elif k in COLLECTIVES:
-                self.collective(call, index)
+                self.collective(table[index], index)
             else:
-                raise self.fail(index, call, f"unknown call kind {k!r}")
-        starts = [c.start_ns for c in calls if not math.isnan(c.start_ns)]
-        if starts and not math.isnan(last_end):  # computation until the last call (MPI_Finalize) begins
-            gaps += max(0.0, starts[-1] - last_end)
-            gap = _cycles((starts[-1] - last_end) * opt.compute_scale, opt.cycle_ns)
-            if gap > 0 and opt.compute != "none":
-                self.row(OP_COMPUTE, "compute", len(calls) - 1, arg=gap)
-            if opt.compute != "none" and opt.count_init:  # else the recorded waits are not this run's
-                self.waiting = _cycles(max(starts[-1], last_end) - clock - gaps, opt.cycle_ns)
+                raise self.fail(index, f"unknown call kind {k!r}")
+        self.calls = np.array(counts, np.int64)
+        last = next((row[2] for row in reversed(table.rows) if not isnan(row[2])), math.nan)  # (start_ns)
+        if not isnan(last) and not isnan(last_end):  # computation until the last call (MPI_Finalize) begins
+            gaps += max(0.0, last - last_end)
+            gap = _cycles((last - last_end) * scale, cycle_ns)
+            if gap > 0 and compute:
+                self.row(OP_COMPUTE, "compute", len(table) - 1, arg=gap)
+            if compute and opt.count_init:  # else the recorded waits are not this run's
+                self.waiting = _cycles(max(last, last_end) - clock - gaps, cycle_ns)
         if self.live:
             handles = ", ".join(str(h) for h in sorted(self.live))
             raise ProgramError(f"{self.trace.where(self.rank)}: rank {self.rank} ends with requests {handles} "
                                "never waited for")
 
     def collective(self, call: Call, index: int) -> None:
-        c = self.comm(call, index)
+        c = self.comm(call.comm, index)
         members = self.trace.comms[call.comm]
         n = len(members)
         if call.kind in ("bcast", "reduce", "gather", "scatter") and not 0 <= call.root < n:
-            raise self.fail(index, call, f"root {call.root} is not a rank of communicator {call.comm}")
+            raise self.fail(index, f"root {call.root} is not a rank of communicator {call.comm}")
         seq = self.seqs.get(c, 0)
         self.seqs[c] = seq + 1
         self.colls.append((call.comm, call.kind, call.root))
         lst = 0
         if call.kind == "alltoallv":
             if len(call.send_counts) != n or len(call.recv_counts) != n:
-                raise self.fail(index, call, f"alltoallv needs {n} send and receive counts")
+                raise self.fail(index, f"alltoallv needs {n} send and receive counts")
             lst = len(self.counts)
             self.counts.extend(call.send_counts)
             self.counts.extend(call.recv_counts)
@@ -274,6 +276,8 @@ class _RankLowering:
                  self.opt), comm=c, root=call.root, nbytes=call.bytes, seq=seq, list=lst)
 
 
+_ORDER = (OP_CODE, OP_CALL, OP_PEER, OP_TAG, OP_COMM, OP_BYTES, OP_REQ, OP_ARG, OP_LIST, OP_ALG, OP_ROOT, OP_SEQ, OP_INDEX)
+assert _ORDER == tuple(range(N_OP)), "p2p and wait write rows in this order"
 _COLUMN = {"peer": OP_PEER, "tag": OP_TAG, "comm": OP_COMM, "nbytes": OP_BYTES, "req": OP_REQ, "arg": OP_ARG,
            "list": OP_LIST, "alg": OP_ALG, "root": OP_ROOT, "seq": OP_SEQ}
 
