@@ -169,6 +169,7 @@ class _RankLowering:
 
     def p2p(self, code: int, kind: str, index: int, comm: int, peer: int, tag: int, nbytes: int,
             handle: int | None) -> int:
+        """An isend or irecv op; `lower` does the same inline for isend and irecv calls."""
         c = self.comm(comm, index)
         s = self.slot()
         if handle is not None:
@@ -193,10 +194,12 @@ class _RankLowering:
         counts = [0] * len(CALL_CODE)
         last_end = clock = origin
         gaps = 0.0  # ns of recorded computation between calls
+        live, free, rows = self.live, self.free, self.rows
+        seen: dict[int, tuple[int, tuple[int, ...]]] = {}  # communicator -> (its index, members), once checked
         for index, (k, name, start, end, peer, tag, comm, nbytes, request, requests, root) in enumerate(table.rows):
             if k == "noop" or k == "unknown":
                 for h in requests:  # MPI_Request_free of an active request: it completes unobserved, and its
-                    self.live.pop(h, None)  # slot is never reused
+                    live.pop(h, None)  # slot is never reused
                 if k == "unknown":
                     if not opt.skip_unknown:
                         raise self.fail(index, "unsupported MPI call (set workload.skip_unknown = true to skip such "
@@ -209,14 +212,29 @@ class _RankLowering:
                 continue
             if not isnan(start):
                 if not isnan(last_end):
-                    gaps += max(0.0, start - last_end)
-                    gap = _cycles((start - last_end) * scale, cycle_ns)
+                    if start > last_end:
+                        gaps += start - last_end
+                    gap = round((start - last_end) * scale / cycle_ns)  # (_cycles)
                     if gap > 0 and compute:
                         self.row(OP_COMPUTE, "compute", index, arg=gap)
                 last_end = end if not isnan(end) else start
             counts[CALL_CODE[k]] += 1
-            if k == "isend" or k == "irecv":
-                self.p2p(OP_ISEND if k == "isend" else OP_IRECV, k, index, comm, peer, tag, nbytes, request)
+            if k == "isend" or k == "irecv":  # p2p, inline: most calls of a large trace
+                if comm not in seen:
+                    seen[comm] = (self.comm(comm, index), self.trace.comms[comm])
+                c, members = seen[comm]
+                if free:
+                    s = heapq.heappop(free)
+                else:
+                    s = self.slots
+                    self.slots += 1
+                if request in live:
+                    raise self.fail(index, f"request {request} is still active (not yet waited for)")
+                live[request] = s
+                code = OP_ISEND if k == "isend" else OP_IRECV
+                rows.extend((code, CALL_CODE[k], members[peer] if 0 <= peer < len(members) else
+                             self.world(comm, peer, index, code == OP_IRECV),
+                             ANY if (tag == ANY_TAG and code == OP_IRECV) else tag, c, nbytes, s, 0, 0, 0, 0, 0, index))
             elif k == "wait" or k == "waitall":
                 slots = []
                 for h in requests:

@@ -67,6 +67,7 @@ _SCALAR = {"i": struct.Struct(">i"), "q": struct.Struct(">q"), "h": struct.Struc
 _ELEMENT = {"I": "i", "H": "H", "B": "B"}  # array code -> struct code of its elements
 _U16 = struct.Struct(">H")
 _I32 = struct.Struct(">i")
+_U32 = struct.Struct(">I")
 _U64 = struct.Struct(">Q")
 _TIME = struct.Struct(">HIHI")  # start seconds, start ns, stop seconds, stop ns
 _HEAD = struct.Struct(">BBBQ")  # version, start time
@@ -286,45 +287,65 @@ def _body(r: _Cursor, index: dict[str, int], version: tuple[int, int, int], out:
     end = min([v for k, v in index.items() if v > body and k != "body"])
     c = r.at(body, end)
     _cpu_bias, wall_bias = c.take(struct.Struct(">ii"))
-    data, calls = c.data, out.general
-    keys: list[int] = []  # per record: fid + mask << 16, or -1 for one of out.general
-    offsets: list[int] = []
-    plans: dict[int, tuple | None] = {}  # key -> _bulk_plan's
-    while c.pos < c.end:
-        pos = c.pos
-        if pos + 3 <= c.end:
-            fid, mask = _FID_MASK.unpack_from(data, pos)
-            key = fid | mask << 16
-            plan = plans[key] if key in plans else plans.setdefault(key, _bulk_plan(fid, version, mask))
-            if plan is not None:  # its length: the fixed part, then Waitall's requests, then the statuses (last)
-                n, requests, status = plan.size, plan.requests, plan.status
-                ok = pos + n <= c.end
-                if requests and ok:
-                    n += 4 * max(_I32.unpack_from(data, pos + requests)[0], 0)
-                    ok = pos + n <= c.end
-                if status and ok:
-                    ok = pos + n + 4 <= c.end
-                    if ok:
-                        n += 4 + status * max(_I32.unpack_from(data, pos + n)[0], 0)
-                        ok = pos + n <= c.end
-                if ok:
-                    keys.append(key)
-                    offsets.append(pos)
-                    c.pos = pos + n
-                    continue
-                # else a truncated or corrupt record: read below, whose checks name the offset
+    data, calls, end = c.data, out.general, c.end
+    offsets: list[int] = []  # every record's, in file order
+    general: list[int] = []  # the places in `offsets` of out.general's records
+    lengths = _Lengths(version)
+    pos = c.pos
+    while pos < end:
+        if pos + 4 <= end:
+            key = _U32.unpack_from(data, pos)[0] >> 8  # (function id << 8 | mask: 4 bytes read where 3 are)
+            n = lengths[key]
+            if n < 0:
+                n = _length(_bulk_plan(key >> 8, version, key & 0xFF), data, pos, end)
+            if n and pos + n <= end:
+                offsets.append(pos)
+                pos += n
+                continue
+        c.pos = pos  # a record read field by field (or a truncated or corrupt one, whose checks name the offset)
         call = _record(c, wall_bias, version)
+        pos = c.pos
         if call is False:
-            out.bulk = _bulk(data, keys, offsets, plans, wall_bias, functools.partial(_reread, c, wall_bias, version))
-            for fid, n in Counter(k & 0xFFFF for k in keys if k >= 0).items():
-                out.records[NAMES[fid]] = out.records.get(NAMES[fid], 0) + n
+            out.bulk = _bulk(data, offsets, general, version, wall_bias,
+                             functools.partial(_reread, c, wall_bias, version))
+            for fid, n in zip(*np.unique([f for f in out.bulk.fid if f >= 0], return_counts=True)):
+                out.records[NAMES[fid]] = out.records.get(NAMES[fid], 0) + int(n)
             return
         if call is not None:
             out.records[call.name] = out.records.get(call.name, 0) + 1
-            keys.append(-1)
+            general.append(len(offsets))
             offsets.append(call.pos)
             calls.append(call)
     raise c.fail("the call stream has no end marker before the next section: corrupt")
+
+
+class _Lengths(dict):
+    """function id << 8 | mask -> the length of its records read in bulk, -1 when their arrays make it vary
+    (_length), 0 for records read field by field."""
+
+    def __init__(self, version: tuple[int, int, int]):
+        super().__init__()
+        self.version = version
+
+    def __missing__(self, key: int) -> int:
+        plan = _bulk_plan(key >> 8, self.version, key & 0xFF)
+        self[key] = 0 if plan is None else -1 if plan.requests or plan.status else plan.size
+        return self[key]
+
+
+def _length(plan: _BulkPlan, data: memoryview, pos: int, end: int) -> int:
+    """The length of the record at `pos`: the fixed part, then Waitall's requests, then the statuses (last); 0 when
+    it would run past `end`."""
+    n = plan.size
+    if pos + n > end:
+        return 0
+    if plan.requests:
+        n += 4 * max(_I32.unpack_from(data, pos + plan.requests)[0], 0)
+    if plan.status:
+        if pos + n + 4 > end:
+            return 0
+        n += 4 + plan.status * max(_I32.unpack_from(data, pos + n)[0], 0)
+    return n
 
 
 def _record(c: _Cursor, wall_bias: int, version: tuple[int, int, int]) -> DumpiCall | None | bool:
@@ -372,7 +393,8 @@ class _BulkPlan(NamedTuple):
     requests: int  # offset of the int32 count of Waitall's requests, 0: none
     status: int  # bytes per status when the mask records them (they come last), 0: none
     wall: int  # offset of the wall clock's (uint16 s, uint32 ns, uint16 s, uint32 ns), -1: none
-    fields: tuple[tuple[str, int, str], ...]  # (Bulk column, offset, layout code) of the arguments it keeps
+    dtype: np.dtype  # the fixed part: the arguments it keeps by Bulk column, the wall clock (s0, ns0, s1, ns1)
+    # and the requests' count
 
 
 @functools.lru_cache(maxsize=None)
@@ -387,7 +409,8 @@ def _bulk_plan(fid: int, version: tuple[int, int, int], mask: int) -> _BulkPlan 
     if mask & WALL_TIME:
         wall, size = size, size + 12
     requests = status = 0
-    fields = []
+    fields = [(name, wall + off, code) for name, off, code in (("s0", 0, "h"), ("ns0", 2, "I"), ("s1", 6, "h"),
+                                                                ("ns1", 8, "I"))] if wall >= 0 else []
     layout = [f for f in LAYOUTS[fid] if f.present(version)]
     for i, f in enumerate(layout):
         last = i == len(layout) - 1
@@ -398,6 +421,7 @@ def _bulk_plan(fid: int, version: tuple[int, int, int], mask: int) -> _BulkPlan 
                 return None
             status = (14 if version >= (0, 6, 3) else 10) if mask & STATUSES else 0
         elif f.code == "I" and f.name == "requests" and (last or layout[i + 1].code == "s"):
+            fields.append(("requests", size, "i"))
             requests, size = size, size + 4
         elif f.code in _SCALAR:
             if f.name in BULK_COLUMNS and BULK_KINDS[NAMES[fid]] != NAME_ONLY:
@@ -405,44 +429,45 @@ def _bulk_plan(fid: int, version: tuple[int, int, int], mask: int) -> _BulkPlan 
             size += _SCALAR[f.code].size
         else:
             return None
-    return _BulkPlan(size, requests, status, wall, tuple(fields))
+    dtype = np.dtype({"names": [n for n, _, _ in fields], "formats": [_BE[code] for _, _, code in fields],
+                      "offsets": [off for _, off, _ in fields], "itemsize": size})
+    return _BulkPlan(size, requests, status, wall, dtype)
 
 
-_BE = {"i": ">i4", "q": ">i8", "h": ">u2", "b": "u1", "I": ">u4"}  # layout code -> numpy dtype (I: uint32 ns)
+_BE = {"i": ">i4", "q": ">i8", "h": ">u2", "b": "u1", "I": ">u4"}  # layout code -> numpy type (I here: uint32 ns)
 
 
-def _bulk(data: memoryview, keys: list[int], offsets: list[int], plans: dict[int, _BulkPlan | None],
-          wall_bias: int, reread) -> Bulk:
+def _bulk(data: memoryview, offsets: list[int], general: list[int], version: tuple[int, int, int], wall_bias: int,
+          reread) -> Bulk:
     """The Bulk columns of a rank's records: for each layout (function id and mask) its records' fields taken
     from the bytes at once."""
     u8 = np.frombuffer(data, np.uint8)
-    key = np.array(keys, np.int64)
     at = np.array(offsets, np.int64)
+    key = (u8[at].astype(np.int64) << 16) | (u8[at + 1].astype(np.int64) << 8) | u8[at + 2]  # fid << 8 | mask
+    key[general] = -1
     n = len(key)
     cols = {name: np.zeros(n, np.int64) for name in ("start", "end", *dict.fromkeys(BULK_COLUMNS.values()))}
     requests: dict[int, tuple[int, ...]] = {}
 
-    def take(where: np.ndarray, code: str) -> np.ndarray:
-        dt = np.dtype(_BE[code])
-        return u8[where[:, None] + np.arange(dt.itemsize)].view(dt)[:, 0].astype(np.int64)
-
     for k in np.unique(key[key >= 0]).tolist():
-        plan = plans[k]
+        plan = _bulk_plan(k >> 8, version, k & 0xFF)
         rows = np.flatnonzero(key == k)
         pos = at[rows]
-        for name, off, code in plan.fields:
-            cols[name][rows] = take(pos + off, code)
+        rec = u8[pos[:, None] + np.arange(plan.dtype.itemsize)].view(plan.dtype)[:, 0]  # the fixed parts
+        for name in plan.dtype.names:
+            if name in cols:
+                cols[name][rows] = rec[name]
         if plan.wall >= 0:
-            for name, off in (("start", plan.wall), ("end", plan.wall + 6)):
-                cols[name][rows] = (take(pos + off, "h") + wall_bias) * 1_000_000_000 + take(pos + off + 2, "I")
+            cols["start"][rows] = (rec["s0"] + np.int64(wall_bias)) * 1_000_000_000 + rec["ns0"]
+            cols["end"][rows] = (rec["s1"] + np.int64(wall_bias)) * 1_000_000_000 + rec["ns1"]
         if plan.requests:
-            count = np.maximum(take(pos + plan.requests, "i"), 0)
+            count = np.maximum(rec["requests"].astype(np.int64), 0)
             first = np.repeat(pos + plan.requests + 4 - 4 * np.cumsum(np.concatenate(([0], count[:-1]))), count)
-            flat = take(first + 4 * np.arange(count.sum()), "i").tolist()
+            flat = u8[(first + 4 * np.arange(count.sum()))[:, None] + np.arange(4)].view(">i4")[:, 0].tolist()
             ends = np.cumsum(count).tolist()
             for row, e, m in zip(rows.tolist(), ends, count.tolist()):
                 requests[row] = tuple(flat[e - m:e])
-    fid = np.where(key >= 0, key & 0xFFFF, -1)
+    fid = np.where(key >= 0, key >> 8, -1)
     return Bulk(fid.tolist(), at.tolist(), **{name: col.tolist() for name, col in cols.items()}, requests=requests,
                 reread=reread)
 
