@@ -54,21 +54,19 @@ class Call:
     duration_cycles: int = -1  # compute given in cycles (generators); wins over duration_ns when >= 0
 
 
-ROW_FIELDS = tuple(f.name for f in fields(Call))[:11]  # a CallTable row: Call's first fields, kind .. root
-_ROW_INDEX = {name: i for i, name in enumerate(ROW_FIELDS)}
+COLUMNS = tuple(f.name for f in fields(Call))[:11]  # a CallTable's columns: Call's first fields, kind .. root
 _DEFAULTS = {f.name: f.default for f in fields(Call)[11:]}
 
 
 class CallTable(Sequence):
-    """A rank's calls as rows of Call's first fields (ROW_FIELDS) instead of one Call object each: what a reader
-    of a large trace builds (dumpi_calls.py) and what lowering reads (program.py). A row whose call has other
-    fields (sendrecv's receive, alltoallv's counts, compute's duration) keeps them in `rest`. Indexing and
-    iterating give Calls, so a table is read like the list of Calls it stands for."""
+    """A rank's calls as columns of Call's first fields (COLUMNS, one list each) instead of one Call object each:
+    what a reader of a large trace builds (dumpi_calls.py), whole runs of calls at a time, and what lowering reads
+    (program.py). A call with other fields (sendrecv's receive, alltoallv's counts, compute's duration) keeps them
+    in `rest`. Indexing and iterating give Calls, so a table is read like the list of Calls it stands for."""
 
-    def __init__(self, rows: list[tuple] | None = None, rest: dict[int, dict[str, Any]] | None = None):
-        self.rows = rows if rows is not None else []  # (kind, name, start_ns, end_ns, peer, tag, comm, bytes,
-        # request, requests, root)
-        self.rest = rest if rest is not None else {}  # row index -> Call's other fields that are not their default
+    def __init__(self) -> None:
+        self.cols: dict[str, list] = {name: [] for name in COLUMNS}
+        self.rest: dict[int, dict[str, Any]] = {}  # call index -> its other fields that are not their default
 
     @classmethod
     def of(cls, calls: Sequence[Call]) -> CallTable:
@@ -82,26 +80,24 @@ class CallTable(Sequence):
     def append(self, c: Call) -> None:
         rest = {k: getattr(c, k) for k, v in _DEFAULTS.items() if getattr(c, k) != v}
         if rest:
-            self.rest[len(self.rows)] = rest
-        self.rows.append((c.kind, c.name, c.start_ns, c.end_ns, c.peer, c.tag, c.comm, c.bytes, c.request, c.requests,
-                          c.root))
+            self.rest[len(self)] = rest
+        for name, col in self.cols.items():
+            col.append(getattr(c, name))
 
-    def set(self, i: int, **values: Any) -> None:
-        """Change fields of row i (of ROW_FIELDS)."""
-        row = list(self.rows[i])
-        for k, v in values.items():
-            row[_ROW_INDEX[k]] = v
-        self.rows[i] = tuple(row)
+    def extend(self, **columns: list) -> None:
+        """Calls given as columns, every one of COLUMNS with the same length."""
+        for name, col in self.cols.items():
+            col.extend(columns[name])
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self.cols["kind"])
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self.rows)))]
+            return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:
-            i += len(self.rows)
-        return Call(*self.rows[i], **self.rest.get(i, {}))
+            i += len(self)
+        return Call(**{name: col[i] for name, col in self.cols.items()}, **self.rest.get(i, {}))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and len(self) == len(other) and all(a == b for a, b in zip(self, other))

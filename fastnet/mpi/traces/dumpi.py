@@ -100,7 +100,8 @@ class DumpiFile:
         """Every record as a DumpiCall (those read in bulk read again), in file order."""
         general = iter(self.general)
         b = self.bulk
-        return [next(general) if fid < 0 else b.reread(pos) for fid, pos in zip(b.fid, b.pos)] if b else self.general
+        return [next(general) if fid < 0 else b.reread(pos) for fid, pos in zip(b.fid.tolist(), b.pos.tolist())] if b \
+            else self.general
 
     def rank_calls(self) -> RankCalls:
         return RankCalls(self.path, self.general, self.datatype_sizes, lambda pos: f"{self.path}:byte {pos}",
@@ -308,8 +309,9 @@ def _body(r: _Cursor, index: dict[str, int], version: tuple[int, int, int], out:
         if call is False:
             out.bulk = _bulk(data, offsets, general, version, wall_bias,
                              functools.partial(_reread, c, wall_bias, version))
-            for fid, n in zip(*np.unique([f for f in out.bulk.fid if f >= 0], return_counts=True)):
-                out.records[NAMES[fid]] = out.records.get(NAMES[fid], 0) + int(n)
+            fids, n = np.unique(out.bulk.fid[out.bulk.fid >= 0], return_counts=True)
+            for fid, k in zip(fids.tolist(), n.tolist()):
+                out.records[NAMES[fid]] = out.records.get(NAMES[fid], 0) + k
             return
         if call is not None:
             out.records[call.name] = out.records.get(call.name, 0) + 1
@@ -468,8 +470,7 @@ def _bulk(data: memoryview, offsets: list[int], general: list[int], version: tup
             for row, e, m in zip(rows.tolist(), ends, count.tolist()):
                 requests[row] = tuple(flat[e - m:e])
     fid = np.where(key >= 0, key >> 8, -1)
-    return Bulk(fid.tolist(), at.tolist(), **{name: col.tolist() for name, col in cols.items()}, requests=requests,
-                reread=reread)
+    return Bulk(fid, at, **cols, requests=requests, reread=reread)
 
 
 _FID_MASK = struct.Struct(">HB")

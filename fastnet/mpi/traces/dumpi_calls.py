@@ -15,13 +15,16 @@ the group (Comm_create), the colour and key (Comm_split, Cart_sub), or the paren
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Union
+from typing import Callable, NamedTuple, Union
+
+import numpy as np
 
 from fastnet.errors import TraceError
 from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, CallTable, Trace
-from fastnet.mpi.traces.dumpi_layout import NAMES
+from fastnet.mpi.traces.dumpi_layout import IDS, NAMES
 from fastnet.mpi.traces.names import is_noop
 
 # DUMPI's numbering of the predefined datatypes (dumpi/common/constants.h) and their usual LP64 sizes.
@@ -77,8 +80,32 @@ BULK_KINDS = {name: NAME_ONLY for name in NAMES if name not in READS_ARGUMENTS a
              "MPI_Allreduce": "allreduce"}
 BULK_COLUMNS = {"count": "count", "datatype": "datatype", "dest": "peer", "source": "peer", "tag": "tag",
                 "comm": "comm", "request": "request"}  # argument -> Bulk column
-_BULK_KIND = tuple(BULK_KINDS.get(name) for name in NAMES)  # by function id
-_NAME_KIND = tuple("noop" if is_noop(name) else "unknown" for name in NAMES)
+# By function id: the kind of Call its bulk-read records become (noop or unknown for NAME_ONLY), its name, and
+# whether it receives (its source and tag may be DUMPI's ANY).
+_ROW_KIND = np.array([("noop" if is_noop(n) else "unknown") if BULK_KINDS.get(n) == NAME_ONLY else BULK_KINDS.get(n)
+                      for n in NAMES], object)
+_NAMES = np.array(NAMES, object)
+_RECEIVES = np.array([n in RECVS for n in NAMES])
+_USES_COMM = np.array([BULK_KINDS.get(n) not in (None, NAME_ONLY, "wait", "waitall") for n in NAMES])
+_CREATES = np.array([BULK_KINDS.get(n) in ("isend", "irecv") for n in NAMES])
+_WAITS = np.array([BULK_KINDS.get(n) in ("wait", "waitall") for n in NAMES])
+
+
+class _Columns(NamedTuple):
+    """A rank's records read in bulk, converted as far as needs no state (_Rank.read), as lists by record."""
+    kind: list[str]  # the Call's (a wait that completes nothing becomes a noop)
+    name: list[str]
+    start: list[float]  # ns since the trace's origin
+    end: list[float]
+    peer: list[int]
+    tag: list[int]
+    comm: list[int]  # DUMPI's handle, -1: the call names none
+    nbytes: list[int]
+    handle: list[int]  # the request handle of isend, irecv, wait
+    pos: list[int]
+    creates: list[int]  # the records of isends and irecvs, ascending
+    waits: list[int]  # ... of waits and waitalls
+    requests: dict[int, tuple[int, ...]]  # waitall's handles
 
 Value = Union[int, str, tuple]  # an argument: int, array of ints (or of strings), string
 
@@ -100,17 +127,18 @@ class DumpiCall:
 class Bulk:
     """A binary file's records, located in one pass and the arguments of the common ones read in bulk (dumpi.py
     _bulk): per record in file order its function id (-1: the next of RankCalls.calls, read field by field), byte
-    offset, wall clock (ns) and arguments by BULK_COLUMNS (0 where it has none), and Waitall's requests."""
-    fid: list[int]
-    pos: list[int]
-    start: list[int]
-    end: list[int]
-    count: list[int]
-    datatype: list[int]
-    peer: list[int]  # dest or source
-    tag: list[int]
-    comm: list[int]
-    request: list[int]
+    offset, wall clock (ns) and arguments by BULK_COLUMNS (0 where it has none), and Waitall's requests. All
+    int64[n]."""
+    fid: np.ndarray
+    pos: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    count: np.ndarray
+    datatype: np.ndarray
+    peer: np.ndarray  # dest or source
+    tag: np.ndarray
+    comm: np.ndarray
+    request: np.ndarray
     requests: dict[int, tuple[int, ...]]  # record index -> its requests array
     reread: Callable[[int], DumpiCall]  # the record at a byte offset, read field by field
 
@@ -126,8 +154,8 @@ class RankCalls:
 
     def first_start(self) -> int | None:
         """The wall clock of the first record (None: no records)."""
-        if self.bulk is not None and self.bulk.fid:
-            return self.calls[0].start_ns if self.bulk.fid[0] < 0 else self.bulk.start[0]
+        if self.bulk is not None and len(self.bulk.fid):
+            return self.calls[0].start_ns if self.bulk.fid[0] < 0 else int(self.bulk.start[0])
         return self.calls[0].start_ns if self.calls and self.bulk is None else None
 
 
@@ -390,46 +418,80 @@ class _Rank:
         return tuple(self.active.pop(h) for h in handles if h in self.active)
 
     def read(self, rank: RankCalls) -> None:
-        """Convert the rank's calls in order: the records read in bulk here, one step each, as `add` would (one
-        whose communicator or datatype needs add's checks is read again for add), the others by `add`."""
+        """Convert the rank's calls in order: the records read in bulk a run at a time, each as `add` would (one
+        whose datatype or communicator needs add's checks is read again for add), the others by `add`."""
         b = rank.bulk
         if b is None:
             for call in rank.calls:
                 self.add(call)
             return
+        # What needs no state, for every record at once: kind, name, times, bytes, peer and tag as `add` makes them
+        known = np.where(b.fid < 0, 0, b.fid)
+        uses_comm, receives, creates, waits = (x[known] & (b.fid >= 0) for x in (_USES_COMM, _RECEIVES, _CREATES,
+                                                                                 _WAITS))
+        types, of = np.unique(b.datatype, return_inverse=True)
+        size = np.array([self.table.get(t, 0) for t in types.tolist()], np.int64)[of]
+        peer = np.where(b.peer < 0, np.where(receives & (b.peer == DUMPI_ANY), ANY_SOURCE, PROC_NULL), b.peer)
+        c = _Columns(
+            kind=_ROW_KIND[known].tolist(), name=_NAMES[known].tolist(),
+            start=(b.start - self.origin).astype(np.float64).tolist(),
+            end=(b.end - self.origin).astype(np.float64).tolist(),
+            peer=np.where(uses_comm & (known != IDS["MPI_Allreduce"]), peer, PROC_NULL).tolist(),
+            tag=np.where(receives & (b.tag == DUMPI_ANY), ANY_TAG, b.tag).tolist(),
+            comm=np.where(uses_comm, b.comm, -1).tolist(),  # (-1: none, _run maps it to 0)
+            nbytes=np.where(uses_comm & (b.count > 0), b.count * size, 0).tolist(),
+            handle=b.request.tolist(), pos=b.pos.tolist(), creates=np.flatnonzero(creates).tolist(),
+            waits=np.flatnonzero(waits).tolist(), requests=b.requests)
+        # `add` converts the records not read in bulk, and those whose datatype the trace's table does not size
         general = iter(rank.calls)
-        rows, where, active, comms, sizes, origin = self.out.rows, self.pos, self.active, self.comm_handles, \
-            self.table, self.origin
-        for i, fid in enumerate(b.fid):
-            if fid < 0:
-                self.add(next(general))
-                continue
-            kind, pos = _BULK_KIND[fid], b.pos[i]
-            start, end = float(b.start[i] - origin), float(b.end[i] - origin)
-            if kind == NAME_ONLY:
-                rows.append((_NAME_KIND[fid], NAMES[fid], start, end, PROC_NULL, 0, 0, 0, -1, (), 0))
-            elif kind == "waitall" or kind == "wait":
-                handles = b.requests[i] if kind == "waitall" else (b.request[i],)
-                done = tuple(active.pop(h) for h in handles if h in active)
-                rows.append((kind if done else "noop", NAMES[fid], start, end, PROC_NULL, 0, 0, 0, -1, done, 0))
-            else:
-                comm, size, count = b.comm[i], sizes.get(b.datatype[i], 0), b.count[i]
-                if size <= 0 or comm not in comms:
-                    self.add(b.reread(pos))
-                    continue
-                nbytes = count * size if count > 0 else 0
-                peer, tag, request = b.peer[i], b.tag[i], -1
-                if kind == "allreduce":
-                    peer, tag = PROC_NULL, 0
-                elif kind == "send" or kind == "isend":
-                    peer = PROC_NULL if peer < 0 else peer
-                else:
-                    peer = ANY_SOURCE if peer == DUMPI_ANY else PROC_NULL if peer < 0 else peer
-                    tag = ANY_TAG if tag == DUMPI_ANY else tag
-                if kind == "isend" or kind == "irecv":
-                    request = self.new_request(b.request[i])
-                rows.append((kind, NAMES[fid], start, end, peer, tag, comms[comm], nbytes, request, (), 0))
-            where.append(pos)
+        i = 0
+        for j in np.flatnonzero((b.fid < 0) | (uses_comm & (size <= 0))).tolist() + [len(b.fid)]:
+            i = self._run(c, i, j)
+            while i < j:  # a communicator this rank does not have (now): add says so
+                self.add(b.reread(c.pos[i]))
+                i = self._run(c, i + 1, j)
+            if j < len(b.fid):
+                self.add(next(general) if b.fid[j] < 0 else b.reread(c.pos[j]))
+            i = j + 1
+
+    def _run(self, c: _Columns, i: int, j: int) -> int:
+        """Records i..j-1 (read in bulk, sized) converted up to the first whose communicator this rank does not
+        have; returns where it stopped."""
+        comms = self.comm_handles
+        lut = {**comms, -1: 0}
+        comm = c.comm[i:j]
+        try:
+            prov = [lut[x] for x in comm]
+        except KeyError:
+            j = i + next(k for k, x in enumerate(comm) if x not in lut)
+            comm = comm[:j - i]
+            prov = [lut[x] for x in comm]
+        kind = c.kind[i:j]
+        request, requests = [-1] * (j - i), [()] * (j - i)
+        # Requests: a new id per isend / irecv in call order, its handle active until a wait names it
+        a, z = bisect_left(c.creates, i), bisect_left(c.creates, j)
+        new = c.creates[a:z]
+        ids = range(self.next_request, self.next_request + len(new))
+        for x, rid in zip(new, ids):
+            request[x - i] = rid
+        self.next_request += len(new)
+        handles = [c.handle[x] for x in new]
+        active, done_to = self.active, 0  # creates[a + done_to:] not yet active
+        for w in c.waits[bisect_left(c.waits, i):bisect_left(c.waits, j)]:
+            upto = bisect_left(new, w, done_to)
+            active.update(zip(handles[done_to:upto], ids[done_to:upto]))
+            done_to = upto
+            done = tuple([active.pop(h) for h in (c.requests[w] if kind[w - i] == "waitall" else (c.handle[w],))
+                          if h in active])
+            requests[w - i] = done
+            if not done:
+                kind[w - i] = "noop"
+        active.update(zip(handles[done_to:], ids[done_to:]))
+        self.out.extend(kind=kind, name=c.name[i:j], start_ns=c.start[i:j], end_ns=c.end[i:j], peer=c.peer[i:j],
+                        tag=c.tag[i:j], comm=prov, bytes=c.nbytes[i:j], request=request, requests=requests,
+                        root=[0] * (j - i))
+        self.pos.extend(c.pos[i:j])
+        return j
 
     def add(self, b: DumpiCall) -> None:
         name = b.name
@@ -469,10 +531,10 @@ class _Rank:
             rid = self.active.get(self.request_handle(b))
             # a cancelled receive never matches: it becomes a receive from PROC_NULL, which its wait completes at
             # once (a cancelled send, deprecated and rare, is replayed as sent)
-            rows = self.out.rows
-            for i in range(len(rows) - 1, -1, -1) if rid is not None else ():
-                if rows[i][8] == rid and rows[i][0] == "irecv":  # (request, kind)
-                    self.out.set(i, peer=PROC_NULL, bytes=0)
+            cols = self.out.cols
+            for i in range(len(self.out) - 1, -1, -1) if rid is not None else ():
+                if cols["request"][i] == rid and cols["kind"][i] == "irecv":
+                    cols["peer"][i], cols["bytes"][i] = PROC_NULL, 0
                     break
             self.emit(b, "noop")
         elif name == "MPI_Request_free":
@@ -607,17 +669,16 @@ class _Rank:
 
     def finish(self) -> CallTable:
         """The rank's calls with provisional communicators replaced by Trace.comms ids (after resolve)."""
-        rows, final = self.out.rows, {}
-        for prov in {row[6] for row in rows}:  # (comm)
+        cols, final = self.out.cols, {}
+        for prov in set(cols["comm"]):
             try:
                 final[prov] = self.comms.final_id(prov, self.rank)
             except KeyError:
                 pass
-        if len(final) < len({row[6] for row in rows}) or any(k != v for k, v in final.items()):
-            for i, row in enumerate(rows):
-                if row[6] not in final:
-                    raise TraceError(self.locate(self.pos[i]), f"{row[1]} uses a communicator rank {self.rank} is "
-                                     "not a member of")
-                if final[row[6]] != row[6]:
-                    self.out.set(i, comm=final[row[6]])
+        if len(final) < len(set(cols["comm"])) or any(k != v for k, v in final.items()):
+            for i, prov in enumerate(cols["comm"]):
+                if prov not in final:
+                    raise TraceError(self.locate(self.pos[i]), f"{cols['name'][i]} uses a communicator rank "
+                                     f"{self.rank} is not a member of")
+            cols["comm"] = [final[prov] for prov in cols["comm"]]
         return self.out
