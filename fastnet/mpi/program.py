@@ -21,6 +21,7 @@ import math
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -197,7 +198,7 @@ class _RankLowering:
         self.table = table = CallTable.of(calls)  # its columns, without a Call object each (fail makes one)
         cols, n = table.cols, len(table)
         kinds, names = cols["kind"], cols["name"]
-        code = np.array([_KIND_CODE.get(k, _BAD) for k in kinds], np.int64)
+        code = np.fromiter(map(_KIND_CODE.get, kinds, repeat(_BAD)), np.int64, n)
         start, end = np.array(cols["start_ns"], np.float64), np.array(cols["end_ns"], np.float64)
         main = code >= 0  # not noop or unknown
         gap, gaprow, last_end, clock, gaps = self.clock(code, names, start, end, main, origin)
@@ -325,7 +326,12 @@ class _RankLowering:
         for i in todo[:bisect_left(todo, last)]:
             k = kinds[i]
             if k == "isend" or k == "irecv" or k == "send" or k == "recv":
-                slot[i] = s = self.slot()
+                if free:  # (slot, inline)
+                    s = heapq.heappop(free)
+                else:
+                    s = self.slots
+                    self.slots = s + 1
+                slot[i] = s
                 if k == "isend" or k == "irecv":
                     if request[i] in live:
                         raise self.fail(i, f"request {request[i]} is still active (not yet waited for)")
