@@ -262,8 +262,8 @@ def test_bulk_read_gives_the_program_of_the_field_by_field_read(tmp_path):
         (tmp_path / f"t-000{r}.bin").write_bytes(with_datatype_sizes(dumpi_bytes(mixed_rank(r))))
     files = [read_dumpi_file(f) for f in rank_files(tmp_path)]
     bulk = {NAMES[fid] for fid in files[0].bulk.fid.tolist() if fid >= 0}
-    assert bulk == {"MPI_Comm_rank", "MPI_Wtime", "MPI_Finalize", "MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Wait", "MPI_Send",
-                    "MPI_Recv", "MPI_Allreduce"}
+    assert bulk == {"MPI_Comm_rank", "MPI_Wtime", "MPI_Finalize", "MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Wait",
+                    "MPI_Send", "MPI_Recv", "MPI_Allreduce"}
     fast = read_dumpi(tmp_path)
     general = build_trace([RankCalls(f.path, f.calls, f.datatype_sizes, f.rank_calls().locate) for f in files],
                           source="dumpi")

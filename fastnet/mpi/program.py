@@ -341,11 +341,9 @@ class _RankLowering:
                     req_list.append(s)
                     heapq.heappush(free, s)
             elif k == "wait" or k == "waitall":
-                got = []
-                for h in requests[i]:
-                    if h not in live:
-                        raise self.fail(i, f"request {h} was not started by an isend or irecv")
-                    got.append(live.pop(h))
+                got = list(map(live.pop, requests[i], repeat(None)))
+                if None in got:  # (a handle named twice is not live the second time)
+                    raise self.fail(i, f"request {requests[i][got.index(None)]} was not started by an isend or irecv")
                 if got:
                     list_at[i], list_len[i] = len(req_list), len(got)
                     req_list.extend(got)

@@ -22,6 +22,11 @@ counters (bit 0x80: uint8 count, then count x (int64 at entry, int64 at exit); s
 from the perf labels, which the tracer writes equal); then the call's arguments, in the order and sizes
 `dumpi_layout.py` gives for its function id (statuses only when the mask has bit 0x01 or 0x02).
 
+Most records of a large trace are the calls dumpi_calls.py converts a run at a time (BULK_KINDS: sends, receives,
+waits, allreduce, and the calls it needs only the name of): those are only located as the body is scanned, and
+their arguments read afterwards with numpy, all records of one function id and mask at once (`_bulk`); the rest
+are read field by field into DumpiCalls, as are all records of the ASCII form.
+
 Every function DUMPI records has a layout, so every record is read: calls fastnet maps become their `Call`
 kinds, the rest `noop` or `unknown` by their names (names.py), exactly as the ASCII form's (dumpi_calls.py does
 both). Function enter / exit records (profiled user functions, MPI_Pcontrol annotations) are not MPI calls and

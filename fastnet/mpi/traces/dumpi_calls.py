@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 from pathlib import Path
 from typing import Callable, NamedTuple, Union
 
@@ -481,8 +482,9 @@ class _Rank:
             upto = bisect_left(new, w, done_to)
             active.update(zip(handles[done_to:upto], ids[done_to:upto]))
             done_to = upto
-            done = tuple([active.pop(h) for h in (c.requests[w] if kind[w - i] == "waitall" else (c.handle[w],))
-                          if h in active])
+            done = tuple(map(active.pop, c.requests[w] if kind[w - i] == "waitall" else (c.handle[w],), repeat(None)))
+            if None in done:  # handles not active (or named twice): skipped
+                done = tuple(rid for rid in done if rid is not None)
             requests[w - i] = done
             if not done:
                 kind[w - i] = "noop"
