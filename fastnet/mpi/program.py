@@ -206,30 +206,12 @@ class _RankLowering:
         # Point-to-point ops (isend, irecv, and send, recv with their wait): communicator, world peer, tag
         p2p = (code == _ISEND) | (code == _IRECV) | (code == _SEND) | (code == _RECV)
         receive = (code == _IRECV) | (code == _RECV)
-        comm, peer, tag = np.array(cols["comm"], np.int64), np.array(cols["peer"], np.int64), \
-            np.array(cols["tag"], np.int64)
-        world, cindex = np.zeros(n, np.int64), np.zeros(n, np.int64)
-        errors = [(int(i), 0, f"unknown call kind {kinds[i]!r}") for i in np.flatnonzero(code == _BAD)[:1]]
+        tag = np.array(cols["tag"], np.int64)
+        world, cindex, errors = self.peers(p2p, receive)
+        errors += [(int(i), 0, f"unknown call kind {kinds[i]!r}") for i in np.flatnonzero(code == _BAD)[:1]]
         if not opt.skip_unknown:
             errors += [(int(i), 0, "unsupported MPI call (set workload.skip_unknown = true to skip such calls and "
                         "count them)") for i in np.flatnonzero(code == _UNKNOWN)[:1]]
-        for c in np.unique(comm[p2p]).tolist():
-            on = p2p & (comm == c)
-            first = int(np.argmax(on))
-            if self.comm_problem(c):
-                errors.append((first, 0, self.comm_problem(c)))
-                continue
-            self.used.add(c)
-            cindex[on] = self.comm_index[c]
-            members = np.array(self.trace.comms[c], np.int64)
-            p = peer[on]
-            ok = (p >= 0) & (p < len(members))
-            special = (p == PROC_NULL) | ((p == ANY_SOURCE) & receive[on])
-            world[on] = np.where(p == PROC_NULL, NULL_PEER, np.where(special, ANY, members[np.where(ok, p, 0)]))
-            bad = np.flatnonzero(on)[~ok & ~special]
-            if len(bad):
-                i = int(bad[0])
-                errors.append((i, 2, f"peer {peer[i]} is not a rank of communicator {c} ({len(members)} ranks)"))
         stop = min(errors, default=(n, 0, ""))
         slot, (list_at, list_len), made = self.requests(code, stop[:2])
         if errors:
@@ -276,6 +258,30 @@ class _RankLowering:
             handles = ", ".join(str(h) for h in sorted(self.live))
             raise ProgramError(f"{self.trace.where(self.rank)}: rank {self.rank} ends with requests {handles} "
                                "never waited for")
+
+    def peers(self, p2p: np.ndarray, receive: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, str]]]:
+        """The world peer and communicator index of each point-to-point call (`p2p`; `receive`: may name
+        ANY_SOURCE), and the first error of each communicator: (call, 0: before its slot, 2: after, why)."""
+        cols, n = self.table.cols, len(p2p)
+        comm, peer = np.array(cols["comm"], np.int64), np.array(cols["peer"], np.int64)
+        world, cindex, errors = np.zeros(n, np.int64), np.zeros(n, np.int64), []
+        for c in np.unique(comm[p2p]).tolist():
+            on = p2p & (comm == c)
+            if self.comm_problem(c):
+                errors.append((int(np.argmax(on)), 0, self.comm_problem(c)))
+                continue
+            self.used.add(c)
+            cindex[on] = self.comm_index[c]
+            members = np.array(self.trace.comms[c], np.int64)
+            p = peer[on]
+            ok = (p >= 0) & (p < len(members))
+            special = (p == PROC_NULL) | ((p == ANY_SOURCE) & receive[on])
+            world[on] = np.where(p == PROC_NULL, NULL_PEER, np.where(special, ANY, members[np.where(ok, p, 0)]))
+            bad = np.flatnonzero(on)[~ok & ~special]
+            if len(bad):
+                i = int(bad[0])
+                errors.append((i, 2, f"peer {peer[i]} is not a rank of communicator {c} ({len(members)} ranks)"))
+        return world, cindex, errors
 
     def clock(self, code: np.ndarray, names: list[str], start: np.ndarray, end: np.ndarray, main: np.ndarray,
               origin: float) -> tuple[np.ndarray, np.ndarray, float, float, float]:
