@@ -19,7 +19,9 @@ from fastnet.mpi.calls import Call, Trace
 from fastnet.mpi.traces import TraceError, dumpi_ascii, read_trace
 from fastnet.mpi.traces.dumpi import MAGIC, CPU_TIME, PERF_COUNTERS, THREAD, WALL_TIME, rank_files, read_dumpi, \
     read_dumpi_file
-from fastnet.mpi.traces.dumpi_layout import END_OF_STREAM, FUNCTION_ENTER, FUNCTION_EXIT, IDS
+from fastnet.mpi.program import Options, lower
+from fastnet.mpi.traces.dumpi_calls import DUMPI_DATATYPES, RankCalls, build_trace
+from fastnet.mpi.traces.dumpi_layout import END_OF_STREAM, FUNCTION_ENTER, FUNCTION_EXIT, IDS, NAMES
 from fastnet.mpi.traces.write import write_dumpi, write_dumpi_ascii
 
 TORUS = {"topology": {"kind": "torus", "dims": [4, 4]}, "sim": {"max_cycles": 2**31 - 1}}
@@ -195,6 +197,86 @@ def test_gather_arguments_at_the_root_only(tmp_path):
     write_dumpi_ascii(trace, tmp_path / "a")
     got, want = read_trace(tmp_path / "b"), read_trace(tmp_path / "a")
     assert got.ranks == want.ranks and {(c.kind, c.bytes, c.root) for r in got.ranks for c in r} == {("gather", 16, 1)}
+
+
+# --- the bulk read against the field-by-field read -----------------------------------------------------------
+
+def with_datatype_sizes(data: bytes) -> bytes:
+    """A dumpi_bytes file with the datatype sizes section sst-dumpi writes (DUMPI's numbers, LP64 sizes)."""
+    body, index = data[:-64], list(struct.unpack(">8Q", data[-64:]))
+    index[1] = len(body)
+    return body + i32(len(DUMPI_DATATYPES), *(size for _, size in DUMPI_DATATYPES)) + struct.pack(">8Q", *index)
+
+
+def p2p_args(count: int, datatype: int, peer: int, tag: int, comm: int = 2, request: int | None = None) -> bytes:
+    return i32(count) + struct.pack(">H", datatype) + i32(peer, tag) + struct.pack(">H", comm) + \
+        (i32(request) if request is not None else b"")
+
+
+def statuses(n: int) -> bytes:
+    return i32(n) + (struct.pack(">iiBB", 8, 1, 0, 0) + i32(5)) * n
+
+
+def mixed_rank(me: int) -> list[bytes]:
+    """Records of every call the reader reads in bulk, with unusual masks (no thread, no time, cpu time only,
+    statuses), among records it reads field by field (argv, perf counters, a communicator constructor, a
+    datatype the table lacks); wall clock seconds 1, 2, ... so that there are gaps to compute."""
+    peer, S = 1 - me, 0x03  # S: the mask bits of statuses
+    t = iter(range(1, 100))
+
+    def at(**kw) -> dict:
+        s = next(t)
+        return dict(wall=(s, 10 * me, s, 500), **kw)
+
+    return [
+        record("MPI_Init", i32(0), **at()),
+        record("MPI_Comm_rank", struct.pack(">H", 2) + i32(me), mask=0),
+        record("MPI_Wtime", b"", mask=CPU_TIME),
+        record("MPI_Isend", p2p_args(10, 5, peer, 3, request=10), **at(mask=WALL_TIME | CPU_TIME)),
+        record("MPI_Irecv", p2p_args(16, 11, -1, -1, request=11), **at(mask=WALL_TIME)),  # ANY source and tag
+        record("MPI_Irecv", p2p_args(0, 40, peer, 3, request=12), **at()),  # datatype 40: not in the table
+        record("MPI_Isend", p2p_args(8, 5, -2, 0, request=13), mask=0),  # to MPI_PROC_NULL
+        record("MPI_Waitall", i32(5) + i32(5, 10, 11, 99, 11, 13) + statuses(5), **at(mask=WALL_TIME | S)),
+        record("MPI_Wait", i32(12) + statuses(1), **at(mask=WALL_TIME | THREAD | 0x01)),
+        record("MPI_Wait", i32(12), mask=0),  # its request done: a noop
+        record("MPI_Send", p2p_args(24, 14, peer, 7), **at(mask=CPU_TIME | WALL_TIME)),
+        record("MPI_Recv", p2p_args(3, 14, peer, 7) + statuses(1), **at(mask=WALL_TIME | CPU_TIME | S)),
+        record("MPI_Send", p2p_args(2, 5, peer, 8), perf=2, **at(mask=WALL_TIME | PERF_COUNTERS)),
+        record("MPI_Recv", p2p_args(0, 40, peer, 8) + statuses(1), **at(mask=WALL_TIME | S)),
+        record("MPI_Allreduce", i32(4) + struct.pack(">HBH", 14, 3, 2), **at(mask=WALL_TIME | THREAD)),
+        record("MPI_Comm_dup", struct.pack(">HH", 2, 4), **at()),
+        record("MPI_Isend", p2p_args(6, 5, peer, 4, comm=4, request=10), **at()),  # handle 10 again, new comm
+        record("MPI_Irecv", p2p_args(6, 5, peer, 4, comm=4, request=14), **at(mask=THREAD)),
+        record("MPI_Allreduce", i32(1) + struct.pack(">HBH", 5, 3, 4), mask=0),
+        record("MPI_Waitall", i32(2) + i32(2, 14, 10), **at()),
+        record("MPI_Wtime", b"", **at()),
+        record("MPI_Finalize", b"", **at()),
+    ]
+
+
+def test_bulk_read_gives_the_program_of_the_field_by_field_read(tmp_path):
+    """Most records are located in one pass and their arguments read with numpy, then converted a run at a time
+    (dumpi.py _bulk, dumpi_calls.py _Rank.read): the same Trace and the same lowered program as reading every
+    record field by field and converting it alone (_Rank.add)."""
+    for r in range(2):
+        (tmp_path / f"t-000{r}.bin").write_bytes(with_datatype_sizes(dumpi_bytes(mixed_rank(r))))
+    files = [read_dumpi_file(f) for f in rank_files(tmp_path)]
+    bulk = {NAMES[fid] for fid in files[0].bulk.fid.tolist() if fid >= 0}
+    assert bulk == {"MPI_Comm_rank", "MPI_Wtime", "MPI_Finalize", "MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Wait",
+                    "MPI_Send", "MPI_Recv", "MPI_Allreduce"}
+    fast = read_dumpi(tmp_path)
+    general = build_trace([RankCalls(f.path, f.calls, f.datatype_sizes, f.rank_calls().locate) for f in files],
+                          source="dumpi")
+    assert fast.ranks == general.ranks and fast.comms == general.comms and len(fast.ranks[0]) == 22
+    assert [c.kind for c in fast.ranks[0]] == [
+        "noop", "noop", "noop", "isend", "irecv", "irecv", "isend", "waitall", "wait", "noop", "send", "recv", "send",
+        "recv", "allreduce", "noop", "isend", "irecv", "allreduce", "waitall", "noop", "noop"]
+    opt = Options(cycle_ns=0.5)
+    want = lower(general, opt)
+    got = lower(fast, opt)
+    for name in ("ops", "op_begin", "op_end", "req_list", "counts", "call_counts", "recorded_wait"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert (got.ops[:, 0] == 0).sum() > 10  # computation between the calls
 
 
 # --- unknown calls -------------------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ Conventions shared by every source:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 ANY_SOURCE = -1  # recv's peer
 ANY_TAG = -1  # recv's tag
@@ -52,9 +54,58 @@ class Call:
     duration_cycles: int = -1  # compute given in cycles (generators); wins over duration_ns when >= 0
 
 
+COLUMNS = tuple(f.name for f in fields(Call))[:11]  # a CallTable's columns: Call's first fields, kind .. root
+_DEFAULTS = {f.name: f.default for f in fields(Call)[11:]}
+
+
+class CallTable(Sequence):
+    """A rank's calls as columns of Call's first fields (COLUMNS, one list each) instead of one Call object each:
+    what a reader of a large trace builds (dumpi_calls.py), whole runs of calls at a time, and what lowering reads
+    (program.py). A call with other fields (sendrecv's receive, alltoallv's counts, compute's duration) keeps them
+    in `rest`. Indexing and iterating give Calls, so a table is read like the list of Calls it stands for."""
+
+    def __init__(self) -> None:
+        self.cols: dict[str, list] = {name: [] for name in COLUMNS}
+        self.rest: dict[int, dict[str, Any]] = {}  # call index -> its other fields that are not their default
+
+    @classmethod
+    def of(cls, calls: Sequence[Call]) -> CallTable:
+        if isinstance(calls, CallTable):
+            return calls
+        table = cls()
+        for c in calls:
+            table.append(c)
+        return table
+
+    def append(self, c: Call) -> None:
+        rest = {k: getattr(c, k) for k, v in _DEFAULTS.items() if getattr(c, k) != v}
+        if rest:
+            self.rest[len(self)] = rest
+        for name, col in self.cols.items():
+            col.append(getattr(c, name))
+
+    def extend(self, **columns: list) -> None:
+        """Calls given as columns, every one of COLUMNS with the same length."""
+        for name, col in self.cols.items():
+            col.extend(columns[name])
+
+    def __len__(self) -> int:
+        return len(self.cols["kind"])
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        return Call(**{name: col[i] for name, col in self.cols.items()}, **self.rest.get(i, {}))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+
 @dataclass
 class Trace:
-    ranks: list[list[Call]]  # ranks[r]: rank r's calls in program order
+    ranks: list[Sequence[Call]]  # ranks[r]: rank r's calls in program order (a list, or a CallTable)
     comms: dict[int, tuple[int, ...]] = field(default_factory=dict)  # id -> world ranks; 0 is filled in
     files: list[str] = field(default_factory=list)  # where rank r's calls came from (error messages)
     source: str = "generator"  # "generator", "otf2", "dumpi_ascii", ...

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -27,7 +30,7 @@ from ..registry import (
     ALG_BINOMIAL, ALG_DISSEMINATION, ALG_PAIRWISE, ALG_RABENSEIFNER, ALG_RECURSIVE_DOUBLING, ALG_RING,
     COLLECTIVE_ALGORITHMS,
 )
-from .calls import ANY_SOURCE, ANY_TAG, COLLECTIVES, PROC_NULL, Call, Trace
+from .calls import ANY_SOURCE, ANY_TAG, COLLECTIVES, PROC_NULL, Call, CallTable, Trace
 from .state import (
     ANY, CALL_CODE, N_OP, NULL_PEER, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_INDEX,
     OP_IRECV, OP_ISEND, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT,
@@ -106,7 +109,8 @@ class _RankLowering:
                  member_sets: dict[int, frozenset[int]]):
         self.rank, self.trace, self.opt, self.comm_index, self.seqs = rank, trace, opt, comm_index, seqs
         self.member_sets = member_sets  # each communicator's world ranks, shared by every rank's lowering
-        self.rows: list[list[int]] = []
+        self.rows: list[int] = []  # op rows being made, N_OP values each (lower puts them into ops)
+        self.ops = np.zeros((0, N_OP), np.int64)  # the rank's op rows
         self.req_list: list[int] = []
         self.counts: list[int] = []
         self.live: dict[int, int] = {}  # request handle -> slot
@@ -116,23 +120,24 @@ class _RankLowering:
         self.used: set[int] = set()  # the communicators the calls name (a rank must be a member of each)
         self.coll_comms: set[int] = set()  # the communicators of its collectives
         self.skipped: dict[str, int] = {}
-        self.calls = np.zeros(len(CALL_CODE), np.int64)
+        self.calls = np.zeros(len(CALL_CODE), np.int64)  # the calls of each kind
+        self.table = CallTable()  # the calls lowered
         self.waiting = 0  # cycles of the trace's clock outside the gaps (the rank's time in MPI calls), when the run
         # keeps the trace's computation from its start
 
-    def fail(self, index: int, call: Call, why: str) -> ProgramError:
+    def fail(self, index: int, why: str) -> ProgramError:
+        call = self.table[index]
         name = call.name or f"MPI_{call.kind.capitalize()}"
         where = self.trace.where(self.rank)
         who = where if where.endswith(f"rank {self.rank}") else f"{where}: rank {self.rank}"
         return ProgramError(f"{who}, call {index} ({name}): {why}")
 
-    def row(self, code: int, call: str, index: int, **cols: int) -> list[int]:
+    def row(self, code: int, call: str, index: int, **cols: int) -> None:
         r = [0] * N_OP
         r[OP_CODE], r[OP_CALL], r[OP_INDEX], r[OP_REQ] = code, CALL_CODE[call], index, -1
         for k, v in cols.items():
             r[_COLUMN[k]] = v
-        self.rows.append(r)
-        return r
+        self.rows.extend(r)
 
     def slot(self) -> int:
         if self.free:
@@ -140,23 +145,29 @@ class _RankLowering:
         self.slots += 1
         return self.slots - 1
 
-    def world(self, comm: int, peer: int, index: int, call: Call, any_ok: bool) -> int:
+    def world(self, comm: int, peer: int, index: int, any_ok: bool) -> int:
         if peer == PROC_NULL:
             return NULL_PEER
         if peer == ANY_SOURCE and any_ok:
             return ANY
         members = self.trace.comms[comm]
         if not 0 <= peer < len(members):
-            raise self.fail(index, call, f"peer {peer} is not a rank of communicator {comm} ({len(members)} ranks)")
+            raise self.fail(index, f"peer {peer} is not a rank of communicator {comm} ({len(members)} ranks)")
         return members[peer]
 
-    def comm(self, call: Call, index: int) -> int:
-        if call.comm not in self.comm_index:
-            raise self.fail(index, call, f"unknown communicator {call.comm}")
-        if self.rank not in self.member_sets[call.comm]:
-            raise self.fail(index, call, f"rank {self.rank} is not a member of communicator {call.comm}")
-        self.used.add(call.comm)
-        return self.comm_index[call.comm]
+    def comm_problem(self, comm: int) -> str:
+        """Why this rank's calls cannot use communicator `comm` ("": they can)."""
+        if comm not in self.comm_index:
+            return f"unknown communicator {comm}"
+        if self.rank not in self.member_sets[comm]:
+            return f"rank {self.rank} is not a member of communicator {comm}"
+        return ""
+
+    def comm(self, comm: int, index: int) -> int:
+        if self.comm_problem(comm):
+            raise self.fail(index, self.comm_problem(comm))
+        self.used.add(comm)
+        return self.comm_index[comm]
 
     def reuse_for(self, rank: int) -> None:
         """Rank `rank` runs the very same call list: its rows are these (no row depends on the rank), once it is
@@ -165,20 +176,12 @@ class _RankLowering:
             if rank not in self.member_sets[c]:
                 raise ProgramError(f"{self.trace.where(rank)}: rank {rank} is not a member of communicator {c}")
 
-    def p2p(self, code: int, kind: str, call: Call, index: int, peer: int, tag: int, nbytes: int,
-            handle: int | None) -> int:
-        c = self.comm(call, index)
+    def p2p(self, code: int, kind: str, index: int, comm: int, peer: int, tag: int, nbytes: int) -> int:
+        """A sendrecv's isend or irecv op (lower makes the other calls' at once); returns its slot."""
+        c = self.comm(comm, index)
         s = self.slot()
-        if handle is not None:
-            if handle in self.live:
-                raise self.fail(index, call, f"request {handle} is still active (not yet waited for)")
-            self.live[handle] = s
-        r = [0] * N_OP
-        r[OP_CODE], r[OP_CALL], r[OP_INDEX], r[OP_REQ] = code, CALL_CODE[kind], index, s
-        r[OP_PEER] = self.world(call.comm, peer, index, call, code == OP_IRECV)
-        r[OP_TAG] = ANY if (tag == ANY_TAG and code == OP_IRECV) else tag
-        r[OP_COMM], r[OP_BYTES] = c, nbytes
-        self.rows.append(r)
+        self.row(code, kind, index, peer=self.world(comm, peer, index, code == OP_IRECV),
+                 tag=ANY if (tag == ANY_TAG and code == OP_IRECV) else tag, comm=c, nbytes=nbytes, req=s)
         return s
 
     def wait(self, kind: str, index: int, slots: list[int]) -> None:
@@ -187,93 +190,221 @@ class _RankLowering:
         for s in slots:
             heapq.heappush(self.free, s)
 
-    def lower(self, calls: list[Call], origin: float) -> None:
+    def lower(self, calls: Sequence[Call], origin: float) -> None:
+        """The rank's op rows into self.ops. What depends on no state (the clock and the computation between calls,
+        communicators, peers, where each call's rows go) is computed for all calls at once; the request slots, and
+        the calls other than point-to-point ones and waits, in call order."""
         opt = self.opt
-        last_end = clock = origin
-        gaps = 0.0  # ns of recorded computation between calls
-        for index, call in enumerate(calls):
-            k = call.kind
-            if k in ("noop", "unknown"):
-                for h in call.requests:  # MPI_Request_free of an active request: it completes unobserved, and its
-                    self.live.pop(h, None)  # slot is never reused
-                if k == "unknown":
-                    if not opt.skip_unknown:
-                        raise self.fail(index, call, "unsupported MPI call (set workload.skip_unknown = true to "
-                                        "skip such calls and count them)")
-                    self.skipped[call.name] = self.skipped.get(call.name, 0) + 1
-                if math.isnan(last_end) and not math.isnan(call.start_ns):
-                    last_end = clock = call.start_ns  # the rank's clock starts at its first call
-                if not opt.count_init and call.name in ("MPI_Init", "MPI_Init_thread") and not math.isnan(call.end_ns):
-                    last_end = clock = call.end_ns  # the time until MPI_Init returns is not computation
-                continue
-            if not math.isnan(call.start_ns):
-                if not math.isnan(last_end):
-                    gaps += max(0.0, call.start_ns - last_end)
-                    gap = _cycles((call.start_ns - last_end) * opt.compute_scale, opt.cycle_ns)
-                    if gap > 0 and opt.compute != "none":
-                        self.row(OP_COMPUTE, "compute", index, arg=gap)
-                last_end = call.end_ns if not math.isnan(call.end_ns) else call.start_ns
-            self.calls[CALL_CODE[k]] += 1
-            if k == "compute":
-                d = call.duration_cycles if call.duration_cycles >= 0 else _cycles(call.duration_ns, opt.cycle_ns)
-                if d > 0 and opt.compute != "none":
-                    self.row(OP_COMPUTE, "compute", index, arg=d)
-            elif k in ("isend", "irecv"):
-                self.p2p(OP_ISEND if k == "isend" else OP_IRECV, k, call, index, call.peer, call.tag, call.bytes,
-                         call.request)
-            elif k in ("send", "recv"):
-                s = self.p2p(OP_ISEND if k == "send" else OP_IRECV, k, call, index, call.peer, call.tag, call.bytes,
-                             None)
-                self.wait(k, index, [s])
-            elif k == "sendrecv":
-                a = self.p2p(OP_ISEND, k, call, index, call.peer, call.tag, call.bytes, None)
-                b = self.p2p(OP_IRECV, k, call, index, call.recv_peer, call.recv_tag, call.recv_bytes, None)
-                self.wait(k, index, [a, b])
-            elif k in ("wait", "waitall"):
-                slots = []
-                for h in call.requests:
-                    if h not in self.live:
-                        raise self.fail(index, call, f"request {h} was not started by an isend or irecv")
-                    slots.append(self.live.pop(h))
-                if slots:
-                    self.wait(k, index, slots)
-            elif k in COLLECTIVES:
-                self.collective(call, index)
-            else:
-                raise self.fail(index, call, f"unknown call kind {k!r}")
-        starts = [c.start_ns for c in calls if not math.isnan(c.start_ns)]
-        if starts and not math.isnan(last_end):  # computation until the last call (MPI_Finalize) begins
-            gaps += max(0.0, starts[-1] - last_end)
-            gap = _cycles((starts[-1] - last_end) * opt.compute_scale, opt.cycle_ns)
-            if gap > 0 and opt.compute != "none":
-                self.row(OP_COMPUTE, "compute", len(calls) - 1, arg=gap)
+        self.table = table = CallTable.of(calls)  # its columns, without a Call object each (fail makes one)
+        cols, n = table.cols, len(table)
+        kinds, names = cols["kind"], cols["name"]
+        code = np.fromiter(map(_KIND_CODE.get, kinds, repeat(_BAD)), np.int64, n)
+        start, end = np.array(cols["start_ns"], np.float64), np.array(cols["end_ns"], np.float64)
+        main = code >= 0  # not noop or unknown
+        gap, gaprow, last_end, clock, gaps = self.clock(code, names, start, end, main, origin)
+        self.calls = np.bincount(code[main], minlength=len(CALL_CODE)).astype(np.int64)
+        # Point-to-point ops (isend, irecv, and send, recv with their wait): communicator, world peer, tag
+        p2p = (code == _ISEND) | (code == _IRECV) | (code == _SEND) | (code == _RECV)
+        receive = (code == _IRECV) | (code == _RECV)
+        tag = np.array(cols["tag"], np.int64)
+        world, cindex, errors = self.peers(p2p, receive)
+        errors += [(int(i), 0, f"unknown call kind {kinds[i]!r}") for i in np.flatnonzero(code == _BAD)[:1]]
+        if not opt.skip_unknown:
+            errors += [(int(i), 0, "unsupported MPI call (set workload.skip_unknown = true to skip such calls and "
+                        "count them)") for i in np.flatnonzero(code == _UNKNOWN)[:1]]
+        stop = min(errors, default=(n, 0, ""))
+        slot, (list_at, list_len), made = self.requests(code, stop[:2])
+        if errors:
+            raise self.fail(stop[0], stop[2])
+        if opt.skip_unknown:
+            for i in np.flatnonzero(code == _UNKNOWN).tolist():
+                self.skipped[names[i]] = self.skipped.get(names[i], 0) + 1
+        # Each call's rows: its computation (the gap before it), then its ops
+        waits = ((code == _WAIT) | (code == _WAITALL)) & (list_len > 0)
+        blocking = (code == _SEND) | (code == _RECV)  # an op and its wait
+        at = np.concatenate(([0], np.cumsum(gaprow.astype(np.int64) + p2p + blocking + waits + made)))
+        ops = np.zeros((at[-1], N_OP), np.int64)
+        ops[:, OP_REQ] = -1
+        index = np.arange(n)
+        r = at[:-1][gaprow]
+        ops[r, OP_CODE], ops[r, OP_CALL], ops[r, OP_ARG], ops[r, OP_INDEX] = OP_COMPUTE, CALL_CODE["compute"], \
+            gap[gaprow], index[gaprow]
+        first = at[:-1] + gaprow
+        r = first[p2p]
+        ops[r, OP_CODE] = np.where(receive[p2p], OP_IRECV, OP_ISEND)
+        ops[r, OP_CALL], ops[r, OP_PEER], ops[r, OP_COMM], ops[r, OP_REQ], ops[r, OP_INDEX] = code[p2p], world[p2p], \
+            cindex[p2p], slot[p2p], index[p2p]
+        ops[r, OP_TAG] = np.where(receive[p2p] & (tag[p2p] == ANY_TAG), ANY, tag[p2p])
+        ops[r, OP_BYTES] = np.array(cols["bytes"], np.int64)[p2p]
+        for w, r in ((waits, first[waits]), (blocking, first[blocking] + 1)):
+            ops[r, OP_CODE], ops[r, OP_CALL], ops[r, OP_ARG], ops[r, OP_LIST], ops[r, OP_INDEX] = OP_WAIT, code[w], \
+                list_len[w], list_at[w], index[w]
+        if self.rows:  # the rows of the calls that made their own, in call order
+            m = made[made > 0]
+            ops[np.repeat(first[made > 0] - np.cumsum(m) + m, m) + np.arange(m.sum())] = \
+                np.array(self.rows, np.int64).reshape(-1, N_OP)
+        self.rows = []
+        last = next((t for t in reversed(cols["start_ns"]) if not math.isnan(t)), math.nan)
+        if not math.isnan(last) and not math.isnan(last_end):  # computation until the last call (MPI_Finalize)
+            gaps += max(0.0, last - last_end)
+            d = _cycles((last - last_end) * opt.compute_scale, opt.cycle_ns)
+            if d > 0 and opt.compute != "none":
+                self.row(OP_COMPUTE, "compute", n - 1, arg=d)
+                ops = np.concatenate((ops, np.array(self.rows, np.int64).reshape(1, N_OP)))
             if opt.compute != "none" and opt.count_init:  # else the recorded waits are not this run's
-                self.waiting = _cycles(max(starts[-1], last_end) - clock - gaps, opt.cycle_ns)
+                self.waiting = _cycles(max(last, last_end) - clock - gaps, opt.cycle_ns)
+        self.ops = ops
         if self.live:
             handles = ", ".join(str(h) for h in sorted(self.live))
             raise ProgramError(f"{self.trace.where(self.rank)}: rank {self.rank} ends with requests {handles} "
                                "never waited for")
 
-    def collective(self, call: Call, index: int) -> None:
-        c = self.comm(call, index)
-        members = self.trace.comms[call.comm]
+    def peers(self, p2p: np.ndarray, receive: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, str]]]:
+        """The world peer and communicator index of each point-to-point call (`p2p`; `receive`: may name
+        ANY_SOURCE), and the first error of each communicator: (call, 0: before its slot, 2: after, why)."""
+        cols, n = self.table.cols, len(p2p)
+        comm, peer = np.array(cols["comm"], np.int64), np.array(cols["peer"], np.int64)
+        world, cindex, errors = np.zeros(n, np.int64), np.zeros(n, np.int64), []
+        for c in np.unique(comm[p2p]).tolist():
+            on = p2p & (comm == c)
+            if self.comm_problem(c):
+                errors.append((int(np.argmax(on)), 0, self.comm_problem(c)))
+                continue
+            self.used.add(c)
+            cindex[on] = self.comm_index[c]
+            members = np.array(self.trace.comms[c], np.int64)
+            p = peer[on]
+            ok = (p >= 0) & (p < len(members))
+            special = (p == PROC_NULL) | ((p == ANY_SOURCE) & receive[on])
+            world[on] = np.where(p == PROC_NULL, NULL_PEER, np.where(special, ANY, members[np.where(ok, p, 0)]))
+            bad = np.flatnonzero(on)[~ok & ~special]
+            if len(bad):
+                i = int(bad[0])
+                errors.append((i, 2, f"peer {peer[i]} is not a rank of communicator {c} ({len(members)} ranks)"))
+        return world, cindex, errors
+
+    def clock(self, code: np.ndarray, names: list[str], start: np.ndarray, end: np.ndarray, main: np.ndarray,
+              origin: float) -> tuple[np.ndarray, np.ndarray, float, float, float]:
+        """The computation before each call (the module doc): its cycles, whether it makes a row, and the clock
+        after the last call (its last_end, where it started, the ns of computation). The clock's `last_end` is
+        the end of the last call that is not a noop or unknown (its start without an end); it starts at
+        `origin`, else at the first call with a start, and at MPI_Init's end if the run drops the time before."""
+        opt = self.opt
+        n = len(code)
+        timed = ~np.isnan(start)
+        moves = main & timed  # calls that move last_end to their end (start)
+        value = np.where(np.isnan(end), start, end)
+        resets = np.zeros(n, bool)  # ... and last_end and the clock's start to theirs
+        if not opt.count_init:
+            resets = ~main & ~np.isnan(end) & np.array([nm in ("MPI_Init", "MPI_Init_thread") for nm in names])
+        if math.isnan(origin):  # the first noop with a start, before anything moved the clock, starts it
+            moved = moves | resets
+            first = np.flatnonzero((timed & ~main)[:int(np.argmax(moved)) if moved.any() else n])
+            if len(first):
+                resets[first[0]], value[first[0]] = True, start[first[0]]
+        moved = moves | resets
+        last = np.maximum.accumulate(np.where(moved, np.arange(n), -1)) if n else np.zeros(0, np.int64)
+        before = np.concatenate(([-1], last[:-1])) if n else last  # the last call before each that moved it
+        last_end = np.where(before >= 0, value[np.maximum(before, 0)], origin)  # before each call
+        timed_gap = moves & ~np.isnan(last_end)
+        d = np.where(timed_gap, start - last_end, 0.0)
+        gap = np.where(timed_gap, np.rint(d * opt.compute_scale / opt.cycle_ns), 0).astype(np.int64)  # (_cycles)
+        gaprow = timed_gap & (gap > 0) & (opt.compute != "none")
+        gaps = float(np.cumsum(np.maximum(0.0, d[timed_gap]))[-1]) if timed_gap.any() else 0.0  # in call order
+        ends = np.flatnonzero(moved)
+        starts = np.flatnonzero(resets)
+        return (gap, gaprow, float(value[ends[-1]]) if len(ends) else origin,
+                float(value[starts[-1]]) if len(starts) else origin, gaps)
+
+    def requests(self, code: np.ndarray, stop: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The request slots of the calls before `stop` (index, and 2: with that call's own slot), in call order:
+        each isend / irecv / send / recv's slot, each wait's offset in req_list and length, and the op rows of the
+        calls that make their own (general) into self.rows; returns the first two, and the rows each call made."""
+        cols, n = self.table.cols, len(code)
+        kinds, request, requests = cols["kind"], cols["request"], cols["requests"]
+        slot, list_at, list_len, made = [0] * n, [0] * n, [0] * n, [0] * n
+        live, free, req_list = self.live, self.free, self.req_list
+        todo = np.flatnonzero(code >= 0).tolist()
+        freed = [i for i in np.flatnonzero(code < 0).tolist() if requests[i]]  # MPI_Request_free noops
+        if freed:
+            todo = sorted(todo + freed)
+        last = stop[0] + (stop[0] < n and stop[1] == 2 and code[stop[0]] in (_ISEND, _IRECV))
+        for i in todo[:bisect_left(todo, last)]:
+            k = kinds[i]
+            if k == "isend" or k == "irecv" or k == "send" or k == "recv":
+                if free:  # (slot, inline)
+                    s = heapq.heappop(free)
+                else:
+                    s = self.slots
+                    self.slots = s + 1
+                slot[i] = s
+                if k == "isend" or k == "irecv":
+                    if request[i] in live:
+                        raise self.fail(i, f"request {request[i]} is still active (not yet waited for)")
+                    live[request[i]] = s
+                else:  # its wait
+                    list_at[i], list_len[i] = len(req_list), 1
+                    req_list.append(s)
+                    heapq.heappush(free, s)
+            elif k == "wait" or k == "waitall":
+                got = list(map(live.pop, requests[i], repeat(None)))
+                if None in got:  # (a handle named twice is not live the second time)
+                    raise self.fail(i, f"request {requests[i][got.index(None)]} was not started by an isend or irecv")
+                if got:
+                    list_at[i], list_len[i] = len(req_list), len(got)
+                    req_list.extend(got)
+                    for s in got:
+                        heapq.heappush(free, s)
+            elif k == "noop" or k == "unknown":
+                for h in requests[i]:  # MPI_Request_free of an active request: it completes unobserved, and its
+                    live.pop(h, None)  # slot is never reused
+            else:
+                a = len(self.rows)
+                self.general(i)
+                made[i] = (len(self.rows) - a) // N_OP
+        return np.array(slot, np.int64), np.array([list_at, list_len], np.int64), np.array(made, np.int64)
+
+    def general(self, index: int) -> None:
+        """The rows of a sendrecv, a compute call or a collective."""
+        cols, k = self.table.cols, self.table.cols["kind"][index]
+        if k in COLLECTIVES:
+            self.collective(index, k, cols["comm"][index], cols["root"][index], cols["bytes"][index])
+            return
+        call = self.table[index]
+        if k == "sendrecv":
+            a = self.p2p(OP_ISEND, k, index, call.comm, call.peer, call.tag, call.bytes)
+            b = self.p2p(OP_IRECV, k, index, call.comm, call.recv_peer, call.recv_tag, call.recv_bytes)
+            self.wait(k, index, [a, b])
+        else:  # compute
+            d = call.duration_cycles if call.duration_cycles >= 0 else _cycles(call.duration_ns, self.opt.cycle_ns)
+            if d > 0 and self.opt.compute != "none":
+                self.row(OP_COMPUTE, "compute", index, arg=d)
+
+    def collective(self, index: int, kind: str, comm: int, root: int, nbytes: int) -> None:
+        c = self.comm(comm, index)
+        members = self.trace.comms[comm]
         n = len(members)
-        if call.kind in ("bcast", "reduce", "gather", "scatter") and not 0 <= call.root < n:
-            raise self.fail(index, call, f"root {call.root} is not a rank of communicator {call.comm}")
+        if kind in ("bcast", "reduce", "gather", "scatter") and not 0 <= root < n:
+            raise self.fail(index, f"root {root} is not a rank of communicator {comm}")
         seq = self.seqs.get(c, 0)
         self.seqs[c] = seq + 1
-        self.colls.append((call.comm, call.kind, call.root))
+        self.colls.append((comm, kind, root))
         lst = 0
-        if call.kind == "alltoallv":
+        if kind == "alltoallv":
+            call = self.table[index]
             if len(call.send_counts) != n or len(call.recv_counts) != n:
-                raise self.fail(index, call, f"alltoallv needs {n} send and receive counts")
+                raise self.fail(index, f"alltoallv needs {n} send and receive counts")
             lst = len(self.counts)
             self.counts.extend(call.send_counts)
             self.counts.extend(call.recv_counts)
-        self.row(OP_COLL, call.kind, index, arg=CALL_CODE[call.kind], alg=choose_algorithm(call.kind, call.bytes, n,
-                 self.opt), comm=c, root=call.root, nbytes=call.bytes, seq=seq, list=lst)
+        self.row(OP_COLL, kind, index, arg=CALL_CODE[kind], alg=choose_algorithm(kind, nbytes, n, self.opt), comm=c,
+                 root=root, nbytes=nbytes, seq=seq, list=lst)
 
 
+_NOOP, _UNKNOWN, _BAD = -1, -2, -3  # lower's codes of the kinds that make no op, and of a kind that is none
+_KIND_CODE = {**CALL_CODE, "noop": _NOOP, "unknown": _UNKNOWN}
+_ISEND, _IRECV, _SEND, _RECV, _WAIT, _WAITALL = (CALL_CODE[k] for k in ("isend", "irecv", "send", "recv", "wait",
+                                                                         "waitall"))
 _COLUMN = {"peer": OP_PEER, "tag": OP_TAG, "comm": OP_COMM, "nbytes": OP_BYTES, "req": OP_REQ, "arg": OP_ARG,
            "list": OP_LIST, "alg": OP_ALG, "root": OP_ROOT, "seq": OP_SEQ}
 
@@ -340,7 +471,7 @@ class _OpTable:
     def add(self, r: int, low: _RankLowering) -> None:
         """Rank r's rows, their wait lists and counts appended (offsets into them made the table's)."""
         self.waiting[r] = low.waiting
-        rows = np.array(low.rows, dtype=np.int64).reshape(-1, N_OP)
+        rows = low.ops
         if len(rows):  # offsets into the shared wait-list and count arrays
             waits = rows[:, OP_CODE] == OP_WAIT
             rows[waits, OP_LIST] += len(self.req_list)

@@ -22,6 +22,11 @@ counters (bit 0x80: uint8 count, then count x (int64 at entry, int64 at exit); s
 from the perf labels, which the tracer writes equal); then the call's arguments, in the order and sizes
 `dumpi_layout.py` gives for its function id (statuses only when the mask has bit 0x01 or 0x02).
 
+Most records of a large trace are the calls dumpi_calls.py converts a run at a time (BULK_KINDS: sends, receives,
+waits, allreduce, and the calls it needs only the name of): those are only located as the body is scanned, and
+their arguments read afterwards with numpy, all records of one function id and mask at once (`_bulk`); the rest
+are read field by field into DumpiCalls, as are all records of the ASCII form.
+
 Every function DUMPI records has a layout, so every record is read: calls fastnet maps become their `Call`
 kinds, the rest `noop` or `unknown` by their names (names.py), exactly as the ASCII form's (dumpi_calls.py does
 both). Function enter / exit records (profiled user functions, MPI_Pcontrol annotations) are not MPI calls and
@@ -38,10 +43,14 @@ import struct
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
 
 from fastnet.errors import TraceError
 from fastnet.mpi.calls import Trace
-from fastnet.mpi.traces.dumpi_calls import DumpiCall, RankCalls, Value, build_trace
+from fastnet.mpi.traces.dumpi_calls import BULK_COLUMNS, BULK_KINDS, NAME_ONLY, Bulk, DumpiCall, RankCalls, Value, \
+    build_trace
 from fastnet.mpi.traces.dumpi_layout import ALL_FUNCTIONS, END_OF_STREAM, FUNCTION_ENTER, FUNCTION_EXIT, LAYOUTS, \
     NAMES, Field
 
@@ -63,6 +72,7 @@ _SCALAR = {"i": struct.Struct(">i"), "q": struct.Struct(">q"), "h": struct.Struc
 _ELEMENT = {"I": "i", "H": "H", "B": "B"}  # array code -> struct code of its elements
 _U16 = struct.Struct(">H")
 _I32 = struct.Struct(">i")
+_U32 = struct.Struct(">I")
 _U64 = struct.Struct(">Q")
 _TIME = struct.Struct(">HIHI")  # start seconds, start ns, stop seconds, stop ns
 _HEAD = struct.Struct(">BBBQ")  # version, start time
@@ -83,14 +93,24 @@ class DumpiFile:
     """One rank's .bin, read: what the file says besides its calls is kept for tests and tools."""
     path: Path
     header: Header
-    calls: list[DumpiCall]
+    general: list[DumpiCall]  # the records not read in bulk, in file order
     datatype_sizes: dict[int, int]
     call_counts: dict[str, int] = field(default_factory=dict)  # the footer: calls the program made, by name
     ignored_counts: dict[str, int] = field(default_factory=dict)  # ... and DUMPI did not record
     records: dict[str, int] = field(default_factory=dict)  # records read, by name
+    bulk: Bulk | None = None  # every record, those of `general` in their places
+
+    @property
+    def calls(self) -> list[DumpiCall]:
+        """Every record as a DumpiCall (those read in bulk read again), in file order."""
+        general = iter(self.general)
+        b = self.bulk
+        return [next(general) if fid < 0 else b.reread(pos) for fid, pos in zip(b.fid.tolist(), b.pos.tolist())] if b \
+            else self.general
 
     def rank_calls(self) -> RankCalls:
-        return RankCalls(self.path, self.calls, self.datatype_sizes, lambda pos: f"{self.path}:byte {pos}")
+        return RankCalls(self.path, self.general, self.datatype_sizes, lambda pos: f"{self.path}:byte {pos}",
+                         self.bulk)
 
 
 def read_dumpi(path: str | Path) -> Trace:
@@ -266,47 +286,196 @@ def _footer(r: _Cursor, at: int) -> tuple[dict[str, int], dict[str, int]]:
 
 
 def _body(r: _Cursor, index: dict[str, int], version: tuple[int, int, int], out: DumpiFile) -> None:
-    """The call stream: records from the body until END_OF_STREAM (or the next section)."""
+    """The call stream: records from the body until END_OF_STREAM (or the next section). The records of the common
+    calls (_bulk_plan) are only located here, and their arguments read afterwards with numpy, all records of one
+    layout at once (_bulk); the others become DumpiCalls as they come."""
     body = index["body"]
     end = min([v for k, v in index.items() if v > body and k != "body"])
     c = r.at(body, end)
     _cpu_bias, wall_bias = c.take(struct.Struct(">ii"))
-    data, calls, records = c.data, out.calls, out.records
-    plans: dict[int, tuple | None] = {}  # fid + mask << 16 -> _plan's struct, names and wall clock's place
-    while c.pos < c.end:
-        pos = c.pos
-        if pos + 3 <= c.end:  # the common record: all scalars after the preamble, read with one struct
-            fid, mask = _FID_MASK.unpack_from(data, pos)
-            key = fid | mask << 16
-            plan = plans[key] if key in plans else plans.setdefault(key, _plan(fid, version, mask))
-            if plan is not None and pos + 3 + plan[0].size <= c.end:
-                st, names, wall = plan
-                values = st.unpack_from(data, pos + 3)
-                c.pos = pos + 3 + st.size
-                start_ns = end_ns = 0
-                if wall >= 0:
-                    start_ns = (values[wall] + wall_bias) * 1_000_000_000 + values[wall + 1]
-                    end_ns = (values[wall + 2] + wall_bias) * 1_000_000_000 + values[wall + 3]
-                name = NAMES[fid]
-                records[name] = records.get(name, 0) + 1
-                args = dict(zip(names, values[len(values) - len(names):]))
-                calls.append(DumpiCall(name, pos, start_ns, end_ns, args))
+    data, calls, end = c.data, out.general, c.end
+    offsets: list[int] = []  # every record's, in file order
+    general: list[int] = []  # the places in `offsets` of out.general's records
+    lengths = _Lengths(version)
+    pos = c.pos
+    while pos < end:
+        if pos + 4 <= end:
+            key = _U32.unpack_from(data, pos)[0] >> 8  # (function id << 8 | mask: 4 bytes read where 3 are)
+            n = lengths[key]
+            if n < 0:
+                n = _length(_bulk_plan(key >> 8, version, key & 0xFF), data, pos, end)
+            if n and pos + n <= end:
+                offsets.append(pos)
+                pos += n
                 continue
-        fid = c.one(_U16)
-        if fid in (END_OF_STREAM, ALL_FUNCTIONS):
+        c.pos = pos  # a record read field by field (or a truncated or corrupt one, whose checks name the offset)
+        call = _record(c, wall_bias, version)
+        pos = c.pos
+        if call is False:
+            out.bulk = _bulk(data, offsets, general, version, wall_bias,
+                             functools.partial(_reread, c, wall_bias, version))
+            fids, n = np.unique(out.bulk.fid[out.bulk.fid >= 0], return_counts=True)
+            for fid, k in zip(fids.tolist(), n.tolist()):
+                out.records[NAMES[fid]] = out.records.get(NAMES[fid], 0) + k
             return
-        if fid not in LAYOUTS:
-            raise c.fail(f"function id {fid} has no DUMPI record layout (ids 0..{ALL_FUNCTIONS - 1} are MPI "
-                         f"functions{', and it is MPI_Pcontrol, which has none' if fid < ALL_FUNCTIONS else ''}): "
-                         "corrupt, or written by a DUMPI this reader does not know", pos)
-        mask, start_ns, end_ns = _preamble(c, wall_bias)
-        args = _arguments(c, fid, version, mask)
-        if fid in (FUNCTION_ENTER, FUNCTION_EXIT):
-            continue
-        name = NAMES[fid]
-        out.records[name] = out.records.get(name, 0) + 1
-        out.calls.append(DumpiCall(name, pos, start_ns, end_ns, args))
+        if call is not None:
+            out.records[call.name] = out.records.get(call.name, 0) + 1
+            general.append(len(offsets))
+            offsets.append(call.pos)
+            calls.append(call)
     raise c.fail("the call stream has no end marker before the next section: corrupt")
+
+
+class _Lengths(dict):
+    """function id << 8 | mask -> the length of its records read in bulk, -1 when their arrays make it vary
+    (_length), 0 for records read field by field."""
+
+    def __init__(self, version: tuple[int, int, int]):
+        super().__init__()
+        self.version = version
+
+    def __missing__(self, key: int) -> int:
+        plan = _bulk_plan(key >> 8, self.version, key & 0xFF)
+        self[key] = 0 if plan is None else -1 if plan.requests or plan.status else plan.size
+        return self[key]
+
+
+def _length(plan: _BulkPlan, data: memoryview, pos: int, end: int) -> int:
+    """The length of the record at `pos`: the fixed part, then Waitall's requests, then the statuses (last); 0 when
+    it would run past `end`."""
+    n = plan.size
+    if pos + n > end:
+        return 0
+    if plan.requests:
+        n += 4 * max(_I32.unpack_from(data, pos + plan.requests)[0], 0)
+    if plan.status:
+        if pos + n + 4 > end:
+            return 0
+        n += 4 + plan.status * max(_I32.unpack_from(data, pos + n)[0], 0)
+    return n
+
+
+def _record(c: _Cursor, wall_bias: int, version: tuple[int, int, int]) -> DumpiCall | None | bool:
+    """The record at c.pos read field by field (one of scalars only with one struct, _plan): a DumpiCall, None
+    for a function enter / exit record (not an MPI call), False for the end of the stream."""
+    pos, data = c.pos, c.data
+    if pos + 3 <= c.end:
+        fid, mask = _FID_MASK.unpack_from(data, pos)
+        plan = _plan(fid, version, mask)
+        if plan is not None and pos + 3 + plan[0].size <= c.end:
+            st, names, wall = plan
+            values = st.unpack_from(data, pos + 3)
+            c.pos = pos + 3 + st.size
+            start_ns = end_ns = 0
+            if wall >= 0:
+                start_ns = (values[wall] + wall_bias) * 1_000_000_000 + values[wall + 1]
+                end_ns = (values[wall + 2] + wall_bias) * 1_000_000_000 + values[wall + 3]
+            return DumpiCall(NAMES[fid], pos, start_ns, end_ns, dict(zip(names, values[len(values) - len(names):])))
+    fid = c.one(_U16)
+    if fid in (END_OF_STREAM, ALL_FUNCTIONS):
+        return False
+    if fid not in LAYOUTS:
+        raise c.fail(f"function id {fid} has no DUMPI record layout (ids 0..{ALL_FUNCTIONS - 1} are MPI "
+                     f"functions{', and it is MPI_Pcontrol, which has none' if fid < ALL_FUNCTIONS else ''}): "
+                     "corrupt, or written by a DUMPI this reader does not know", pos)
+    mask, start_ns, end_ns = _preamble(c, wall_bias)
+    args = _arguments(c, fid, version, mask)
+    if fid in (FUNCTION_ENTER, FUNCTION_EXIT):
+        return None
+    return DumpiCall(NAMES[fid], pos, start_ns, end_ns, args)
+
+
+def _reread(c: _Cursor, wall_bias: int, version: tuple[int, int, int], pos: int) -> DumpiCall:
+    """The DumpiCall of a record _body read in bulk, read again field by field (for tools, and for a record whose
+    arguments the bulk conversion does not take: dumpi_calls.py _Rank.read)."""
+    c.pos = pos
+    call = _record(c, wall_bias, version)
+    assert isinstance(call, DumpiCall)
+    return call
+
+
+class _BulkPlan(NamedTuple):
+    """Where a record of one function id and mask keeps what the common calls need (byte offsets from its start)."""
+    size: int  # bytes up to the requests (the int32 count included) or statuses; with neither, the whole record
+    requests: int  # offset of the int32 count of Waitall's requests, 0: none
+    status: int  # bytes per status when the mask records them (they come last), 0: none
+    wall: int  # offset of the wall clock's (uint16 s, uint32 ns, uint16 s, uint32 ns), -1: none
+    dtype: np.dtype  # the fixed part: the arguments it keeps by Bulk column, the wall clock (s0, ns0, s1, ns1)
+    # and the requests' count
+
+
+@functools.lru_cache(maxsize=None)
+def _bulk_plan(fid: int, version: tuple[int, int, int], mask: int) -> _BulkPlan | None:
+    """The plan of a record that _body reads in bulk: a call dumpi_calls.py converts in bulk (BULK_KINDS: sends,
+    receives, waits, allreduce, and the calls it needs only the name of), whose layout is scalars, then (Waitall)
+    the requests array, then the statuses; None for any other record (perf counters, strings, other arrays,
+    fields only at the root, statuses in the middle), which it reads field by field."""
+    if fid not in LAYOUTS or fid >= ALL_FUNCTIONS or NAMES[fid] not in BULK_KINDS or mask & PERF_COUNTERS:
+        return None
+    size, wall = 3 + (2 if mask & THREAD else 0) + (12 if mask & CPU_TIME else 0), -1
+    if mask & WALL_TIME:
+        wall, size = size, size + 12
+    requests = status = 0
+    fields = [(name, wall + off, code) for name, off, code in (("s0", 0, "h"), ("ns0", 2, "I"), ("s1", 6, "h"),
+                                                                ("ns1", 8, "I"))] if wall >= 0 else []
+    layout = [f for f in LAYOUTS[fid] if f.present(version)]
+    for i, f in enumerate(layout):
+        last = i == len(layout) - 1
+        if f.at_root:
+            return None
+        if f.code == "s":
+            if not last:
+                return None
+            status = (14 if version >= (0, 6, 3) else 10) if mask & STATUSES else 0
+        elif f.code == "I" and f.name == "requests" and (last or layout[i + 1].code == "s"):
+            fields.append(("requests", size, "i"))
+            requests, size = size, size + 4
+        elif f.code in _SCALAR:
+            if f.name in BULK_COLUMNS and BULK_KINDS[NAMES[fid]] != NAME_ONLY:
+                fields.append((BULK_COLUMNS[f.name], size, f.code))
+            size += _SCALAR[f.code].size
+        else:
+            return None
+    dtype = np.dtype({"names": [n for n, _, _ in fields], "formats": [_BE[code] for _, _, code in fields],
+                      "offsets": [off for _, off, _ in fields], "itemsize": size})
+    return _BulkPlan(size, requests, status, wall, dtype)
+
+
+_BE = {"i": ">i4", "q": ">i8", "h": ">u2", "b": "u1", "I": ">u4"}  # layout code -> numpy type (I here: uint32 ns)
+
+
+def _bulk(data: memoryview, offsets: list[int], general: list[int], version: tuple[int, int, int], wall_bias: int,
+          reread) -> Bulk:
+    """The Bulk columns of a rank's records: for each layout (function id and mask) its records' fields taken
+    from the bytes at once."""
+    u8 = np.frombuffer(data, np.uint8)
+    at = np.array(offsets, np.int64)
+    key = (u8[at].astype(np.int64) << 16) | (u8[at + 1].astype(np.int64) << 8) | u8[at + 2]  # fid << 8 | mask
+    key[general] = -1
+    n = len(key)
+    cols = {name: np.zeros(n, np.int64) for name in ("start", "end", *dict.fromkeys(BULK_COLUMNS.values()))}
+    requests: dict[int, tuple[int, ...]] = {}
+
+    for k in np.unique(key[key >= 0]).tolist():
+        plan = _bulk_plan(k >> 8, version, k & 0xFF)
+        rows = np.flatnonzero(key == k)
+        pos = at[rows]
+        rec = u8[pos[:, None] + np.arange(plan.dtype.itemsize)].view(plan.dtype)[:, 0]  # the fixed parts
+        for name in plan.dtype.names:
+            if name in cols:
+                cols[name][rows] = rec[name]
+        if plan.wall >= 0:
+            cols["start"][rows] = (rec["s0"] + np.int64(wall_bias)) * 1_000_000_000 + rec["ns0"]
+            cols["end"][rows] = (rec["s1"] + np.int64(wall_bias)) * 1_000_000_000 + rec["ns1"]
+        if plan.requests:
+            count = np.maximum(rec["requests"].astype(np.int64), 0)
+            first = np.repeat(pos + plan.requests + 4 - 4 * np.cumsum(np.concatenate(([0], count[:-1]))), count)
+            flat = u8[(first + 4 * np.arange(count.sum()))[:, None] + np.arange(4)].view(">i4")[:, 0].tolist()
+            ends = np.cumsum(count).tolist()
+            for row, e, m in zip(rows.tolist(), ends, count.tolist()):
+                requests[row] = tuple(flat[e - m:e])
+    fid = np.where(key >= 0, key >> 8, -1)
+    return Bulk(fid, at, **cols, requests=requests, reread=reread)
 
 
 _FID_MASK = struct.Struct(">HB")

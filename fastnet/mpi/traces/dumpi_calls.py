@@ -15,12 +15,17 @@ the group (Comm_create), the colour and key (Comm_split, Cart_sub), or the paren
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 from pathlib import Path
-from typing import Callable, Union
+from typing import Callable, NamedTuple, Union
+
+import numpy as np
 
 from fastnet.errors import TraceError
-from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, Trace
+from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, PROC_NULL, Call, CallTable, Trace
+from fastnet.mpi.traces.dumpi_layout import IDS, NAMES
 from fastnet.mpi.traces.names import is_noop
 
 # DUMPI's numbering of the predefined datatypes (dumpi/common/constants.h) and their usual LP64 sizes.
@@ -67,6 +72,42 @@ READS_ARGUMENTS = frozenset(SENDS).union(RECVS, SENDRECVS, SEND_INITS, ("MPI_Rec
                                          MPI_COLLECTIVES, AS_COLLECTIVES, COMM_CONSTRUCTORS, GROUP_OPS,
                                          ("MPI_Cancel",))
 
+# The calls whose records the binary reader reads in bulk (dumpi.py _bulk_plan) and _Rank.read converts in one
+# step, by the Call kind each becomes (NAME_ONLY: noop or unknown by its name, which is all `add` reads of it):
+# most of a large trace's calls are these.
+NAME_ONLY = "name"
+BULK_KINDS = {name: NAME_ONLY for name in NAMES if name not in READS_ARGUMENTS and name != "MPI_Request_free"} | \
+    SENDS | {"MPI_Recv": "recv", "MPI_Irecv": "irecv", "MPI_Wait": "wait", "MPI_Waitall": "waitall",
+             "MPI_Allreduce": "allreduce"}
+BULK_COLUMNS = {"count": "count", "datatype": "datatype", "dest": "peer", "source": "peer", "tag": "tag",
+                "comm": "comm", "request": "request"}  # argument -> Bulk column
+# By function id: the kind of Call its bulk-read records become (noop or unknown for NAME_ONLY), its name, and
+# whether it receives (its source and tag may be DUMPI's ANY).
+_ROW_KIND = np.array([("noop" if is_noop(n) else "unknown") if BULK_KINDS.get(n) == NAME_ONLY else BULK_KINDS.get(n)
+                      for n in NAMES], object)
+_NAMES = np.array(NAMES, object)
+_RECEIVES = np.array([n in RECVS for n in NAMES])
+_USES_COMM = np.array([BULK_KINDS.get(n) not in (None, NAME_ONLY, "wait", "waitall") for n in NAMES])
+_CREATES = np.array([BULK_KINDS.get(n) in ("isend", "irecv") for n in NAMES])
+_WAITS = np.array([BULK_KINDS.get(n) in ("wait", "waitall") for n in NAMES])
+
+
+class _Columns(NamedTuple):
+    """A rank's records read in bulk, converted as far as needs no state (_Rank.read), as lists by record."""
+    kind: list[str]  # the Call's (a wait that completes nothing becomes a noop)
+    name: list[str]
+    start: list[float]  # ns since the trace's origin
+    end: list[float]
+    peer: list[int]
+    tag: list[int]
+    comm: list[int]  # DUMPI's handle, -1: the call names none
+    nbytes: list[int]
+    handle: list[int]  # the request handle of isend, irecv, wait
+    pos: list[int]
+    creates: list[int]  # the records of isends and irecvs, ascending
+    waits: list[int]  # ... of waits and waitalls
+    requests: dict[int, tuple[int, ...]]  # waitall's handles
+
 Value = Union[int, str, tuple]  # an argument: int, array of ints (or of strings), string
 
 # Provisional communicator ids while the ranks are walked; resolved to Trace.comms keys afterwards.
@@ -84,26 +125,52 @@ class DumpiCall:
 
 
 @dataclass
+class Bulk:
+    """A binary file's records, located in one pass and the arguments of the common ones read in bulk (dumpi.py
+    _bulk): per record in file order its function id (-1: the next of RankCalls.calls, read field by field), byte
+    offset, wall clock (ns) and arguments by BULK_COLUMNS (0 where it has none), and Waitall's requests. All
+    int64[n]."""
+    fid: np.ndarray
+    pos: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    count: np.ndarray
+    datatype: np.ndarray
+    peer: np.ndarray  # dest or source
+    tag: np.ndarray
+    comm: np.ndarray
+    request: np.ndarray
+    requests: dict[int, tuple[int, ...]]  # record index -> its requests array
+    reread: Callable[[int], DumpiCall]  # the record at a byte offset, read field by field
+
+
+@dataclass
 class RankCalls:
     """One rank's file, parsed: its calls, its datatype table (number -> size) and how to name a position."""
     path: Path
-    calls: list[DumpiCall]
+    calls: list[DumpiCall]  # with `bulk`, only the records it does not hold
     datatype_sizes: dict[int, int]
     locate: Callable[[int], str]  # DumpiCall.pos -> "file:line" / "file:byte N", for error messages
+    bulk: Bulk | None = None
+
+    def first_start(self) -> int | None:
+        """The wall clock of the first record (None: no records)."""
+        if self.bulk is not None and len(self.bulk.fid):
+            return self.calls[0].start_ns if self.bulk.fid[0] < 0 else int(self.bulk.start[0])
+        return self.calls[0].start_ns if self.calls and self.bulk is None else None
 
 
 def build_trace(ranks: list[RankCalls], source: str) -> Trace:
     """The Trace of a DUMPI trace whose rank r is `ranks[r]`."""
     # Walltimes are since the epoch: ~1e18 ns, beyond float64's exact integers. Counting from the whole second
     # of the earliest call keeps every time exact (and a trace written from 0 s reads back unchanged).
-    first = [rank.calls[0].start_ns for rank in ranks if rank.calls]
+    first = [t for rank in ranks if (t := rank.first_start()) is not None]
     origin = min(first) // 1_000_000_000 * 1_000_000_000 if first else 0
     comms = _Comms(len(ranks))
     walkers = []
     for r, rank in enumerate(ranks):
         walker = _Rank(r, rank, comms, origin)
-        for call in rank.calls:
-            walker.add(call)
+        walker.read(rank)
         walkers.append(walker)
     comms.resolve()
     return Trace(ranks=[w.finish() for w in walkers], comms=comms.table(), files=[str(rank.path) for rank in ranks],
@@ -261,7 +328,8 @@ class _Rank:
         self.locate = parsed.locate
         self.table = parsed.datatype_sizes
         self.comms = comms
-        self.calls: list[tuple[Call, int]] = []  # with the DumpiCall's pos, for error messages
+        self.out = CallTable()  # the Calls
+        self.pos: list[int] = []  # the DumpiCall.pos of each, for error messages
         self.comm_handles: dict[int, int] = {COMM_WORLD: _WORLD, COMM_SELF: _SELF}
         self.groups: dict[int, tuple] = {GROUP_EMPTY: ("empty",)}
         self.constructed: dict[int, int] = {}  # provisional parent -> constructors called on it so far
@@ -337,10 +405,9 @@ class _Rank:
     # --- calls -----------------------------------------------------------------------------------------------
 
     def emit(self, b: DumpiCall, kind: str, **fields) -> Call:
-        call = Call(kind=kind, name=b.name, start_ns=float(b.start_ns - self.origin),
-                    end_ns=float(b.end_ns - self.origin), **fields)
-        self.calls.append((call, b.pos))
-        return call
+        self.out.append(Call(kind=kind, name=b.name, start_ns=float(b.start_ns - self.origin),
+                             end_ns=float(b.end_ns - self.origin), **fields))
+        self.pos.append(b.pos)
 
     def new_request(self, handle: int) -> int:
         rid = self.next_request
@@ -351,44 +418,85 @@ class _Rank:
     def complete(self, handles: list[int]) -> tuple[int, ...]:
         return tuple(self.active.pop(h) for h in handles if h in self.active)
 
-    def fast(self, b: DumpiCall) -> bool:
-        """The calls of a halo exchange (MPI_Isend, MPI_Irecv, MPI_Waitall) with every argument a plain int, a
-        known communicator and a datatype of known size, as `add` reads them but in one step (most of a large
-        trace's calls are these); False for anything else, which `add` then reads with its checks."""
-        name, a = b.name, b.args
-        if name == "MPI_Waitall":
-            handles = a.get("requests")
-            if type(handles) is not tuple:
-                return False
-            active = self.active
-            done = tuple(active.pop(h) for h in handles if h in active)
-            self.emit(b, "waitall" if done else "noop", requests=done)
-            return True
-        if name != "MPI_Isend" and name != "MPI_Irecv":
-            return False
+    def read(self, rank: RankCalls) -> None:
+        """Convert the rank's calls in order: the records read in bulk a run at a time, each as `add` would (one
+        whose datatype or communicator needs add's checks is read again for add), the others by `add`."""
+        b = rank.bulk
+        if b is None:
+            for call in rank.calls:
+                self.add(call)
+            return
+        # What needs no state, for every record at once: kind, name, times, bytes, peer and tag as `add` makes them
+        known = np.where(b.fid < 0, 0, b.fid)
+        uses_comm, receives, creates, waits = (x[known] & (b.fid >= 0) for x in (_USES_COMM, _RECEIVES, _CREATES,
+                                                                                 _WAITS))
+        types, of = np.unique(b.datatype, return_inverse=True)
+        size = np.array([self.table.get(t, 0) for t in types.tolist()], np.int64)[of]
+        peer = np.where(b.peer < 0, np.where(receives & (b.peer == DUMPI_ANY), ANY_SOURCE, PROC_NULL), b.peer)
+        c = _Columns(
+            kind=_ROW_KIND[known].tolist(), name=_NAMES[known].tolist(),
+            start=(b.start - self.origin).astype(np.float64).tolist(),
+            end=(b.end - self.origin).astype(np.float64).tolist(),
+            peer=np.where(uses_comm & (known != IDS["MPI_Allreduce"]), peer, PROC_NULL).tolist(),
+            tag=np.where(receives & (b.tag == DUMPI_ANY), ANY_TAG, b.tag).tolist(),
+            comm=np.where(uses_comm, b.comm, -1).tolist(),  # (-1: none, _run maps it to 0)
+            nbytes=np.where(uses_comm & (b.count > 0), b.count * size, 0).tolist(),
+            handle=b.request.tolist(), pos=b.pos.tolist(), creates=np.flatnonzero(creates).tolist(),
+            waits=np.flatnonzero(waits).tolist(), requests=b.requests)
+        # `add` converts the records not read in bulk, and those whose datatype the trace's table does not size
+        general = iter(rank.calls)
+        i = 0
+        for j in np.flatnonzero((b.fid < 0) | (uses_comm & (size <= 0))).tolist() + [len(b.fid)]:
+            i = self._run(c, i, j)
+            while i < j:  # a communicator this rank does not have (now): add says so
+                self.add(b.reread(c.pos[i]))
+                i = self._run(c, i + 1, j)
+            if j < len(b.fid):
+                self.add(next(general) if b.fid[j] < 0 else b.reread(c.pos[j]))
+            i = j + 1
+
+    def _run(self, c: _Columns, i: int, j: int) -> int:
+        """Records i..j-1 (read in bulk, sized) converted up to the first whose communicator this rank does not
+        have; returns where it stopped."""
+        comms = self.comm_handles
+        lut = {**comms, -1: 0}
+        comm = c.comm[i:j]
         try:
-            peer, tag, comm, count, handle = a["dest" if name == "MPI_Isend" else "source"], a["tag"], a["comm"], \
-                a["count"], a["request"]
-            size = self.table.get(a["datatype"], 0)
+            prov = [lut[x] for x in comm]
         except KeyError:
-            return False
-        if type(peer) is not int or type(tag) is not int or type(count) is not int or type(handle) is not int or \
-                size <= 0 or comm not in self.comm_handles:
-            return False
-        if name == "MPI_Isend":
-            kind, peer = "isend", PROC_NULL if peer < 0 else peer
-        else:
-            kind = "irecv"
-            peer = ANY_SOURCE if peer == DUMPI_ANY else PROC_NULL if peer < 0 else peer
-            tag = ANY_TAG if tag == DUMPI_ANY else tag
-        self.emit(b, kind, peer=peer, tag=tag, comm=self.comm_handles[comm], bytes=count * size if count > 0 else 0,
-                  request=self.new_request(handle))
-        return True
+            j = i + next(k for k, x in enumerate(comm) if x not in lut)
+            comm = comm[:j - i]
+            prov = [lut[x] for x in comm]
+        kind = c.kind[i:j]
+        request, requests = [-1] * (j - i), [()] * (j - i)
+        # Requests: a new id per isend / irecv in call order, its handle active until a wait names it
+        a, z = bisect_left(c.creates, i), bisect_left(c.creates, j)
+        new = c.creates[a:z]
+        ids = range(self.next_request, self.next_request + len(new))
+        for x, rid in zip(new, ids):
+            request[x - i] = rid
+        self.next_request += len(new)
+        handles = [c.handle[x] for x in new]
+        active, done_to = self.active, 0  # creates[a + done_to:] not yet active
+        for w in c.waits[bisect_left(c.waits, i):bisect_left(c.waits, j)]:
+            upto = bisect_left(new, w, done_to)
+            active.update(zip(handles[done_to:upto], ids[done_to:upto]))
+            done_to = upto
+            done = tuple(map(active.pop, c.requests[w] if kind[w - i] == "waitall" else (c.handle[w],), repeat(None)))
+            if None in done:  # handles not active (or named twice): skipped
+                done = tuple(rid for rid in done if rid is not None)
+            requests[w - i] = done
+            if not done:
+                kind[w - i] = "noop"
+        active.update(zip(handles[done_to:], ids[done_to:]))
+        self.out.extend(kind=kind, name=c.name[i:j], start_ns=c.start[i:j], end_ns=c.end[i:j], peer=c.peer[i:j],
+                        tag=c.tag[i:j], comm=prov, bytes=c.nbytes[i:j], request=request, requests=requests,
+                        root=[0] * (j - i))
+        self.pos.extend(c.pos[i:j])
+        return j
 
     def add(self, b: DumpiCall) -> None:
         name = b.name
-        if self.fast(b):
-            return
         if name in SENDS:
             fields = dict(peer=self.dest(b), tag=self.int_arg(b, "tag"), comm=self.comm(b),
                           bytes=self.nbytes(b, "count", "datatype"))
@@ -416,18 +524,19 @@ class _Rank:
             started = [h for h in handles if h in self.persistent]
             for h in started:
                 template = self.persistent[h]
-                call = replace(template, name=name, start_ns=float(b.start_ns - self.origin),
-                               end_ns=float(b.end_ns - self.origin), request=self.new_request(h))
-                self.calls.append((call, b.pos))
+                self.out.append(replace(template, name=name, start_ns=float(b.start_ns - self.origin),
+                                        end_ns=float(b.end_ns - self.origin), request=self.new_request(h)))
+                self.pos.append(b.pos)
             if not started:
                 self.emit(b, "noop")
         elif name == "MPI_Cancel":
             rid = self.active.get(self.request_handle(b))
             # a cancelled receive never matches: it becomes a receive from PROC_NULL, which its wait completes at
             # once (a cancelled send, deprecated and rare, is replayed as sent)
-            for call, _ in reversed(self.calls):
-                if rid is not None and call.request == rid and call.kind == "irecv":
-                    call.peer, call.bytes = PROC_NULL, 0
+            cols = self.out.cols
+            for i in range(len(self.out) - 1, -1, -1) if rid is not None else ():
+                if cols["request"][i] == rid and cols["kind"][i] == "irecv":
+                    cols["peer"][i], cols["bytes"][i] = PROC_NULL, 0
                     break
             self.emit(b, "noop")
         elif name == "MPI_Request_free":
@@ -560,14 +669,18 @@ class _Rank:
             raise TraceError(self.where(b), f"{b.name}: {name}={handle} is not a group this rank made")
         return self.groups[handle]
 
-    def finish(self) -> list[Call]:
+    def finish(self) -> CallTable:
         """The rank's calls with provisional communicators replaced by Trace.comms ids (after resolve)."""
-        out = []
-        for call, pos in self.calls:
+        cols, final = self.out.cols, {}
+        for prov in set(cols["comm"]):
             try:
-                call.comm = self.comms.final_id(call.comm, self.rank)
+                final[prov] = self.comms.final_id(prov, self.rank)
             except KeyError:
-                raise TraceError(self.locate(pos), f"{call.name} uses a communicator rank {self.rank} is not a member "
-                                        "of") from None
-            out.append(call)
-        return out
+                pass
+        if len(final) < len(set(cols["comm"])) or any(k != v for k, v in final.items()):
+            for i, prov in enumerate(cols["comm"]):
+                if prov not in final:
+                    raise TraceError(self.locate(self.pos[i]), f"{cols['name'][i]} uses a communicator rank "
+                                     f"{self.rank} is not a member of")
+            cols["comm"] = [final[prov] for prov in cols["comm"]]
+        return self.out
