@@ -164,8 +164,9 @@ class _RankLowering:
         return ""
 
     def comm(self, comm: int, index: int) -> int:
-        if self.comm_problem(comm):
-            raise self.fail(index, self.comm_problem(comm))
+        problem = self.comm_problem(comm)
+        if problem:
+            raise self.fail(index, problem)
         self.used.add(comm)
         return self.comm_index[comm]
 
@@ -267,8 +268,9 @@ class _RankLowering:
         world, cindex, errors = np.zeros(n, np.int64), np.zeros(n, np.int64), []
         for c in np.unique(comm[p2p]).tolist():
             on = p2p & (comm == c)
-            if self.comm_problem(c):
-                errors.append((int(np.argmax(on)), 0, self.comm_problem(c)))
+            problem = self.comm_problem(c)
+            if problem:
+                errors.append((int(np.argmax(on)), 0, problem))
                 continue
             self.used.add(c)
             cindex[on] = self.comm_index[c]
@@ -332,12 +334,7 @@ class _RankLowering:
         for i in todo[:bisect_left(todo, last)]:
             k = kinds[i]
             if k == "isend" or k == "irecv" or k == "send" or k == "recv":
-                if free:  # (slot, inline)
-                    s = heapq.heappop(free)
-                else:
-                    s = self.slots
-                    self.slots = s + 1
-                slot[i] = s
+                slot[i] = s = self.slot()
                 if k == "isend" or k == "irecv":
                     if request[i] in live:
                         raise self.fail(i, f"request {request[i]} is still active (not yet waited for)")

@@ -672,12 +672,13 @@ class _Rank:
     def finish(self) -> CallTable:
         """The rank's calls with provisional communicators replaced by Trace.comms ids (after resolve)."""
         cols, final = self.out.cols, {}
-        for prov in set(cols["comm"]):
+        provisional = set(cols["comm"])
+        for prov in provisional:
             try:
                 final[prov] = self.comms.final_id(prov, self.rank)
             except KeyError:
                 pass
-        if len(final) < len(set(cols["comm"])) or any(k != v for k, v in final.items()):
+        if len(final) < len(provisional) or any(k != v for k, v in final.items()):
             for i, prov in enumerate(cols["comm"]):
                 if prov not in final:
                     raise TraceError(self.locate(self.pos[i]), f"{cols['name'][i]} uses a communicator rank "
