@@ -244,6 +244,7 @@ def send_from_node(port, prm, st, v, t):
     vc_reserve(st.vc, st.pt, st.vc_area, st.vc_since, prm, v, more, t)
     vs[v, VS_NODE_SENT] += more
     vs[v, VS_NODE_END] = max(vs[v, VS_NODE_END], t) + serialise(port, p, more)
+    wake(st.vc, st.awake, st.ctr, v, t - st.ctr[C_EPOCH])  # (chunk_ready follows the node's stream, as wake_port's)
     if vs[v, VS_NODE_SENT] < size:
         return
     vs[v, VS_NODE_PKT] = -1
@@ -522,7 +523,9 @@ def wake(vc, awake, ctr, v, now):
 @jit_inline
 def wake_port(port, vc, awake, ctr, prm, p, o, now):
     """A grant from input port p to output o has made them busy: the heads asleep at p, and those asleep on
-    the VCs behind o, may now have to wait for them instead (head_request's WAIT)."""
+    the VCs behind o, may now have to wait for them instead (head_request's WAIT). With a flit crossbar the heads
+    of the VCs behind o wake too: the phits streaming into one moved on, and when its own next phits are there
+    (chunk_ready) is taken from how far that stream has got."""
     V = prm.vcs
     for u in range(p * V, p * V + V):
         wake(vc, awake, ctr, u, now)
@@ -530,6 +533,8 @@ def wake_port(port, vc, awake, ctr, prm, p, o, now):
         q = port[o, P_PEER_PORT]
         for w in range(q * V, q * V + V):
             wake(vc, awake, ctr, vc[w, VC_WAITER], now)
+            if prm.flit_crossbar:
+                wake(vc, awake, ctr, w, now)
 
 
 @jit_callee
