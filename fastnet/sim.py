@@ -217,7 +217,7 @@ def _params(cfg: dict[str, Any], net: Network, layout: VcLayout, buffers: dict[i
         ugal_queue=UGAL_QUEUES.code(rcfg["ugal_queue"]),
         reroute=algorithm == "adaptive" or (algorithm == "updown" and rcfg["up_port"] == "adaptive"),
         max_packet=cfg["traffic"]["packet_phits"], input_speedup=router["input_speedup"],
-        wait_tail_credit=router["wait_for_tail_credit"], flit_crossbar=CROSSBARS.code(router["crossbar"]) == X_FLIT,
+        wait_tail_credit=router["wait_for_tail_credit"], crossbar=CROSSBARS.code(router["crossbar"]),
         vc_round_robin=VC_ALLOCATORS[router["vc_choice"]].pointer, vc_alloc=VC_ALLOCATORS.code(router["vc_choice"]),
         watchdog=watchdog, skip_idle=sim["skip_idle"], background=False, w0=w0, w1=w1,
         ts_interval=sim["timeseries"], occupancy=False, faults=faults,
@@ -266,7 +266,8 @@ def _initial_state(cfg: dict[str, Any], net: Network, prm: Any, tr: Traffic, vc_
                    packets=first_pool_rows(net.n_nodes), events=first_pool_rows(net.n_nodes), vc_cap=vc_cap,
                    arrival_slots=arrival_slots(tr.rate) if prm.background or not closed else 1)
     if prm.background or not closed:
-        start_open_loop(tr, st)
+        start_open_loop(tr.pattern, tr.table, tr.process, tr.rate, tr.alpha, tr.beta, tr.r1, st.nd, st.arrivals,
+                        st.rng_node)
     return st
 
 
@@ -286,7 +287,7 @@ def _loop_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
 
     args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.cycle, s.cycle, True, 1)
     loop = cycle_loop(generator_of(s.workload), s.params.routing, minimal_scan(s.routes), s.params.allocator,
-                      s.params.vc_alloc)
+                      s.params.vc_alloc, s.params.crossbar)
     return loop, tuple(numba.typeof(a) for a in args)
 
 
@@ -304,10 +305,10 @@ def _compile_audit(s: Simulation) -> threading.Thread:
     the audit compiles while the simulation runs instead of after it."""
     import numba
 
-    from .kernels.audit import audit
+    from .kernels.audit import COUNT_SCRATCH, count
 
-    sig = (numba.typeof(s.params), numba.typeof(s.state))
-    thread = threading.Thread(target=audit.compile, args=(sig,), name="fastnet-audit-compile", daemon=True)
+    sig = (numba.typeof(s.params), numba.typeof(s.state), *COUNT_SCRATCH)
+    thread = threading.Thread(target=count.compile, args=(sig,), name="fastnet-audit-compile", daemon=True)
     thread.start()
     return thread
 

@@ -190,11 +190,13 @@ def test_a_code_no_registry_declares_is_refused_before_compiling():
     from fastnet.kernels.cycle import cycle_loop
 
     with pytest.raises(NotImplementedError, match="routing algorithm code 99 is not registered"):
-        cycle_loop(R.GEN_OPEN_LOOP, 99, -1, R.SA_SEPARABLE, R.VA_GREEDY)
+        cycle_loop(R.GEN_OPEN_LOOP, 99, -1, R.SA_SEPARABLE, R.VA_GREEDY, R.X_PACKET)
     with pytest.raises(NotImplementedError, match="switch allocator code 7"):
-        cycle_loop(R.GEN_OPEN_LOOP, R.R_MIN, -1, 7, R.VA_GREEDY)
+        cycle_loop(R.GEN_OPEN_LOOP, R.R_MIN, -1, 7, R.VA_GREEDY, R.X_PACKET)
     with pytest.raises(NotImplementedError, match="generate stage code 42"):
-        cycle_loop(42, R.R_MIN, -1, R.SA_SEPARABLE, R.VA_GREEDY)
+        cycle_loop(42, R.R_MIN, -1, R.SA_SEPARABLE, R.VA_GREEDY, R.X_PACKET)
+    with pytest.raises(NotImplementedError, match="crossbar code 5"):
+        cycle_loop(R.GEN_OPEN_LOOP, R.R_MIN, -1, R.SA_SEPARABLE, R.VA_GREEDY, 5)
 
 
 def test_a_code_no_branch_takes_does_not_compile():
@@ -213,6 +215,33 @@ def test_a_code_no_branch_takes_does_not_compile():
             np.zeros(4, np.int64))
     with pytest.raises(numba.core.errors.CompilerError, match="code 99 has no implementation"):
         scan_for(99)(*args)
+
+
+def test_a_stage_compiled_apart_prunes_on_its_caller_s_constant():
+    """A constant passed to a kernel compiled apart (a stage's `crossbar`) arrives as a literal argument, and the
+    branches it rules out are pruned there too (_jit._literal_arguments_as_constants): the callee of the other
+    branch, which cannot compile, is never compiled."""
+    from fastnet.kernels._jit import jit, jit_callee, jit_stage
+
+    @jit_callee
+    def broken(x):
+        return x + undefined_name  # noqa: F821 - typing this fails
+
+    @jit_stage
+    def stage(x, code):
+        if code == 1:
+            return x + 1
+        return broken(x)
+
+    def loop_for(code):
+        @jit
+        def loop(x):
+            return stage(x, code)
+        return loop
+
+    assert loop_for(1)(3) == 4
+    with pytest.raises(numba.core.errors.TypingError):
+        loop_for(2)(3)
 
 
 def test_a_collective_algorithm_pair_no_branch_implements_is_refused():

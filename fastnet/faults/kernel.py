@@ -29,6 +29,7 @@ from ..kernels.cycle import (
     credits_back, free_vc, leave_ready, phits_crossed, phits_sent_in, serialise, streaming, tail_arrives, wake,
 )
 from ..kernels.pool import drop_packet, release_event, vc_reserve
+from ..registry import X_FLIT
 from ..kernels.state import (
     C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,
     PK_LOST, PK_NEXT, PK_OUT, PK_READY, PK_SIZE, PT_IN_PKT, PT_IN_TAIL, PT_WAIT, VC_HEAD, VC_OWNER, VC_POS, VC_TAIL,
@@ -55,7 +56,7 @@ def _drop_tail(port, prm, st, v, t, on_link_only, cause, cancel):
         prev, h = h, pk[h, PK_NEXT]
     if h < 0:
         return
-    if prm.flit_crossbar and st.vs[v, VS_NODE_PKT] >= 0:  # (its newest packet: one of those dropped)
+    if prm.crossbar == X_FLIT and st.vs[v, VS_NODE_PKT] >= 0:  # (its newest packet: one of those dropped)
         _end_node_feed(prm, st, v, t)
     if prev < 0 and streaming(prm, st.vs, v):  # the head goes; v still streams the packet before it out
         vc[v, VC_HEAD] = -1
@@ -151,7 +152,7 @@ def fail(topo, prm, st, down, routers, t):
     for v in range(len(vc)):  # every head asleep for credits is looked at again: its downstream VC may be gone
         wake(vc, st.awake, st.ctr, v, t - st.ctr[C_EPOCH])
     st.blocked[:] = 0  # and every node looks for an injection VC again
-    if prm.flit_crossbar:
+    if prm.crossbar == X_FLIT:
         dead_port = np.zeros(len(port), dtype=np.bool_)
         dead_port[down] = True
         dead_router = np.zeros(len(ps) - 1, dtype=np.bool_)
@@ -203,13 +204,13 @@ def on_link(topo, prm, st, ports, t) -> int:
     pk, vc, vs, V = st.pk, st.vc, st.vs, prm.vcs
 
     def fed(v: int, h: int) -> bool:  # (flit crossbar) its tail still streams in from the router upstream
-        f = int(vs[v, VS_FEED]) if prm.flit_crossbar else -1
+        f = int(vs[v, VS_FEED]) if prm.crossbar == X_FLIT else -1
         return f >= 0 and int(vs[f, VS_PKT]) == h
 
     for o in ports:
         n += int(st.pt[o, PT_IN_PKT] >= 0 and st.pt[o, PT_IN_TAIL] > t)
         for v in range(o * V, o * V + V):
-            if prm.flit_crossbar and vs[v, VS_PKT] >= 0:  # streaming out while its tail may still stream in
+            if prm.crossbar == X_FLIT and vs[v, VS_PKT] >= 0:  # streaming out while its tail may still stream in
                 n += fed(v, int(vs[v, VS_PKT]))
             h = vc[v, VC_HEAD]
             while h >= 0:

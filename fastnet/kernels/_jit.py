@@ -1,5 +1,5 @@
 """All numba options in one place. Kernels use `@jit`; helpers called inside loops use `@jit_inline`; the few
-kernels that create arrays (the audit, the throughput models) use `@jit_alloc`. All compile through
+kernels that create arrays (the throughput models, the fault kernel) use `@jit_alloc`. All compile through
 `_PrunedInlining`, numba's pipeline with an inlining pass that keeps the cold start short (below).
 
 `@jit` kernels are compiled without numba's reference counting (NRT): they create no array and keep none, the
@@ -131,7 +131,7 @@ class _PruneThenInline(InlineInlinables):
                               validator=callee_ir_validator)
         worker._compiler_pipeline = _untyped_without_inlining  # a callee's own calls wait for the next round
         func_ir = state.func_ir
-        modified = False
+        modified = _literal_arguments_as_constants(func_ir, state.args)
         while True:
             dead_branch_prune(func_ir, state.args)
             func_ir._definitions = build_definitions(func_ir.blocks)
@@ -154,6 +154,21 @@ class _PruneThenInline(InlineInlinables):
             func_ir.blocks = simplify_CFG(func_ir.blocks)
         _refuse_unimplemented(func_ir)
         return True
+
+
+def _literal_arguments_as_constants(func_ir, arg_types) -> bool:
+    """An integer argument typed as a literal (a constant of the caller passed to a kernel compiled apart, such as
+    a stage's `crossbar`: numba compiles the callee for that literal) becomes that constant, so branches on it are
+    pruned as on the caller's own constants; numba's pruning only resolves a literal argument compared with None."""
+    changed = False
+    for block in func_ir.blocks.values():
+        for instr in block.body:
+            if isinstance(instr, ir.Assign) and isinstance(instr.value, ir.Arg):
+                ty = arg_types[instr.value.index]
+                if isinstance(ty, (numba.types.IntegerLiteral, numba.types.BooleanLiteral)):
+                    instr.value = ir.Const(ty.literal_value, instr.value.loc)
+                    changed = True
+    return changed
 
 
 def _refuse_unimplemented(func_ir):

@@ -45,8 +45,8 @@ from ..workloads.kernel import WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workl
 from ..workloads.messages import packet_arrived
 from ..workloads.state import NEVER, WC_FREE_COUNT, WC_NEXT
 from ..registry import (
-    GEN_MPI, GEN_OPEN_LOOP, GENERATORS, ROUTINGS, SA_ISLIP, SA_SEPARABLE, SWITCH_ALLOCATORS, VA_GREEDY, VA_ISLIP,
-    VA_SEPARABLE, VC_ALLOCATORS, W_OPEN_LOOP,
+    CROSSBARS, GEN_MPI, GEN_OPEN_LOOP, GENERATORS, ROUTINGS, SA_ISLIP, SA_SEPARABLE, SWITCH_ALLOCATORS, VA_GREEDY,
+    VA_ISLIP, VA_SEPARABLE, VC_ALLOCATORS, W_OPEN_LOOP, X_FLIT,
 )
 from ._jit import jit, jit_callee, jit_inline, jit_stage, no_implementation, prefetch, trailing_zeros
 from .pool import (
@@ -96,7 +96,7 @@ def room_needed(prm, size, k):
     """Free phits the downstream VC must have for cycle k of a packet's crossbar time: the whole packet (virtual
     cut-through), or with a flit crossbar the phits that cycle moves (credit by credit: BookSim2's wormhole flow
     control with VCs)."""
-    if prm.flit_crossbar:
+    if prm.crossbar == X_FLIT:
         return phits_crossed(prm, size, k + 1) - phits_crossed(prm, size, k)
     return size
 
@@ -104,7 +104,7 @@ def room_needed(prm, size, k):
 @jit_inline
 def streaming(prm, vs, v):
     """VC v is streaming a packet out through a flit crossbar (its first cycle of crossbar time is past)."""
-    return prm.flit_crossbar and vs[v, VS_PKT] >= 0
+    return prm.crossbar == X_FLIT and vs[v, VS_PKT] >= 0
 
 
 @jit_inline
@@ -132,7 +132,7 @@ def phits_sent_in(prm, pk, vs, v, h):
     """Phits of packet h sent into VC v so far, whose credits v holds: with a flit crossbar, only those the VC
     upstream or the node has sent while it still sends h in; else (and then) all of them."""
     size = pk[h, PK_SIZE]
-    if not prm.flit_crossbar:
+    if prm.crossbar != X_FLIT:
         return size
     f = vs[v, VS_FEED]
     if f >= 0 and vs[f, VS_PKT] == h:
@@ -253,9 +253,9 @@ def send_from_node(port, prm, st, v, t):
 
 
 @jit_stage
-def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
+def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t, crossbar):
     """This cycle's events. Returns whether a node may now inject where it could not (credits came back to an
-    injection VC: `inject` runs again)."""
+    injection VC: `inject` runs again). `crossbar` (= prm.crossbar) is a constant of the loop (cycle_loop)."""
     ev, ctr, vc, pk = st.ev, st.ctr, st.vc, st.pk
     slot = t & prm.wheel_mask
     e = st.wheel[slot]
@@ -270,8 +270,9 @@ def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t):
             if port[v // prm.vcs, P_CLASS] == NODE:
                 nodes = True
                 st.blocked[port[v // prm.vcs, P_PEER_PORT]] = 0
-                if prm.flit_crossbar and st.vs[v, VS_NODE_PKT] >= 0:
-                    send_from_node(port, prm, st, v, t)
+                if crossbar == X_FLIT:
+                    if st.vs[v, VS_NODE_PKT] >= 0:
+                        send_from_node(port, prm, st, v, t)
         elif kind == E_READY:
             join_ready(st.act, st.awake, vc, ctr, ev[e, EV_TARGET])
         else:
@@ -379,7 +380,7 @@ def inject(topo, rt, prm, st, t):
         h = nd[n, ND_HEAD]
         size = pk[h, PK_SIZE]
         port = topo.node[n, NODE_PORT]
-        v = injection_vc(vc, nd, prm, n, port * prm.vcs, rt.vcr[NODE, 0, 1], 1 if prm.flit_crossbar else size)
+        v = injection_vc(vc, nd, prm, n, port * prm.vcs, rt.vcr[NODE, 0, 1], 1 if prm.crossbar == X_FLIT else size)
         if v < 0:
             st.blocked[n] = 1
             continue
@@ -418,7 +419,7 @@ def blocked_until(pt, port, prm, p, o, own_link):
     wake = pt[p, PT_IN_BUSY]
     if own_link:
         wake = max(wake, pt[o, PT_OUT_BUSY])
-        if not prm.flit_crossbar:
+        if prm.crossbar != X_FLIT:
             wake = max(wake, pt[o, PT_LINK_BUSY] - serialise(port, o, prm.max_packet))
     return wake
 
@@ -441,7 +442,7 @@ def vc_free_at(vc, vs, pk, prm, first, count, t):
         else:
             size = pk[owner, PK_SIZE]
             left = size
-            if prm.flit_crossbar:
+            if prm.crossbar == X_FLIT:
                 f = vs[w, VS_FEED]
                 left = crossing(prm, size) - (vs[f, VS_SENT] if f >= 0 and vs[f, VS_PKT] == owner else 0)
             at = t + left - 1 + prm.vc_realloc
@@ -533,7 +534,7 @@ def wake_port(port, vc, awake, ctr, prm, p, o, now):
         q = port[o, P_PEER_PORT]
         for w in range(q * V, q * V + V):
             wake(vc, awake, ctr, vc[w, VC_WAITER], now)
-            if prm.flit_crossbar:
+            if prm.crossbar == X_FLIT:
                 wake(vc, awake, ctr, w, now)
 
 
@@ -697,7 +698,7 @@ def accept_vcs(topo, rt, prm, st, stamp, n_asking, separable, first_iteration):
 
 @jit_inline
 def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk, rng, buf, buf2, t, epoch, v,
-                 routing, scan):
+                 routing, scan, crossbar):
     """The output that VC v's head asks for, if it may ask this cycle: route it (again, if adaptive) and allocate
     its downstream VC, then check that its crossbar input and output are free and unmatched and that the
     whole packet fits downstream (with a flit crossbar: that the phits of its next cycle of crossbar time are
@@ -739,7 +740,7 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
     own_link = dvc >= 0 or not prm.multi_eject  # dvc < 0: o is the node's ejection port
     x = xbar_input(prm, len(port), v)
     wake = blocked_until(pt, port, prm, x, o, own_link)
-    if prm.flit_crossbar:
+    if crossbar == X_FLIT:
         ready = chunk_ready(port, pk, vs, prm, v, h, k)
         if ready < 0:  # its phits have not left the router upstream yet: it asks again next cycle
             return -1, -1, False
@@ -795,7 +796,7 @@ def output_key(ps, prm, pt, n_ports, r, x, o):
 
 
 @jit_inline
-def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
+def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
     """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
     multiple ejection, every input asking for its node's ejection port wins it). Inputs are crossbar inputs
@@ -816,7 +817,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
         v = act[i]
         prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
         o, dvc, own_link = head_request(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, st.vc_ptr, st.vs, pt,
-                                        prm, pk, st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan)
+                                        prm, pk, st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan, crossbar)
         if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
         if o == DROP and drop_head(topo.port, prm, st, v, t):
@@ -857,7 +858,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan):
 
 
 @jit_inline
-def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
+def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
     """One iSLIP iteration (BookSim2's default allocator, its src/allocators/islip.cpp): every input port asks
     for each output that one of its VCs' heads may take (for each output, the VC first from the input's VC
     round-robin pointer asks); each output grants the asking input first from its round-robin pointer; each
@@ -883,7 +884,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
         v = act[i]
         prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
         o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, st.vc_ptr, st.vs, pt, prm, pk, rng,
-                                        buf, buf2, t, epoch, v, routing, scan)
+                                        buf, buf2, t, epoch, v, routing, scan, crossbar)
         if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
         if o == DROP and drop_head(topo.port, prm, st, v, t):
@@ -926,10 +927,10 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan):
 
 
 @jit_inline
-def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc):
+def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar):
     """VC allocation by BookSim2's allocators, if `vc_alloc` (Params.vc_alloc, a constant of the cycle loop) asks
     for it, then switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, also a
-    constant); fills st.grants, returns their count and whether the cycle after may see a request with no event
+    constant, as `crossbar`); fills st.grants, returns their count and whether the cycle after may see a request with no event
     before it (`lively`: the first round's heads, and BookSim2's VC allocators always)."""
     lively = False
     if vc_alloc == VA_ISLIP or vc_alloc == VA_SEPARABLE:
@@ -942,9 +943,9 @@ def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc):
     for k in range(prm.iters):
         st.ctr[C_STAMP] += 1
         if allocator == SA_ISLIP:
-            m, more = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
+            m, more = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar)
         elif allocator == SA_SEPARABLE:
-            m, more = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan)
+            m, more = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar)
         else:
             no_implementation(allocator)
             raise ValueError("no switch allocator for this code")
@@ -957,8 +958,9 @@ def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc):
 
 
 @jit_stage
-def traverse(topo, prm, st, t, n_grants):
-    """Commit this cycle's grants: a whole packet's crossing, or (flit crossbar) one cycle of it."""
+def traverse(topo, prm, st, t, n_grants, crossbar):
+    """Commit this cycle's grants: a whole packet's crossing, or (flit crossbar) one cycle of it. `crossbar`
+    (= prm.crossbar) is a constant of the loop (cycle_loop)."""
     pk, vc, pt, ctr = st.pk, st.vc, st.pt, st.ctr
     ps, port = topo.router_port_start, topo.port
     V = prm.vcs
@@ -971,7 +973,7 @@ def traverse(topo, prm, st, t, n_grants):
         v = pt[x, PT_IN_PICK]
         p = v // V
         o = head_route(pk, vc, st.vs, prm, v)[0]
-        if prm.flit_crossbar:
+        if crossbar == X_FLIT:
             phits = cross_flits(port, prm, st, t, p, v)
         else:
             phits = cross_packet(port, prm, st, t, p, v, o)
@@ -1143,30 +1145,33 @@ def next_activity(st, prm, t, limit):
     return limit
 
 
-LOOPS: dict[tuple[int, int, int, int], object] = {}  # (generator, routing, scan, allocator) -> the kernels made
+LOOPS: dict[tuple[int, ...], object] = {}  # (generator, routing, scan, allocator, vc_alloc, crossbar) -> the kernel
 
 
-def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int):
+def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int):
     """The cycle loop kernel for one generate stage (`generator`: open-loop traffic or one closed-loop workload,
     fastnet/registry.py GENERATORS), one routing algorithm (Params.routing), one way of finding minimal ports (`scan`:
-    build/routing.py minimal_scan), one switch allocator (Params.allocator) and one way of allocating VCs
-    (Params.vc_alloc), made on first use. All five are constants of the kernel: numba prunes the branches they
+    build/routing.py minimal_scan), one switch allocator (Params.allocator), one way of allocating VCs
+    (Params.vc_alloc) and one crossbar (Params.crossbar), made on first use. All six are constants of the kernel: numba prunes the branches they
     rule out before inlining what those branches call (_jit._PruneThenInline), so a run compiles only its own
-    traffic or workload, routing, topology and allocators (most of the compile time of a loop serving every
-    case; BookSim2's VC allocators alone add a third to a loop's). The kernels are cached on disk like any
+    traffic or workload, routing, topology, allocators and crossbar (most of the compile time of a loop serving
+    every case; BookSim2's VC allocators alone add a third to a loop's, the flit crossbar a sixth). The stages
+    compiled apart (fire_events, traverse) receive `crossbar` as an argument: a literal, which _PruneThenInline
+    prunes on as on a constant. The kernels are cached on disk like any
     other, one per combination. A code no registry declares (fastnet/registry.py) is refused here; one declared
     but taken by no branch of its dispatch does not compile (_jit.no_implementation)."""
     GENERATORS.require(generator)
     ROUTINGS.require(routing)
     SWITCH_ALLOCATORS.require(allocator)
     VC_ALLOCATORS.require(vc_alloc)
-    key = (int(generator), int(routing), int(scan), int(allocator), int(vc_alloc))
+    CROSSBARS.require(crossbar)
+    key = (int(generator), int(routing), int(scan), int(allocator), int(vc_alloc), int(crossbar))
     if key not in LOOPS:
         LOOPS[key] = _make_cycle_loop(*key)
     return LOOPS[key]
 
 
-def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int):
+def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int):
     closed = generator != GEN_OPEN_LOOP
 
     @jit
@@ -1195,7 +1200,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
             # the router pipeline, one stage at a time; a stage with nothing to do is skipped
             nodes = False  # the nodes' queues or injection VCs changed: inject looks at every node again
             if wheel[t & prm.wheel_mask] >= 0:
-                nodes = fire_events(topo.port, prm, st, wl.kind, wl.msg, wc, wl.inbox, t)
+                nodes = fire_events(topo.port, prm, st, wl.kind, wl.msg, wc, wl.inbox, t, crossbar)
             if closed:  # (not `if not closed`: numba prunes a branch on a constant, not on its negation)
                 if workload_due(wc, ctr, t):
                     advance_workload(wl, prm, st, t, generator)
@@ -1211,10 +1216,10 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
                 inject_at = inject(topo, rt, prm, st, t)
             quiet = True  # no head can ask before an event or a known cycle
             if ctr[C_N_ACTIVE] > 0:
-                n, lively = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc)
+                n, lively = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar)
                 quiet = n == 0 and not lively
                 if n > 0:
-                    traverse(topo, prm, st, t, n)
+                    traverse(topo, prm, st, t, n, crossbar)
             if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
                 record_timeseries(prm, st, t)
             if ctr[C_CREATED] > ctr[C_DELIVERED] + ctr[C_DROPPED] and t - ctr[C_LAST_PROGRESS] > prm.watchdog:

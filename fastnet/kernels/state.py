@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..registry import VA_GREEDY
+from ..registry import VA_GREEDY, X_FLIT
 from .rng import seed_streams
 
 # ctr[...]: counters shared by all stages
@@ -154,9 +154,9 @@ class Params(NamedTuple):
     wait_tail_credit: bool  # router.wait_for_tail_credit: a downstream VC is allocated again only once the credit of
     # its packet's tail has come back (the VC is empty: BookSim2's wait_for_tail_credit = 1), a node's injection VC
     # likewise; else once the tail has crossed (left on the link, with the packet crossbar)
-    flit_crossbar: bool  # router.crossbar = "flit": each cycle of a packet's crossbar time is its own switch grant,
-    # into an output queue bounded by credits (BookSim2's flit-by-flit router; State.vs); else a packet holds its
-    # input and output until its tail has crossed
+    crossbar: int  # fastnet/registry.py CROSSBARS: X_FLIT (router.crossbar = "flit"): each cycle of a packet's
+    # crossbar time is its own switch grant, into an output queue bounded by credits (BookSim2's flit-by-flit router;
+    # State.vs); X_PACKET: a packet holds its input and output until its tail has crossed
     watchdog: int
     skip_idle: bool  # sim.skip_idle (kernels/cycle.py network_idle)
     background: bool  # an MPI run beside open-loop background traffic (a job of kind open_loop): the open-loop
@@ -200,7 +200,7 @@ class State(NamedTuple):
     # VC's last head was allocated, numbered output port at its router x V + VC (kernels/cycle.py allocate_vc)
     vc_grant: np.ndarray  # int64[P*V, N_VG] (only with Params.vc_alloc, else [1, N_VG]): VC allocation's arbiters
     vc_asking: np.ndarray  # int32[P*V] (only with Params.vc_alloc, else [1]): scratch: heads that asked for a VC
-    vs: np.ndarray  # int64[P*V, N_VS] (only with Params.flit_crossbar, else [1, N_VS]): the VCs' packets streaming
+    vs: np.ndarray  # int64[P*V, N_VS] (only with X_FLIT Params.crossbar, else [1, N_VS]): the VCs' packets streaming
     # through the crossbar (VS_*)
     arrivals: np.ndarray  # int64[A] open-loop arrival wheel: first node whose next arrival is due at slot's cycles
 
@@ -266,7 +266,7 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
         vc_ptr=np.zeros(PV if prm.vc_round_robin else 1, np.int32),
         vc_grant=np.zeros((PV if prm.vc_alloc != VA_GREEDY else 1, N_VG), np.int64),
         vc_asking=np.zeros(PV if prm.vc_alloc != VA_GREEDY else 1, np.int32),
-        vs=np.full((PV if prm.flit_crossbar else 1, N_VS), -1, np.int64),
+        vs=np.full((PV if prm.crossbar == X_FLIT else 1, N_VS), -1, np.int64),
         arrivals=np.full(arrival_slots, -1, np.int64),
     )
 
