@@ -16,12 +16,10 @@ Peers become world ranks; ranks whose op lists are identical share one copy.
 
 from __future__ import annotations
 
-import heapq
 import math
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -31,6 +29,8 @@ from ..registry import (
     COLLECTIVE_ALGORITHMS,
 )
 from .calls import ANY_SOURCE, ANY_TAG, COLLECTIVES, PROC_NULL, Call, CallTable, Trace
+from .slots import S_BLOCKING, S_CREATE, S_FREE, S_NONE, S_NOT_STARTED, S_SENDRECV, S_STILL_ACTIVE, S_WAIT, \
+    assign_slots
 from .state import (
     ANY, CALL_CODE, N_OP, NULL_PEER, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_INDEX,
     OP_IRECV, OP_ISEND, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT,
@@ -113,9 +113,8 @@ class _RankLowering:
         self.ops = np.zeros((0, N_OP), np.int64)  # the rank's op rows
         self.req_list: list[int] = []
         self.counts: list[int] = []
-        self.live: dict[int, int] = {}  # request handle -> slot
-        self.free: list[int] = []  # a heap: the lowest free slot first
-        self.slots = 0
+        self.live: dict[int, int] = {}  # request handle -> slot, of the requests never waited for (requests)
+        self.slots = 0  # slots the requests took
         self.colls: list[tuple[int, str, int]] = []  # (comm, kind, root) in call order: checked across members
         self.used: set[int] = set()  # the communicators the calls name (a rank must be a member of each)
         self.coll_comms: set[int] = set()  # the communicators of its collectives
@@ -138,12 +137,6 @@ class _RankLowering:
         for k, v in cols.items():
             r[_COLUMN[k]] = v
         self.rows.extend(r)
-
-    def slot(self) -> int:
-        if self.free:
-            return heapq.heappop(self.free)
-        self.slots += 1
-        return self.slots - 1
 
     def world(self, comm: int, peer: int, index: int, any_ok: bool) -> int:
         if peer == PROC_NULL:
@@ -177,19 +170,11 @@ class _RankLowering:
             if rank not in self.member_sets[c]:
                 raise ProgramError(f"{self.trace.where(rank)}: rank {rank} is not a member of communicator {c}")
 
-    def p2p(self, code: int, kind: str, index: int, comm: int, peer: int, tag: int, nbytes: int) -> int:
-        """A sendrecv's isend or irecv op (lower makes the other calls' at once); returns its slot."""
+    def p2p(self, code: int, kind: str, index: int, comm: int, peer: int, tag: int, nbytes: int, s: int) -> None:
+        """A sendrecv's isend or irecv op, on slot s (lower makes the other calls' at once)."""
         c = self.comm(comm, index)
-        s = self.slot()
         self.row(code, kind, index, peer=self.world(comm, peer, index, code == OP_IRECV),
                  tag=ANY if (tag == ANY_TAG and code == OP_IRECV) else tag, comm=c, nbytes=nbytes, req=s)
-        return s
-
-    def wait(self, kind: str, index: int, slots: list[int]) -> None:
-        self.row(OP_WAIT, kind, index, arg=len(slots), list=len(self.req_list))
-        self.req_list.extend(slots)
-        for s in slots:
-            heapq.heappush(self.free, s)
 
     def lower(self, calls: Sequence[Call], origin: float) -> None:
         """The rank's op rows into self.ops. What depends on no state (the clock and the computation between calls,
@@ -319,59 +304,65 @@ class _RankLowering:
                 float(value[starts[-1]]) if len(starts) else origin, gaps)
 
     def requests(self, code: np.ndarray, stop: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The request slots of the calls before `stop` (index, and 2: with that call's own slot), in call order:
-        each isend / irecv / send / recv's slot, each wait's offset in req_list and length, and the op rows of the
-        calls that make their own (general) into self.rows; returns the first two, and the rows each call made."""
-        cols, n = self.table.cols, len(code)
-        kinds, request, requests = cols["kind"], cols["request"], cols["requests"]
-        slot, list_at, list_len, made = [0] * n, [0] * n, [0] * n, [0] * n
-        live, free, req_list = self.live, self.free, self.req_list
-        todo = np.flatnonzero(code >= 0).tolist()
-        freed = [i for i in np.flatnonzero(code < 0).tolist() if requests[i]]  # MPI_Request_free noops
-        if freed:
-            todo = sorted(todo + freed)
+        """The request slots of the calls before `stop` (index, and 2: with that call's own slot), in call order
+        (slots.py): each isend / irecv / send / recv's slot, each wait's offset in req_list and length, and the op
+        rows of the calls that make their own (general) into self.rows; returns the first two, and the rows each
+        call made."""
+        n = len(code)
+        action, handle, named_at, named, handles = self.request_actions(code)
         last = stop[0] + (stop[0] < n and stop[1] == 2 and code[stop[0]] in (_ISEND, _IRECV))
-        for i in todo[:bisect_left(todo, last)]:
-            k = kinds[i]
-            if k == "isend" or k == "irecv" or k == "send" or k == "recv":
-                slot[i] = s = self.slot()
-                if k == "isend" or k == "irecv":
-                    if request[i] in live:
-                        raise self.fail(i, f"request {request[i]} is still active (not yet waited for)")
-                    live[request[i]] = s
-                else:  # its wait
-                    list_at[i], list_len[i] = len(req_list), 1
-                    req_list.append(s)
-                    heapq.heappush(free, s)
-            elif k == "wait" or k == "waitall":
-                got = list(map(live.pop, requests[i], repeat(None)))
-                if None in got:  # (a handle named twice is not live the second time)
-                    raise self.fail(i, f"request {requests[i][got.index(None)]} was not started by an isend or irecv")
-                if got:
-                    list_at[i], list_len[i] = len(req_list), len(got)
-                    req_list.extend(got)
-                    for s in got:
-                        heapq.heappush(free, s)
-            elif k == "noop" or k == "unknown":
-                for h in requests[i]:  # MPI_Request_free of an active request: it completes unobserved, and its
-                    live.pop(h, None)  # slot is never reused
-            else:
-                a = len(self.rows)
-                self.general(i)
-                made[i] = (len(self.rows) - a) // N_OP
-        return np.array(slot, np.int64), np.array([list_at, list_len], np.int64), np.array(made, np.int64)
+        live = np.full(len(handles), -1, np.int64)
+        slot, list_at, list_len = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+        takes = np.isin(action, (S_CREATE, S_BLOCKING)).sum() + 2 * (action == S_SENDRECV).sum()
+        req_list = np.zeros(takes + len(named), np.int64)
+        halt, why, which, used, self.slots = assign_slots(action, handle, named_at, named, last, live,
+                                                          np.zeros(takes + 1, np.int64), slot, list_at, list_len,
+                                                          req_list)
+        self.req_list = req_list[:used].tolist()
+        self.live = dict(zip(handles[live >= 0].tolist(), live[live >= 0].tolist()))
+        made = np.zeros(n, np.int64)
+        general = ((code >= 0) & (action == S_NONE)) | (action == S_SENDRECV)
+        for i in np.flatnonzero(general[:halt]).tolist():
+            a = len(self.rows)
+            self.general(i, int(list_at[i]))
+            made[i] = (len(self.rows) - a) // N_OP
+        if why == S_STILL_ACTIVE:
+            raise self.fail(halt, f"request {self.table.cols['request'][halt]} is still active (not yet waited for)")
+        if why == S_NOT_STARTED:
+            raise self.fail(halt, f"request {self.table.cols['requests'][halt][which]} was not started by an isend "
+                                  "or irecv")
+        return slot, np.array([list_at, list_len]), made
 
-    def general(self, index: int) -> None:
-        """The rows of a sendrecv, a compute call or a collective."""
+    def request_actions(self, code: np.ndarray) -> tuple[np.ndarray, ...]:
+        """What each call does with requests (slots.py S_*), the handle each isend / irecv makes and those each
+        wait or Request_free names (named[named_at[i]:named_at[i + 1]]), renumbered 0..; and the handles."""
+        cols, n = self.table.cols, len(code)
+        action = np.select([(code == _ISEND) | (code == _IRECV), (code == _SEND) | (code == _RECV),
+                            (code == _WAIT) | (code == _WAITALL), code == _SENDRECV, (code == _NOOP) | (code == _UNKNOWN)],
+                           [S_CREATE, S_BLOCKING, S_WAIT, S_SENDRECV, S_FREE], S_NONE).astype(np.int64)
+        named_at = np.zeros(n + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, cols["requests"]), np.int64, n), out=named_at[1:])
+        named = np.fromiter(chain.from_iterable(cols["requests"]), np.int64, named_at[-1])
+        creates = action == S_CREATE
+        handles, renumbered = np.unique(np.concatenate((np.array(cols["request"], np.int64)[creates], named)),
+                                        return_inverse=True)
+        handle = np.zeros(n, np.int64)
+        handle[creates] = renumbered[:creates.sum()]
+        return action, handle, named_at, renumbered[creates.sum():], handles
+
+    def general(self, index: int, slots_at: int) -> None:
+        """The rows of a sendrecv (its slots at req_list[slots_at:slots_at + 2]), a compute call or a
+        collective."""
         cols, k = self.table.cols, self.table.cols["kind"][index]
         if k in COLLECTIVES:
             self.collective(index, k, cols["comm"][index], cols["root"][index], cols["bytes"][index])
             return
         call = self.table[index]
         if k == "sendrecv":
-            a = self.p2p(OP_ISEND, k, index, call.comm, call.peer, call.tag, call.bytes)
-            b = self.p2p(OP_IRECV, k, index, call.comm, call.recv_peer, call.recv_tag, call.recv_bytes)
-            self.wait(k, index, [a, b])
+            a, b = self.req_list[slots_at:slots_at + 2]
+            self.p2p(OP_ISEND, k, index, call.comm, call.peer, call.tag, call.bytes, a)
+            self.p2p(OP_IRECV, k, index, call.comm, call.recv_peer, call.recv_tag, call.recv_bytes, b)
+            self.row(OP_WAIT, k, index, arg=2, list=slots_at)
         else:  # compute
             d = call.duration_cycles if call.duration_cycles >= 0 else _cycles(call.duration_ns, self.opt.cycle_ns)
             if d > 0 and self.opt.compute != "none":
@@ -400,8 +391,8 @@ class _RankLowering:
 
 _NOOP, _UNKNOWN, _BAD = -1, -2, -3  # lower's codes of the kinds that make no op, and of a kind that is none
 _KIND_CODE = {**CALL_CODE, "noop": _NOOP, "unknown": _UNKNOWN}
-_ISEND, _IRECV, _SEND, _RECV, _WAIT, _WAITALL = (CALL_CODE[k] for k in ("isend", "irecv", "send", "recv", "wait",
-                                                                         "waitall"))
+_ISEND, _IRECV, _SEND, _RECV, _WAIT, _WAITALL, _SENDRECV = (CALL_CODE[k] for k in ("isend", "irecv", "send", "recv",
+                                                                                    "wait", "waitall", "sendrecv"))
 _COLUMN = {"peer": OP_PEER, "tag": OP_TAG, "comm": OP_COMM, "nbytes": OP_BYTES, "req": OP_REQ, "arg": OP_ARG,
            "list": OP_LIST, "alg": OP_ALG, "root": OP_ROOT, "seq": OP_SEQ}
 
