@@ -15,9 +15,9 @@ import numpy as np
 from ..kernels._jit import jit, jit_inline
 
 # What each call does with requests (program.py makes the codes from the call kinds).
-S_NONE, S_CREATE, S_BLOCKING, S_WAIT, S_FREE, S_SENDRECV = range(6)
+REQ_NONE, REQ_CREATE, REQ_BLOCKING, REQ_WAIT, REQ_FREE, REQ_SENDRECV = range(6)
 # Why the walk stopped before its end.
-S_OK, S_STILL_ACTIVE, S_NOT_STARTED = range(3)
+HALT_OK, HALT_STILL_ACTIVE, HALT_NOT_STARTED = range(3)
 
 
 @jit_inline
@@ -52,44 +52,44 @@ def _pop(heap: np.ndarray, n: int) -> int:
 def assign_slots(action: np.ndarray, handle: np.ndarray, named_at: np.ndarray, named: np.ndarray, last: int,
                  live: np.ndarray, heap: np.ndarray, slot: np.ndarray, list_at: np.ndarray, list_len: np.ndarray,
                  req_list: np.ndarray) -> tuple[int, int, int, int, int]:
-    """Walk calls 0..last-1 in order. `action` (int64[n]): S_* per call; `handle` (int64[n]): the renumbered
+    """Walk calls 0..last-1 in order. `action` (int64[n]): REQ_* per call; `handle` (int64[n]): the renumbered
     request an isend / irecv makes; the handles a wait completes or a Request_free releases are
     named[named_at[i]:named_at[i + 1]]. Writes each op's `slot` (sendrecv: none, its two are its wait list), each
     wait's offset into `req_list` and length, and leaves `live` as the walk ends. `heap` has room for every slot.
-    Returns (stop, why, which, used, slots): the call it stopped at (`last` unless why is S_STILL_ACTIVE or
-    S_NOT_STARTED, with `which` the place of the handle in named), the length of req_list used, the slots
+    Returns (stop, why, which, used, slots): the call it stopped at (`last` unless why is HALT_STILL_ACTIVE or
+    HALT_NOT_STARTED, with `which` the place of the handle in named), the length of req_list used, the slots
     taken."""
     free, slots, used = 0, 0, 0
     for i in range(last):
         a = action[i]
-        if a == S_CREATE or a == S_BLOCKING or a == S_SENDRECV:
-            for _ in range(2 if a == S_SENDRECV else 1):
+        if a == REQ_CREATE or a == REQ_BLOCKING or a == REQ_SENDRECV:
+            for _ in range(2 if a == REQ_SENDRECV else 1):
                 if free:
                     s = _pop(heap, free)
                     free -= 1
                 else:
                     s = slots
                     slots += 1
-                if a == S_CREATE:
+                if a == REQ_CREATE:
                     if live[handle[i]] >= 0:
-                        return i, S_STILL_ACTIVE, 0, used, slots
+                        return i, HALT_STILL_ACTIVE, 0, used, slots
                     live[handle[i]] = s
                     slot[i] = s
                 else:  # its wait
-                    if a == S_BLOCKING:
+                    if a == REQ_BLOCKING:
                         slot[i] = s
                     req_list[used] = s
                     used += 1
-            if a != S_CREATE:
-                list_len[i] = 2 if a == S_SENDRECV else 1
+            if a != REQ_CREATE:
+                list_len[i] = 2 if a == REQ_SENDRECV else 1
                 list_at[i] = used - list_len[i]
                 for k in range(used - list_len[i], used):
                     free = _push(heap, free, req_list[k])
-        elif a == S_WAIT:
+        elif a == REQ_WAIT:
             for k in range(named_at[i], named_at[i + 1]):
                 s = live[named[k]]
                 if s < 0:  # (a handle named twice is not live the second time)
-                    return i, S_NOT_STARTED, k - named_at[i], used, slots
+                    return i, HALT_NOT_STARTED, k - named_at[i], used, slots
                 live[named[k]] = -1
                 req_list[used + k - named_at[i]] = s
             n = named_at[i + 1] - named_at[i]
@@ -98,7 +98,7 @@ def assign_slots(action: np.ndarray, handle: np.ndarray, named_at: np.ndarray, n
                 for k in range(used, used + n):
                     free = _push(heap, free, req_list[k])
                 used += n
-        elif a == S_FREE:  # MPI_Request_free of an active request: it completes unobserved, and its slot is
+        elif a == REQ_FREE:  # MPI_Request_free of an active request: it completes unobserved, and its slot is
             for k in range(named_at[i], named_at[i + 1]):  # never reused
                 live[named[k]] = -1
-    return last, S_OK, 0, used, slots
+    return last, HALT_OK, 0, used, slots
