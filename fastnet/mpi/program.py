@@ -180,8 +180,8 @@ class _RankLowering:
 
     def lower(self, calls: Sequence[Call], origin: float) -> None:
         """The rank's op rows into self.ops. What depends on no state (the clock and the computation between calls,
-        communicators, peers, where each call's rows go) is computed for all calls at once; the request slots, and
-        the calls other than point-to-point ones and waits, in call order."""
+        communicators, peers, collectives, where each call's rows go) is computed for all calls at once; the request
+        slots in one compiled walk (slots.py), and sendrecvs and compute calls one by one."""
         opt = self.opt
         self.table = table = CallTable.of(calls)  # its columns, without a Call object each (fail makes one)
         cols, n = table.cols, len(table)
@@ -306,7 +306,7 @@ class _RankLowering:
         return (gap, gaprow, float(value[ends[-1]]) if len(ends) else origin,
                 float(value[starts[-1]]) if len(starts) else origin, gaps)
 
-    def requests(self, code: np.ndarray, stop: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def requests(self, code: np.ndarray, stop: tuple[int, int]) -> tuple[np.ndarray, ...]:
         """The request slots of the calls before `stop` (index, and 2: with that call's own slot), in call order
         (slots.py): each isend / irecv / send / recv's slot, each wait's offset in req_list and length, the op
         rows of sendrecvs and compute calls (general) into self.rows, and the collectives'; returns the first two,
@@ -374,7 +374,7 @@ class _RankLowering:
         """The op rows of the collective calls before `halt`, all at once: which calls they are, their rows, and
         the first call that cannot run with why ((halt, ""): none). Each is the k-th collective of its rank on its
         communicator (OP_SEQ), with the algorithm choose_algorithm picks for its size."""
-        cols, opt = self.table.cols, self.opt
+        cols = self.table.cols
         coll = np.isin(code, _COLLECTIVE_CODES)
         coll[halt:] = False
         index = np.flatnonzero(coll)
@@ -412,7 +412,7 @@ class _RankLowering:
         return coll, rows, (bad, why)
 
     def algorithms(self, kinds: list[str], nbytes: np.ndarray, size: np.ndarray) -> np.ndarray:
-        """choose_algorithm of each collective, asked once per distinct kind, size and communicator."""
+        """choose_algorithm of each collective, asked once per distinct kind, bytes and communicator size."""
         chosen: dict[tuple[str, int, int], int] = {}
         return np.array([chosen[key] if key in chosen else chosen.setdefault(key, choose_algorithm(*key, self.opt))
                          for key in zip(kinds, nbytes.tolist(), size.tolist())], np.int64)
