@@ -113,7 +113,7 @@ class _RankLowering:
         self.member_sets = member_sets  # each communicator's world ranks, shared by every rank's lowering
         self.rows: list[int] = []  # op rows being made, N_OP values each (lower puts them into ops)
         self.ops = np.zeros((0, N_OP), np.int64)  # the rank's op rows
-        self.req_list: list[int] = []
+        self.req_list = np.zeros(0, np.int64)  # the slots of its waits
         self.counts: list[int] = []
         self.live: dict[int, int] = {}  # request handle -> slot, of the requests never waited for (requests)
         self.slots = 0  # slots the requests took
@@ -321,7 +321,7 @@ class _RankLowering:
         halt, why, which, used, self.slots = assign_slots(action, handle, named_at, named, last, live,
                                                           np.zeros(takes + 1, np.int64), slot, list_at, list_len,
                                                           req_list)
-        self.req_list = req_list[:used].tolist()
+        self.req_list = req_list[:used]
         self.live = dict(zip(handles[live >= 0].tolist(), live[live >= 0].tolist()))
         coll, coll_rows, (bad, problem) = self.collectives(code, halt)
         made = np.zeros(n, np.int64)
@@ -361,7 +361,7 @@ class _RankLowering:
         call = self.table[index]
         k = call.kind
         if k == "sendrecv":
-            a, b = self.req_list[slots_at:slots_at + 2]
+            a, b = self.req_list[slots_at:slots_at + 2].tolist()
             self.p2p(OP_ISEND, k, index, call.comm, call.peer, call.tag, call.bytes, a)
             self.p2p(OP_IRECV, k, index, call.comm, call.recv_peer, call.recv_tag, call.recv_bytes, b)
             self.row(OP_WAIT, k, index, arg=2, list=slots_at)
@@ -437,7 +437,7 @@ def lower(trace: Trace, opt: Options) -> Program:
     call_counts, skipped = _call_totals(lowered, repeats)
     return Program(
         ops=np.concatenate(table.blocks) if table.blocks else np.zeros((0, N_OP), np.int64), op_begin=table.begin,
-        op_end=table.end, req_list=np.array(table.req_list or [0], np.int64),
+        op_end=table.end, req_list=np.concatenate(table.req_lists) if table.n_req else np.zeros(1, np.int64),
         counts=np.array(table.counts or [0], np.int64), max_requests=max([1] + [low.slots for low in lowered]),
         call_counts=call_counts, skipped=skipped, not_recorded=dict(trace.not_recorded), recorded_wait=table.waiting,
         files=[trace.where(r) for r in range(trace.n_ranks)] if trace.files else [], **comm_arrays,
@@ -479,7 +479,8 @@ class _OpTable:
 
     def __init__(self, n_ranks: int):
         self.blocks: list[np.ndarray] = []
-        self.req_list: list[int] = []
+        self.req_lists: list[np.ndarray] = []  # of the ranks with rows of their own, in order
+        self.n_req = 0  # their length in all
         self.counts: list[int] = []
         self.begin = np.zeros(n_ranks, np.int64)
         self.end = np.zeros(n_ranks, np.int64)
@@ -493,14 +494,15 @@ class _OpTable:
         rows = low.ops
         if len(rows):  # offsets into the shared wait-list and count arrays
             waits = rows[:, OP_CODE] == OP_WAIT
-            rows[waits, OP_LIST] += len(self.req_list)
+            rows[waits, OP_LIST] += self.n_req
             v = (rows[:, OP_CODE] == OP_COLL) & (rows[:, OP_ARG] == CALL_CODE["alltoallv"])
             rows[v, OP_LIST] += len(self.counts)
-        key = rows.tobytes() if not low.req_list and not low.counts else b""
+        key = rows.tobytes() if not len(low.req_list) and not low.counts else b""
         if key and key in self.shared:
             self.begin[r], self.end[r] = self.shared[key]
             return
-        self.req_list.extend(low.req_list)
+        self.req_lists.append(low.req_list)
+        self.n_req += len(low.req_list)
         self.counts.extend(low.counts)
         self.begin[r], self.end[r] = self.n_ops, self.n_ops + len(rows)
         if key:
