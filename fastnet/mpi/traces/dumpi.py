@@ -48,8 +48,8 @@ from typing import NamedTuple
 import numpy as np
 
 from fastnet.errors import TraceError
-from fastnet.mpi.dumpi_scan import locate_records
 from fastnet.mpi.calls import Trace
+from fastnet.mpi.dumpi_scan import locate_records
 from fastnet.mpi.traces.dumpi_calls import BULK_COLUMNS, BULK_KINDS, NAME_ONLY, Bulk, DumpiCall, RankCalls, Value, \
     build_trace
 from fastnet.mpi.traces.dumpi_layout import ALL_FUNCTIONS, END_OF_STREAM, FUNCTION_ENTER, FUNCTION_EXIT, LAYOUTS, \
@@ -287,8 +287,8 @@ def _footer(r: _Cursor, at: int) -> tuple[dict[str, int], dict[str, int]]:
 
 def _body(r: _Cursor, index: dict[str, int], version: tuple[int, int, int], out: DumpiFile) -> None:
     """The call stream: records from the body until END_OF_STREAM (or the next section). The records of the common
-    calls (_bulk_plan) are only located here, and their arguments read afterwards with numpy, all records of one
-    layout at once (_bulk); the others become DumpiCalls as they come."""
+    calls (_bulk_plan) are only located here, by a compiled walk (dumpi_scan.py), and their arguments read
+    afterwards with numpy, all records of one layout at once (_bulk); the others become DumpiCalls as they come."""
     body = index["body"]
     end = min([v for k, v in index.items() if v > body and k != "body"])
     c = r.at(body, end)
