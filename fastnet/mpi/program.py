@@ -16,12 +16,10 @@ Peers become world ranks; ranks whose op lists are identical share one copy.
 
 from __future__ import annotations
 
-import heapq
 import math
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -31,6 +29,10 @@ from ..registry import (
     COLLECTIVE_ALGORITHMS,
 )
 from .calls import ANY_SOURCE, ANY_TAG, COLLECTIVES, PROC_NULL, Call, CallTable, Trace
+from .slots import (
+    HALT_NOT_STARTED, HALT_STILL_ACTIVE, REQ_BLOCKING, REQ_CREATE, REQ_FREE, REQ_NONE, REQ_SENDRECV, REQ_WAIT,
+    assign_slots,
+)
 from .state import (
     ANY, CALL_CODE, N_OP, NULL_PEER, OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_INDEX,
     OP_IRECV, OP_ISEND, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT,
@@ -111,11 +113,10 @@ class _RankLowering:
         self.member_sets = member_sets  # each communicator's world ranks, shared by every rank's lowering
         self.rows: list[int] = []  # op rows being made, N_OP values each (lower puts them into ops)
         self.ops = np.zeros((0, N_OP), np.int64)  # the rank's op rows
-        self.req_list: list[int] = []
+        self.req_list = np.zeros(0, np.int64)  # the slots of its waits
         self.counts: list[int] = []
-        self.live: dict[int, int] = {}  # request handle -> slot
-        self.free: list[int] = []  # a heap: the lowest free slot first
-        self.slots = 0
+        self.live: dict[int, int] = {}  # request handle -> slot, of the requests never waited for (requests)
+        self.slots = 0  # slots the requests took
         self.colls: list[tuple[int, str, int]] = []  # (comm, kind, root) in call order: checked across members
         self.used: set[int] = set()  # the communicators the calls name (a rank must be a member of each)
         self.coll_comms: set[int] = set()  # the communicators of its collectives
@@ -138,12 +139,6 @@ class _RankLowering:
         for k, v in cols.items():
             r[_COLUMN[k]] = v
         self.rows.extend(r)
-
-    def slot(self) -> int:
-        if self.free:
-            return heapq.heappop(self.free)
-        self.slots += 1
-        return self.slots - 1
 
     def world(self, comm: int, peer: int, index: int, any_ok: bool) -> int:
         if peer == PROC_NULL:
@@ -177,24 +172,16 @@ class _RankLowering:
             if rank not in self.member_sets[c]:
                 raise ProgramError(f"{self.trace.where(rank)}: rank {rank} is not a member of communicator {c}")
 
-    def p2p(self, code: int, kind: str, index: int, comm: int, peer: int, tag: int, nbytes: int) -> int:
-        """A sendrecv's isend or irecv op (lower makes the other calls' at once); returns its slot."""
+    def p2p(self, code: int, kind: str, index: int, comm: int, peer: int, tag: int, nbytes: int, s: int) -> None:
+        """A sendrecv's isend or irecv op, on slot s (lower makes the other calls' at once)."""
         c = self.comm(comm, index)
-        s = self.slot()
         self.row(code, kind, index, peer=self.world(comm, peer, index, code == OP_IRECV),
                  tag=ANY if (tag == ANY_TAG and code == OP_IRECV) else tag, comm=c, nbytes=nbytes, req=s)
-        return s
-
-    def wait(self, kind: str, index: int, slots: list[int]) -> None:
-        self.row(OP_WAIT, kind, index, arg=len(slots), list=len(self.req_list))
-        self.req_list.extend(slots)
-        for s in slots:
-            heapq.heappush(self.free, s)
 
     def lower(self, calls: Sequence[Call], origin: float) -> None:
         """The rank's op rows into self.ops. What depends on no state (the clock and the computation between calls,
-        communicators, peers, where each call's rows go) is computed for all calls at once; the request slots, and
-        the calls other than point-to-point ones and waits, in call order."""
+        communicators, peers, collectives, where each call's rows go) is computed for all calls at once; the request
+        slots in one compiled walk (slots.py), and sendrecvs and compute calls one by one."""
         opt = self.opt
         self.table = table = CallTable.of(calls)  # its columns, without a Call object each (fail makes one)
         cols, n = table.cols, len(table)
@@ -214,7 +201,7 @@ class _RankLowering:
             errors += [(int(i), 0, "unsupported MPI call (set workload.skip_unknown = true to skip such calls and "
                         "count them)") for i in np.flatnonzero(code == _UNKNOWN)[:1]]
         stop = min(errors, default=(n, 0, ""))
-        slot, (list_at, list_len), made = self.requests(code, stop[:2])
+        slot, (list_at, list_len), made, coll, coll_rows = self.requests(code, stop[:2])
         if errors:
             raise self.fail(stop[0], stop[2])
         if opt.skip_unknown:
@@ -223,7 +210,7 @@ class _RankLowering:
         # Each call's rows: its computation (the gap before it), then its ops
         waits = ((code == _WAIT) | (code == _WAITALL)) & (list_len > 0)
         blocking = (code == _SEND) | (code == _RECV)  # an op and its wait
-        at = np.concatenate(([0], np.cumsum(gaprow.astype(np.int64) + p2p + blocking + waits + made)))
+        at = np.concatenate(([0], np.cumsum(gaprow.astype(np.int64) + p2p + blocking + waits + coll + made)))
         ops = np.zeros((at[-1], N_OP), np.int64)
         ops[:, OP_REQ] = -1
         index = np.arange(n)
@@ -240,6 +227,7 @@ class _RankLowering:
         for w, r in ((waits, first[waits]), (blocking, first[blocking] + 1)):
             ops[r, OP_CODE], ops[r, OP_CALL], ops[r, OP_ARG], ops[r, OP_LIST], ops[r, OP_INDEX] = OP_WAIT, code[w], \
                 list_len[w], list_at[w], index[w]
+        ops[first[coll]] = coll_rows
         if self.rows:  # the rows of the calls that made their own, in call order
             m = made[made > 0]
             ops[np.repeat(first[made > 0] - np.cumsum(m) + m, m) + np.arange(m.sum())] = \
@@ -318,90 +306,124 @@ class _RankLowering:
         return (gap, gaprow, float(value[ends[-1]]) if len(ends) else origin,
                 float(value[starts[-1]]) if len(starts) else origin, gaps)
 
-    def requests(self, code: np.ndarray, stop: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The request slots of the calls before `stop` (index, and 2: with that call's own slot), in call order:
-        each isend / irecv / send / recv's slot, each wait's offset in req_list and length, and the op rows of the
-        calls that make their own (general) into self.rows; returns the first two, and the rows each call made."""
-        cols, n = self.table.cols, len(code)
-        kinds, request, requests = cols["kind"], cols["request"], cols["requests"]
-        slot, list_at, list_len, made = [0] * n, [0] * n, [0] * n, [0] * n
-        live, free, req_list = self.live, self.free, self.req_list
-        todo = np.flatnonzero(code >= 0).tolist()
-        freed = [i for i in np.flatnonzero(code < 0).tolist() if requests[i]]  # MPI_Request_free noops
-        if freed:
-            todo = sorted(todo + freed)
+    def requests(self, code: np.ndarray, stop: tuple[int, int]) -> tuple[np.ndarray, ...]:
+        """The request slots of the calls before `stop` (index, and 2: with that call's own slot), in call order
+        (slots.py): each isend / irecv / send / recv's slot, each wait's offset in req_list and length, the op
+        rows of sendrecvs and compute calls (general) into self.rows, and the collectives'; returns the first two,
+        the rows each call made into self.rows, and the collective calls with their rows."""
+        n = len(code)
+        action, handle, named_at, named, handles = self.request_actions(code)
         last = stop[0] + (stop[0] < n and stop[1] == 2 and code[stop[0]] in (_ISEND, _IRECV))
-        for i in todo[:bisect_left(todo, last)]:
-            k = kinds[i]
-            if k == "isend" or k == "irecv" or k == "send" or k == "recv":
-                slot[i] = s = self.slot()
-                if k == "isend" or k == "irecv":
-                    if request[i] in live:
-                        raise self.fail(i, f"request {request[i]} is still active (not yet waited for)")
-                    live[request[i]] = s
-                else:  # its wait
-                    list_at[i], list_len[i] = len(req_list), 1
-                    req_list.append(s)
-                    heapq.heappush(free, s)
-            elif k == "wait" or k == "waitall":
-                got = list(map(live.pop, requests[i], repeat(None)))
-                if None in got:  # (a handle named twice is not live the second time)
-                    raise self.fail(i, f"request {requests[i][got.index(None)]} was not started by an isend or irecv")
-                if got:
-                    list_at[i], list_len[i] = len(req_list), len(got)
-                    req_list.extend(got)
-                    for s in got:
-                        heapq.heappush(free, s)
-            elif k == "noop" or k == "unknown":
-                for h in requests[i]:  # MPI_Request_free of an active request: it completes unobserved, and its
-                    live.pop(h, None)  # slot is never reused
-            else:
-                a = len(self.rows)
-                self.general(i)
-                made[i] = (len(self.rows) - a) // N_OP
-        return np.array(slot, np.int64), np.array([list_at, list_len], np.int64), np.array(made, np.int64)
+        live = np.full(len(handles), -1, np.int64)
+        slot, list_at, list_len = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+        takes = np.isin(action, (REQ_CREATE, REQ_BLOCKING)).sum() + 2 * (action == REQ_SENDRECV).sum()
+        req_list = np.zeros(takes + len(named), np.int64)
+        halt, why, which, used, self.slots = assign_slots(action, handle, named_at, named, last, live,
+                                                          np.zeros(takes + 1, np.int64), slot, list_at, list_len,
+                                                          req_list)
+        self.req_list = req_list[:used]
+        self.live = dict(zip(handles[live >= 0].tolist(), live[live >= 0].tolist()))
+        coll, coll_rows, (bad, problem) = self.collectives(code, halt)
+        made = np.zeros(n, np.int64)
+        general = (code == _COMPUTE) | (action == REQ_SENDRECV)
+        for i in np.flatnonzero(general[:bad]).tolist():  # in call order: the first error is the one raised
+            a = len(self.rows)
+            self.general(i, int(list_at[i]))
+            made[i] = (len(self.rows) - a) // N_OP
+        if bad < halt:
+            raise self.fail(bad, problem)
+        if why == HALT_STILL_ACTIVE:
+            raise self.fail(halt, f"request {self.table.cols['request'][halt]} is still active (not yet waited for)")
+        if why == HALT_NOT_STARTED:
+            raise self.fail(halt, f"request {self.table.cols['requests'][halt][which]} was not started by an isend "
+                                  "or irecv")
+        return slot, np.array([list_at, list_len]), made, coll, coll_rows
 
-    def general(self, index: int) -> None:
-        """The rows of a sendrecv, a compute call or a collective."""
-        cols, k = self.table.cols, self.table.cols["kind"][index]
-        if k in COLLECTIVES:
-            self.collective(index, k, cols["comm"][index], cols["root"][index], cols["bytes"][index])
-            return
+    def request_actions(self, code: np.ndarray) -> tuple[np.ndarray, ...]:
+        """What each call does with requests (slots.py REQ_*), the handle each isend / irecv makes and those each
+        wait or Request_free names (named[named_at[i]:named_at[i + 1]]), renumbered 0..; and the handles."""
+        cols, n = self.table.cols, len(code)
+        action = np.select([np.isin(code, (_ISEND, _IRECV)), np.isin(code, (_SEND, _RECV)),
+                            np.isin(code, (_WAIT, _WAITALL)), code == _SENDRECV, np.isin(code, (_NOOP, _UNKNOWN))],
+                           [REQ_CREATE, REQ_BLOCKING, REQ_WAIT, REQ_SENDRECV, REQ_FREE], REQ_NONE).astype(np.int64)
+        named_at = np.zeros(n + 1, np.int64)
+        np.cumsum(np.fromiter(map(len, cols["requests"]), np.int64, n), out=named_at[1:])
+        named = np.fromiter(chain.from_iterable(cols["requests"]), np.int64, named_at[-1])
+        creates = action == REQ_CREATE
+        handles, renumbered = np.unique(np.concatenate((np.array(cols["request"], np.int64)[creates], named)),
+                                        return_inverse=True)
+        handle = np.zeros(n, np.int64)
+        handle[creates] = renumbered[:creates.sum()]
+        return action, handle, named_at, renumbered[creates.sum():], handles
+
+    def general(self, index: int, slots_at: int) -> None:
+        """The rows of a sendrecv (its slots at req_list[slots_at:slots_at + 2]) or a compute call."""
         call = self.table[index]
+        k = call.kind
         if k == "sendrecv":
-            a = self.p2p(OP_ISEND, k, index, call.comm, call.peer, call.tag, call.bytes)
-            b = self.p2p(OP_IRECV, k, index, call.comm, call.recv_peer, call.recv_tag, call.recv_bytes)
-            self.wait(k, index, [a, b])
+            a, b = self.req_list[slots_at:slots_at + 2].tolist()
+            self.p2p(OP_ISEND, k, index, call.comm, call.peer, call.tag, call.bytes, a)
+            self.p2p(OP_IRECV, k, index, call.comm, call.recv_peer, call.recv_tag, call.recv_bytes, b)
+            self.row(OP_WAIT, k, index, arg=2, list=slots_at)
         else:  # compute
             d = call.duration_cycles if call.duration_cycles >= 0 else _cycles(call.duration_ns, self.opt.cycle_ns)
             if d > 0 and self.opt.compute != "none":
                 self.row(OP_COMPUTE, "compute", index, arg=d)
 
-    def collective(self, index: int, kind: str, comm: int, root: int, nbytes: int) -> None:
-        c = self.comm(comm, index)
-        members = self.trace.comms[comm]
-        n = len(members)
-        if kind in ("bcast", "reduce", "gather", "scatter") and not 0 <= root < n:
-            raise self.fail(index, f"root {root} is not a rank of communicator {comm}")
-        seq = self.seqs.get(c, 0)
-        self.seqs[c] = seq + 1
-        self.colls.append((comm, kind, root))
-        lst = 0
-        if kind == "alltoallv":
-            call = self.table[index]
-            if len(call.send_counts) != n or len(call.recv_counts) != n:
-                raise self.fail(index, f"alltoallv needs {n} send and receive counts")
-            lst = len(self.counts)
+    def collectives(self, code: np.ndarray, halt: int) -> tuple[np.ndarray, np.ndarray, tuple[int, str]]:
+        """The op rows of the collective calls before `halt`, all at once: which calls they are, their rows, and
+        the first call that cannot run with why ((halt, ""): none). Each is the k-th collective of its rank on its
+        communicator (OP_SEQ), with the algorithm choose_algorithm picks for its size."""
+        cols = self.table.cols
+        coll = np.isin(code, _COLLECTIVE_CODES)
+        coll[halt:] = False
+        index = np.flatnonzero(coll)
+        comm, root, nbytes = (np.array(cols[k], np.int64)[index] for k in ("comm", "root", "bytes"))
+        kinds = [cols["kind"][i] for i in index.tolist()]
+        cindex, size, seq, lst = (np.zeros(len(index), np.int64) for _ in range(4))
+        errors = [(halt, 0, "")]  # (call, check, why): a call's communicator is checked before its root
+        for c in np.unique(comm).tolist():
+            on = comm == c
+            problem = self.comm_problem(c)
+            if problem:
+                errors.append((int(index[np.argmax(on)]), 0, problem))
+                continue
+            self.used.add(c)
+            cindex[on], size[on] = self.comm_index[c], len(self.trace.comms[c])
+            seq[on] = self.seqs.get(self.comm_index[c], 0) + np.arange(on.sum())
+            self.seqs[self.comm_index[c]] = int(seq[on][-1]) + 1
+        rooted = np.isin(code[index], _ROOTED_CODES) & ((root < 0) | (root >= size))
+        errors += [(int(index[j]), 1, f"root {root[j]} is not a rank of communicator {comm[j]}")
+                   for j in np.flatnonzero(rooted)[:1].tolist()]
+        for j in np.flatnonzero(code[index] == _ALLTOALLV).tolist():
+            call = self.table[int(index[j])]
+            if len(call.send_counts) != size[j] or len(call.recv_counts) != size[j]:
+                errors.append((int(index[j]), 2, f"alltoallv needs {size[j]} send and receive counts"))
+                break
+            lst[j] = len(self.counts)
             self.counts.extend(call.send_counts)
             self.counts.extend(call.recv_counts)
-        self.row(OP_COLL, kind, index, arg=CALL_CODE[kind], alg=choose_algorithm(kind, nbytes, n, self.opt), comm=c,
-                 root=root, nbytes=nbytes, seq=seq, list=lst)
+        self.colls.extend(zip(comm.tolist(), kinds, root.tolist()))
+        rows = np.zeros((len(index), N_OP), np.int64)
+        rows[:, OP_CODE], rows[:, OP_CALL], rows[:, OP_INDEX], rows[:, OP_REQ] = OP_COLL, code[index], index, -1
+        rows[:, OP_ARG], rows[:, OP_COMM], rows[:, OP_ROOT], rows[:, OP_BYTES] = code[index], cindex, root, nbytes
+        rows[:, OP_SEQ], rows[:, OP_LIST], rows[:, OP_ALG] = seq, lst, self.algorithms(kinds, nbytes, size)
+        bad, _, why = min(errors)
+        return coll, rows, (bad, why)
+
+    def algorithms(self, kinds: list[str], nbytes: np.ndarray, size: np.ndarray) -> np.ndarray:
+        """choose_algorithm of each collective, asked once per distinct kind, bytes and communicator size."""
+        chosen: dict[tuple[str, int, int], int] = {}
+        return np.array([chosen[key] if key in chosen else chosen.setdefault(key, choose_algorithm(*key, self.opt))
+                         for key in zip(kinds, nbytes.tolist(), size.tolist())], np.int64)
 
 
 _NOOP, _UNKNOWN, _BAD = -1, -2, -3  # lower's codes of the kinds that make no op, and of a kind that is none
 _KIND_CODE = {**CALL_CODE, "noop": _NOOP, "unknown": _UNKNOWN}
-_ISEND, _IRECV, _SEND, _RECV, _WAIT, _WAITALL = (CALL_CODE[k] for k in ("isend", "irecv", "send", "recv", "wait",
-                                                                         "waitall"))
+_ISEND, _IRECV, _SEND, _RECV, _WAIT, _WAITALL, _SENDRECV, _COMPUTE, _ALLTOALLV = (
+    CALL_CODE[k] for k in ("isend", "irecv", "send", "recv", "wait", "waitall", "sendrecv", "compute", "alltoallv"))
+_COLLECTIVE_CODES = [CALL_CODE[k] for k in COLLECTIVES]
+_ROOTED_CODES = [CALL_CODE[k] for k in ("bcast", "reduce", "gather", "scatter")]  # (a root the call must check)
 _COLUMN = {"peer": OP_PEER, "tag": OP_TAG, "comm": OP_COMM, "nbytes": OP_BYTES, "req": OP_REQ, "arg": OP_ARG,
            "list": OP_LIST, "alg": OP_ALG, "root": OP_ROOT, "seq": OP_SEQ}
 
@@ -415,7 +437,7 @@ def lower(trace: Trace, opt: Options) -> Program:
     call_counts, skipped = _call_totals(lowered, repeats)
     return Program(
         ops=np.concatenate(table.blocks) if table.blocks else np.zeros((0, N_OP), np.int64), op_begin=table.begin,
-        op_end=table.end, req_list=np.array(table.req_list or [0], np.int64),
+        op_end=table.end, req_list=np.concatenate(table.req_lists) if table.n_req else np.zeros(1, np.int64),
         counts=np.array(table.counts or [0], np.int64), max_requests=max([1] + [low.slots for low in lowered]),
         call_counts=call_counts, skipped=skipped, not_recorded=dict(trace.not_recorded), recorded_wait=table.waiting,
         files=[trace.where(r) for r in range(trace.n_ranks)] if trace.files else [], **comm_arrays,
@@ -457,7 +479,8 @@ class _OpTable:
 
     def __init__(self, n_ranks: int):
         self.blocks: list[np.ndarray] = []
-        self.req_list: list[int] = []
+        self.req_lists: list[np.ndarray] = []  # of the ranks with rows of their own, in order
+        self.n_req = 0  # their length in all
         self.counts: list[int] = []
         self.begin = np.zeros(n_ranks, np.int64)
         self.end = np.zeros(n_ranks, np.int64)
@@ -471,14 +494,15 @@ class _OpTable:
         rows = low.ops
         if len(rows):  # offsets into the shared wait-list and count arrays
             waits = rows[:, OP_CODE] == OP_WAIT
-            rows[waits, OP_LIST] += len(self.req_list)
+            rows[waits, OP_LIST] += self.n_req
             v = (rows[:, OP_CODE] == OP_COLL) & (rows[:, OP_ARG] == CALL_CODE["alltoallv"])
             rows[v, OP_LIST] += len(self.counts)
-        key = rows.tobytes() if not low.req_list and not low.counts else b""
+        key = rows.tobytes() if not len(low.req_list) and not low.counts else b""
         if key and key in self.shared:
             self.begin[r], self.end[r] = self.shared[key]
             return
-        self.req_list.extend(low.req_list)
+        self.req_lists.append(low.req_list)
+        self.n_req += len(low.req_list)
         self.counts.extend(low.counts)
         self.begin[r], self.end[r] = self.n_ops, self.n_ops + len(rows)
         if key:

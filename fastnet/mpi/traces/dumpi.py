@@ -49,6 +49,7 @@ import numpy as np
 
 from fastnet.errors import TraceError
 from fastnet.mpi.calls import Trace
+from fastnet.mpi.dumpi_scan import locate_records
 from fastnet.mpi.traces.dumpi_calls import BULK_COLUMNS, BULK_KINDS, NAME_ONLY, Bulk, DumpiCall, RankCalls, Value, \
     build_trace
 from fastnet.mpi.traces.dumpi_layout import ALL_FUNCTIONS, END_OF_STREAM, FUNCTION_ENTER, FUNCTION_EXIT, LAYOUTS, \
@@ -72,7 +73,6 @@ _SCALAR = {"i": struct.Struct(">i"), "q": struct.Struct(">q"), "h": struct.Struc
 _ELEMENT = {"I": "i", "H": "H", "B": "B"}  # array code -> struct code of its elements
 _U16 = struct.Struct(">H")
 _I32 = struct.Struct(">i")
-_U32 = struct.Struct(">I")
 _U64 = struct.Struct(">Q")
 _TIME = struct.Struct(">HIHI")  # start seconds, start ns, stop seconds, stop ns
 _HEAD = struct.Struct(">BBBQ")  # version, start time
@@ -287,72 +287,66 @@ def _footer(r: _Cursor, at: int) -> tuple[dict[str, int], dict[str, int]]:
 
 def _body(r: _Cursor, index: dict[str, int], version: tuple[int, int, int], out: DumpiFile) -> None:
     """The call stream: records from the body until END_OF_STREAM (or the next section). The records of the common
-    calls (_bulk_plan) are only located here, and their arguments read afterwards with numpy, all records of one
-    layout at once (_bulk); the others become DumpiCalls as they come."""
+    calls (_bulk_plan) are only located here, by a compiled walk (dumpi_scan.py), and their arguments read
+    afterwards with numpy, all records of one layout at once (_bulk); the others become DumpiCalls as they come."""
     body = index["body"]
     end = min([v for k, v in index.items() if v > body and k != "body"])
     c = r.at(body, end)
     _cpu_bias, wall_bias = c.take(struct.Struct(">ii"))
-    data, calls, end = c.data, out.general, c.end
-    offsets: list[int] = []  # every record's, in file order
+    data, calls = np.frombuffer(c.data, np.uint8), out.general
+    offsets = np.zeros(max(16, (c.end - c.pos) // 16), np.int64)  # every record's, in file order (grown as needed)
+    n = 0
     general: list[int] = []  # the places in `offsets` of out.general's records
-    lengths = _Lengths(version)
-    pos = c.pos
-    while pos < end:
-        if pos + 4 <= end:
-            key = _U32.unpack_from(data, pos)[0] >> 8  # (function id << 8 | mask: 4 bytes read where 3 are)
-            n = lengths[key]
-            if n < 0:
-                n = _length(_bulk_plan(key >> 8, version, key & 0xFF), data, pos, end)
-            if n and pos + n <= end:
-                offsets.append(pos)
-                pos += n
-                continue
-        c.pos = pos  # a record read field by field (or a truncated or corrupt one, whose checks name the offset)
-        call = _record(c, wall_bias, version)
-        pos = c.pos
+    plans = _Plans(version)
+    while True:
+        c.pos, n = locate_records(data, c.pos, c.end, plans.size, plans.requests, plans.status, offsets, n)
+        if n == len(offsets):
+            offsets = np.concatenate((offsets, np.zeros(n, np.int64)))
+            continue
+        if plans.plan(data, c.pos, c.end):
+            continue  # a key met for the first time: the walk goes on if its records are read in bulk
+        if c.pos >= c.end:
+            raise c.fail("the call stream has no end marker before the next section: corrupt")
+        call = _record(c, wall_bias, version)  # read field by field (or a truncated or corrupt record, whose
+        # checks name the offset)
         if call is False:
-            out.bulk = _bulk(data, offsets, general, version, wall_bias,
+            out.bulk = _bulk(c.data, offsets[:n], general, version, wall_bias,
                              functools.partial(_reread, c, wall_bias, version))
-            fids, n = np.unique(out.bulk.fid[out.bulk.fid >= 0], return_counts=True)
-            for fid, k in zip(fids.tolist(), n.tolist()):
-                out.records[NAMES[fid]] = out.records.get(NAMES[fid], 0) + k
+            fids, k = np.unique(out.bulk.fid[out.bulk.fid >= 0], return_counts=True)
+            for fid, m in zip(fids.tolist(), k.tolist()):
+                out.records[NAMES[fid]] = out.records.get(NAMES[fid], 0) + m
             return
         if call is not None:
             out.records[call.name] = out.records.get(call.name, 0) + 1
-            general.append(len(offsets))
-            offsets.append(call.pos)
+            general.append(n)
+            offsets[n] = call.pos
+            n += 1
             calls.append(call)
-    raise c.fail("the call stream has no end marker before the next section: corrupt")
 
 
-class _Lengths(dict):
-    """function id << 8 | mask -> the length of its records read in bulk, -1 when their arrays make it vary
-    (_length), 0 for records read field by field."""
+class _Plans:
+    """The tables locate_records reads (dumpi_scan.py), by key (function id << 8 | mask): each key's _bulk_plan
+    filled in the first time the walk meets it."""
 
     def __init__(self, version: tuple[int, int, int]):
-        super().__init__()
         self.version = version
+        self.size = np.full(ALL_FUNCTIONS << 8, -1, np.int64)
+        self.requests = np.zeros(ALL_FUNCTIONS << 8, np.int64)
+        self.status = np.zeros(ALL_FUNCTIONS << 8, np.int64)
 
-    def __missing__(self, key: int) -> int:
+    def plan(self, data: np.ndarray, pos: int, end: int) -> bool:
+        """Plan the key of the record at `pos` if it has none yet; whether it did."""
+        if pos + 4 > end:
+            return False
+        key = int(data[pos]) << 16 | int(data[pos + 1]) << 8 | int(data[pos + 2])
+        if key >= len(self.size) or self.size[key] >= 0:
+            return False
         plan = _bulk_plan(key >> 8, self.version, key & 0xFF)
-        self[key] = 0 if plan is None else -1 if plan.requests or plan.status else plan.size
-        return self[key]
-
-
-def _length(plan: _BulkPlan, data: memoryview, pos: int, end: int) -> int:
-    """The length of the record at `pos`: the fixed part, then Waitall's requests, then the statuses (last); 0 when
-    it would run past `end`."""
-    n = plan.size
-    if pos + n > end:
-        return 0
-    if plan.requests:
-        n += 4 * max(_I32.unpack_from(data, pos + plan.requests)[0], 0)
-    if plan.status:
-        if pos + n + 4 > end:
-            return 0
-        n += 4 + plan.status * max(_I32.unpack_from(data, pos + n)[0], 0)
-    return n
+        if plan is not None:
+            self.size[key], self.requests[key], self.status[key] = plan.size, plan.requests, plan.status
+        else:
+            self.size[key] = 0
+        return True
 
 
 def _record(c: _Cursor, wall_bias: int, version: tuple[int, int, int]) -> DumpiCall | None | bool:
