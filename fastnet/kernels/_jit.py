@@ -34,7 +34,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros  # noqa: F401  (kernels'
 
 CACHE = os.environ.get("FASTNET_NUMBA_CACHE", "1") != "0"
 _PACKAGE = Path(__file__).resolve().parents[1]
-_KERNEL_SOURCES = ("kernels", "traffic", "build", "workloads", "mpi")
+_KERNEL_SOURCES = ("kernels", "traffic", "build", "workloads", "mpi", "mpi/traces")
 
 
 def _source_hash() -> str:

@@ -49,11 +49,11 @@ import numpy as np
 
 from fastnet.errors import TraceError
 from fastnet.mpi.calls import Trace
-from fastnet.mpi.dumpi_scan import locate_records
 from fastnet.mpi.traces.dumpi_calls import BULK_COLUMNS, BULK_KINDS, NAME_ONLY, Bulk, DumpiCall, RankCalls, Value, \
     build_trace
 from fastnet.mpi.traces.dumpi_layout import ALL_FUNCTIONS, END_OF_STREAM, FUNCTION_ENTER, FUNCTION_EXIT, LAYOUTS, \
     NAMES, Field
+from fastnet.mpi.traces.dumpi_scan import locate_records
 
 MAGIC = 0xFFAADD44554D5049  # the first 8 bytes of every .bin file, and of its index
 MAGIC_BYTES = MAGIC.to_bytes(8, "big")

@@ -1,6 +1,6 @@
 """Locate the records of a binary DUMPI file's call stream (traces/dumpi.py `_body`), compiled: each record's
 length depends on the bytes before it, so the walk is a loop, and a Python one over a 256-rank trace's 1.9 M
-records cost a second and a half. (Here, not in traces/: the kernels' cache is keyed by the files of mpi/.)
+records cost a second and a half.
 
 A record's key is its function id << 8 | mask (the first 3 bytes, big-endian). Per key, the tables give what
 dumpi.py `_bulk_plan` says of its records: `size` the bytes before Waitall's requests or the statuses (the whole
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels._jit import jit, jit_inline
+from fastnet.kernels._jit import jit, jit_inline
 
 
 @jit_inline
