@@ -29,12 +29,12 @@ from ..kernels.cycle import (
     credits_back, free_vc, leave_ready, phits_crossed, phits_sent_in, serialise, streaming, tail_arrives, wake,
 )
 from ..kernels.pool import drop_packet, release_event, vc_reserve
-from ..registry import X_FLIT
 from ..kernels.state import (
     C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,
     PK_LOST, PK_NEXT, PK_OUT, PK_READY, PK_SIZE, PT_IN_PKT, PT_IN_TAIL, PT_WAIT, VC_HEAD, VC_OWNER, VC_POS, VC_TAIL,
     VC_WAKE, VS_DVC, VS_FEED, VS_NODE_PKT, VS_NODE_SENT, VS_OUT, VS_PKT, VS_SENT, ND_BUSY, PK_SRC,
 )
+from ..registry import X_FLIT
 
 
 @jit_callee

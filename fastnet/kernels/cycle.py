@@ -930,8 +930,8 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar
 def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar):
     """VC allocation by BookSim2's allocators, if `vc_alloc` (Params.vc_alloc, a constant of the cycle loop) asks
     for it, then switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, also a
-    constant, as `crossbar`); fills st.grants, returns their count and whether the cycle after may see a request with no event
-    before it (`lively`: the first round's heads, and BookSim2's VC allocators always)."""
+    constant, as `crossbar`); fills st.grants, returns their count and whether the cycle after may see a request
+    with no event before it (`lively`: the first round's heads, and BookSim2's VC allocators always)."""
     lively = False
     if vc_alloc == VA_ISLIP or vc_alloc == VA_SEPARABLE:
         allocate_vcs(topo, rt, prm, st, t, routing, scan)
@@ -1152,13 +1152,13 @@ def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc
     """The cycle loop kernel for one generate stage (`generator`: open-loop traffic or one closed-loop workload,
     fastnet/registry.py GENERATORS), one routing algorithm (Params.routing), one way of finding minimal ports (`scan`:
     build/routing.py minimal_scan), one switch allocator (Params.allocator), one way of allocating VCs
-    (Params.vc_alloc) and one crossbar (Params.crossbar), made on first use. All six are constants of the kernel: numba prunes the branches they
-    rule out before inlining what those branches call (_jit._PruneThenInline), so a run compiles only its own
-    traffic or workload, routing, topology, allocators and crossbar (most of the compile time of a loop serving
-    every case; BookSim2's VC allocators alone add a third to a loop's, the flit crossbar a sixth). The stages
-    compiled apart (fire_events, traverse) receive `crossbar` as an argument: a literal, which _PruneThenInline
-    prunes on as on a constant. The kernels are cached on disk like any
-    other, one per combination. A code no registry declares (fastnet/registry.py) is refused here; one declared
+    (Params.vc_alloc) and one crossbar (Params.crossbar), made on first use. All six are constants of the kernel:
+    numba prunes the branches they rule out before inlining what those branches call (_jit._PruneThenInline), so
+    a run compiles only its own traffic or workload, routing, topology, allocators and crossbar (most of the
+    compile time of a loop serving every case; BookSim2's VC allocators alone add a third to a loop's, the flit
+    crossbar a sixth). The stages compiled apart (fire_events, traverse) receive `crossbar` as an argument: a
+    literal, which _PruneThenInline prunes on as on a constant. The kernels are cached on disk like any other,
+    one per combination. A code no registry declares (fastnet/registry.py) is refused here; one declared
     but taken by no branch of its dispatch does not compile (_jit.no_implementation)."""
     GENERATORS.require(generator)
     ROUTINGS.require(routing)

@@ -438,7 +438,7 @@ def _bulk_plan(fid: int, version: tuple[int, int, int], mask: int) -> _BulkPlan 
 _BE = {"i": ">i4", "q": ">i8", "h": ">u2", "b": "u1", "I": ">u4"}  # layout code -> numpy type (I here: uint32 ns)
 
 
-def _bulk(data: memoryview, offsets: list[int], general: list[int], version: tuple[int, int, int], wall_bias: int,
+def _bulk(data: memoryview, offsets: np.ndarray, general: list[int], version: tuple[int, int, int], wall_bias: int,
           reread) -> Bulk:
     """The Bulk columns of a rank's records: for each layout (function id and mask) its records' fields taken
     from the bytes at once."""
