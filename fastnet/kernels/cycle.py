@@ -796,7 +796,7 @@ def output_key(ps, prm, pt, n_ports, r, x, o):
 
 
 @jit_inline
-def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
+def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar, faults):
     """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
     multiple ejection, every input asking for its node's ejection port wins it). Inputs are crossbar inputs
@@ -820,7 +820,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
                                         prm, pk, st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan, crossbar)
         if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
-        if o == DROP and drop_head(topo.port, prm, st, v, t):
+        if faults and o == DROP and drop_head(topo.port, prm, st, v, t):  # (only failures leave no route)
             continue
         i += 1
         if o == FULL:
@@ -858,7 +858,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
 
 
 @jit_inline
-def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
+def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar, faults):
     """One iSLIP iteration (BookSim2's default allocator, its src/allocators/islip.cpp): every input port asks
     for each output that one of its VCs' heads may take (for each output, the VC first from the input's VC
     round-robin pointer asks); each output grants the asking input first from its round-robin pointer; each
@@ -887,7 +887,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar
                                         buf, buf2, t, epoch, v, routing, scan, crossbar)
         if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
-        if o == DROP and drop_head(topo.port, prm, st, v, t):
+        if faults and o == DROP and drop_head(topo.port, prm, st, v, t):  # (only failures leave no route)
             continue
         i += 1
         if o == FULL:
@@ -927,10 +927,10 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar
 
 
 @jit_inline
-def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar):
+def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar, faults):
     """VC allocation by BookSim2's allocators, if `vc_alloc` (Params.vc_alloc, a constant of the cycle loop) asks
     for it, then switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, also a
-    constant, as `crossbar`); fills st.grants, returns their count and whether the cycle after may see a request
+    constant, as `crossbar` and `faults`); fills st.grants, returns their count and whether the cycle after may see a request
     with no event before it (`lively`: the first round's heads, and BookSim2's VC allocators always)."""
     lively = False
     if vc_alloc == VA_ISLIP or vc_alloc == VA_SEPARABLE:
@@ -943,9 +943,9 @@ def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar)
     for k in range(prm.iters):
         st.ctr[C_STAMP] += 1
         if allocator == SA_ISLIP:
-            m, more = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar)
+            m, more = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar, faults)
         elif allocator == SA_SEPARABLE:
-            m, more = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar)
+            m, more = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar, faults)
         else:
             no_implementation(allocator)
             raise ValueError("no switch allocator for this code")
@@ -1145,18 +1145,20 @@ def next_activity(st, prm, t, limit):
     return limit
 
 
-LOOPS: dict[tuple[int, ...], object] = {}  # (generator, routing, scan, allocator, vc_alloc, crossbar) -> the kernel
+LOOPS: dict[tuple[int, ...], object] = {}  # (generator, routing, scan, allocator, vc_alloc, crossbar, faults) -> kernel
 
 
-def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int):
+def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int,
+               faults: bool):
     """The cycle loop kernel for one generate stage (`generator`: open-loop traffic or one closed-loop workload,
     fastnet/registry.py GENERATORS), one routing algorithm (Params.routing), one way of finding minimal ports (`scan`:
     build/routing.py minimal_scan), one switch allocator (Params.allocator), one way of allocating VCs
-    (Params.vc_alloc) and one crossbar (Params.crossbar), made on first use. All six are constants of the kernel:
-    numba prunes the branches they rule out before inlining what those branches call (_jit._PruneThenInline), so
-    a run compiles only its own traffic or workload, routing, topology, allocators and crossbar (most of the
-    compile time of a loop serving every case; BookSim2's VC allocators alone add a third to a loop's, the flit
-    crossbar a sixth). The stages compiled apart (fire_events, traverse) receive `crossbar` as an argument: a
+    (Params.vc_alloc), one crossbar (Params.crossbar), and with or without failures (Params.faults), made on first
+    use. All seven are constants of the kernel: numba prunes the branches they rule out before inlining what those
+    branches call (_jit._PruneThenInline), so a run compiles only its own traffic or workload, routing, topology,
+    allocators, crossbar and failure handling (most of the compile time of a loop serving every case; BookSim2's
+    VC allocators alone add a third to a loop's, the flit crossbar a sixth, dropping heads left without a route a
+    twentieth). The stages compiled apart (fire_events, traverse) receive `crossbar` as an argument: a
     literal, which _PruneThenInline prunes on as on a constant. The kernels are cached on disk like any other,
     one per combination. A code no registry declares (fastnet/registry.py) is refused here; one declared
     but taken by no branch of its dispatch does not compile (_jit.no_implementation)."""
@@ -1165,13 +1167,15 @@ def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc
     SWITCH_ALLOCATORS.require(allocator)
     VC_ALLOCATORS.require(vc_alloc)
     CROSSBARS.require(crossbar)
-    key = (int(generator), int(routing), int(scan), int(allocator), int(vc_alloc), int(crossbar))
+    key = (int(generator), int(routing), int(scan), int(allocator), int(vc_alloc), int(crossbar), int(faults))
     if key not in LOOPS:
         LOOPS[key] = _make_cycle_loop(*key)
     return LOOPS[key]
 
 
-def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int):
+def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int,
+                     faults: int):
+    faults = bool(faults)
     closed = generator != GEN_OPEN_LOOP
 
     @jit
@@ -1216,7 +1220,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
                 inject_at = inject(topo, rt, prm, st, t)
             quiet = True  # no head can ask before an event or a known cycle
             if ctr[C_N_ACTIVE] > 0:
-                n, lively = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar)
+                n, lively = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar, faults)
                 quiet = n == 0 and not lively
                 if n > 0:
                     traverse(topo, prm, st, t, n, crossbar)
