@@ -153,8 +153,8 @@ W_GRAPH500 = WORKLOADS.add("graph500", "seed 000's Graph500 BFS (workloads/graph
 W_MPI = WORKLOADS.add("mpi", "an MPI program (workload.program, fastnet/mpi/generators.py)")
 WORKLOADS.add("trace", "an MPI trace replayed (workload.file, fastnet/mpi/traces/)", code=W_MPI)
 
-# The generate stage a cycle loop is made for (cycle.cycle_loop's first constant): the open-loop sources, or one
-# closed-loop workload's kernel (workloads/kernel.py generator_of, advance_workload)
+# The generate stage a cycle loop is made for (engine/loop.py cycle_loop's first constant): the open-loop sources,
+# or one closed-loop workload's kernel (engine/generate.py generator_of, advance_workload)
 GENERATORS = Registry("generate stage")
 GEN_OPEN_LOOP = GENERATORS.add("open_loop", "traffic/openloop.py generate_open_loop")
 GEN_SR = GENERATORS.add("sr", "workloads/micro.py advance_sr")

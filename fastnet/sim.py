@@ -282,8 +282,8 @@ def _loop_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
     """The cycle loop kernel this run calls, and the numba signature it calls it with."""
     import numba
 
-    from .kernels.cycle import cycle_loop
-    from .workloads.kernel import generator_of
+    from .engine.generate import generator_of
+    from .engine.loop import cycle_loop
 
     args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.cycle, s.cycle, True, 1)
     loop = cycle_loop(generator_of(s.workload), s.params.routing, minimal_scan(s.routes), s.params.allocator,
@@ -320,7 +320,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     sim.occupancy_interval cycles: a chunk ends on each sampling cycle, where the state is read. `checkpoint`
     writes the run's state at chunk boundaries and stops it there on SIGINT or SIGTERM (checkpoint.RunStopped);
     a run resumed from one (sim.start) goes on from s.cycle."""
-    from .kernels.cycle import DEADLOCK, DRAINED, FAILED, FINISHED, GROW
+    from .engine.loop import DEADLOCK, DRAINED, FAILED, FINISHED, GROW
     from .kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_EPOCH, EPOCH_SPAN, PT_HELD, rebase
     from .workloads.state import ERRORS, WC_ERROR, WC_FINISHED
 
@@ -334,7 +334,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     if checkpoint is not None:
         checkpoint.start(s)
     while t < end:
-        # a closed loop skips idle cycles (kernels/cycle.py network_idle): `chunk` bounds the cycles it simulates
+        # a closed loop skips idle cycles (engine/loop.py): `chunk` bounds the cycles it simulates
         if t - s.state.ctr[C_EPOCH] > EPOCH_SPAN // 2:  # the VC records store int32 times from an epoch
             rebase(s.state, t)
         if s.faults and t == s.faults.next_cycle:  # links or routers fail or recover before cycle t

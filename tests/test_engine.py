@@ -14,7 +14,8 @@ from fastnet.build.network import LOCAL
 from fastnet.build.routing import is_table, minimal_scan
 from fastnet.build.vcs import VCP_NONE
 from fastnet.errors import ConfigError, DeadlockError
-from fastnet.kernels.cycle import allocate_vc, allocate_vcs, cycle_loop
+from fastnet.engine.loop import cycle_loop
+from fastnet.kernels.cycle import allocate_vc, allocate_vcs
 from fastnet.kernels.pool import new_packet
 from fastnet.kernels.routing import distance
 from fastnet.kernels.state import (

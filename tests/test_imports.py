@@ -189,6 +189,19 @@ def test_no_import_circles():
                        "that imports neither):\n" + "\n".join(lines))
 
 
+
+# The rooms that feed the router pipeline, and those above them: the cycle loop (fastnet/engine/) calls both, so
+# a run's data flows down through them and no kernel reaches up into a workload.
+ABOVE_THE_KERNELS = ("engine", "traffic", "workloads", "mpi", "faults", "sim")
+
+
+def test_the_kernels_import_no_room_above_them():
+    graph = import_graph()
+    up = {f"{m} -> {t}" for m, targets in graph.items() if m.startswith("fastnet.kernels")
+          for t in targets if t.split(".")[1:2] and t.split(".")[1] in ABOVE_THE_KERNELS}
+    assert not up, "kernels/ imports a room above it (engine/loop.py is where stages and workloads meet):\n" + \
+        "\n".join(sorted(up))
+
 # Sections documented outside docs/config.md (whose `## [section]` headings list the rest), and their page.
 SECTION_PAGES = {"machine": "docs/machines.md", "throughput": "docs/throughput.md"}
 

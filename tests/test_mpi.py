@@ -560,7 +560,7 @@ def test_largest_message_bounds_every_collective_round():
 @pytest.mark.parametrize("program, nbytes, packets", [("barrier", 8, 1), ("bcast", 8, 1), ("allreduce", 100, 4),
                                                       ("alltoall", 100_000, 16)])
 def test_ranks_keep_free_only_the_packets_of_their_largest_message(program, nbytes, packets):
-    """The engine keeps tasks x packets_per_message packets free (kernels/cycle.py): one per rank for a barrier,
+    """The engine keeps tasks x packets_per_message packets free (engine/loop.py): one per rank for a barrier,
     `burst` (16) only for messages that long. 40-byte packets, 32-byte header."""
     from fastnet.sim import prepare
 

@@ -23,7 +23,7 @@ def with_sim(cfg, **sim):
 def reference_samples(cfg, interval):
     """The occupancy each sampling cycle should show, from a run stepped by hand to those cycles and read from
     the VC records (capacity - free credits, summed per port) rather than from PT_HELD."""
-    from fastnet.kernels.cycle import GROW, OK
+    from fastnet.engine.loop import GROW, OK
     from fastnet.kernels.state import VC_CAP, VC_FREE
     from fastnet.sim import compile_kernels, grow_pools, prepare
 

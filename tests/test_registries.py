@@ -155,7 +155,7 @@ DISPATCH = [  # (registry, module declaring its constants, prefix, files whose d
     (R.ROUTINGS, R, "R_", ["kernels/routing.py"]),
     (R.SWITCH_ALLOCATORS, R, "SA_", ["kernels/cycle.py"]),
     (R.VC_ALLOCATORS, R, "VA_", ["kernels/cycle.py"]),
-    (R.GENERATORS, R, "GEN_", ["workloads/kernel.py", "kernels/cycle.py"]),
+    (R.GENERATORS, R, "GEN_", ["engine/generate.py", "engine/loop.py"]),
     (R.COLLECTIVE_ALGORITHMS, R, "ALG_", ["mpi/collectives.py"]),
 ]
 
@@ -187,7 +187,7 @@ def test_every_algebraic_topology_has_its_scan():
 
 
 def test_a_code_no_registry_declares_is_refused_before_compiling():
-    from fastnet.kernels.cycle import cycle_loop
+    from fastnet.engine.loop import cycle_loop
 
     with pytest.raises(NotImplementedError, match="routing algorithm code 99 is not registered"):
         cycle_loop(R.GEN_OPEN_LOOP, 99, -1, R.SA_SEPARABLE, R.VA_GREEDY, R.X_PACKET, False)

@@ -34,7 +34,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros  # noqa: F401  (kernels'
 
 CACHE = os.environ.get("FASTNET_NUMBA_CACHE", "1") != "0"
 _PACKAGE = Path(__file__).resolve().parents[1]
-_KERNEL_SOURCES = ("kernels", "traffic", "build", "workloads", "mpi", "mpi/traces")
+_KERNEL_SOURCES = ("kernels", "engine", "traffic", "build", "workloads", "mpi", "mpi/traces")
 
 
 def _source_hash() -> str:
@@ -110,7 +110,7 @@ def no_implementation(typingctx, code):
 # cycle loop's routing alone took 40 of its 68 cold seconds. It also inlines everything before it prunes dead
 # branches. The pass below inlines one level at a time (a callee comes back with its own calls not yet inlined)
 # and prunes branches on constants before each level, so the cycle loop is compiled in seconds and a loop
-# specialised on a constant (cycle.cycle_loop's routing, workload, ...) never inlines, types or compiles
+# specialised on a constant (engine/loop.py cycle_loop's routing, workload, ...) never inlines, types or compiles
 # the branches that constant rules out. Same IR in the end, for what survives; same machine code.
 
 

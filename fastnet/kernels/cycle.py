@@ -1,17 +1,5 @@
-"""The cycle loop: input-queued virtual cut-through routers with credits, VCs and separable allocation.
-
-One cycle, in pipeline order (the body of `run_chunk`):
-
-1. `fire_events`  credits that have travelled back upstream, and packet tails reaching their node (a closed-loop
-                  workload's message layer counts them: fastnet/workloads/messages.py)
-2. generate       open-loop sources, or the closed-loop workload's stage machines (fastnet/workloads/), add
-                  packets to their node's (unbounded) source queue
-3. `inject`       each node whose injection link is free sends its oldest packet into a router VC with room
-4. `allocate`     route newly ready heads; separable input-first round-robin switch allocation (a routed head
-                  whose input, output or link is busy, or whose downstream VCs are all taken, until a known cycle
-                  leaves the ready list until then: waiting costs nothing per cycle)
-5. `traverse`     move the granted packets: reserve the downstream VC (credits), occupy crossbar and link,
-                  schedule the credit return and, at the last router, the delivery
+"""The router pipeline's stages: input-queued virtual cut-through routers with credits, VCs and separable
+allocation. engine/loop.py runs them once a cycle, with the traffic or workload that feeds them.
 
 Timing of one hop (virtual cut-through): a link sends a packet of L phits in `serialise` cycles, L at the
 reference rate of one phit per cycle, more on a slower link (units.py). A packet granted at cycle t crosses the
@@ -40,33 +28,25 @@ from __future__ import annotations
 import numpy as np
 
 from ..build.network import NODE_PORT, NODE, P_CLASS, P_LATENCY, P_PEER_PORT, P_PERIOD, P_ROUTER
-from ..traffic.openloop import generate_open_loop
-from ..workloads.kernel import WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_status
-from ..workloads.messages import packet_arrived
-from ..workloads.state import NEVER, WC_FREE_COUNT, WC_NEXT
-from ..registry import (
-    CROSSBARS, GEN_MPI, GEN_OPEN_LOOP, GENERATORS, ROUTINGS, SA_ISLIP, SA_SEPARABLE, SWITCH_ALLOCATORS, VA_GREEDY,
-    VA_ISLIP, VA_SEPARABLE, VC_ALLOCATORS, W_OPEN_LOOP, X_FLIT,
-)
-from ._jit import jit, jit_callee, jit_inline, jit_stage, no_implementation, prefetch, trailing_zeros
+from ..registry import SA_ISLIP, SA_SEPARABLE, VA_GREEDY, VA_ISLIP, VA_SEPARABLE, X_FLIT
+from ._jit import jit_callee, jit_inline, jit_stage, no_implementation, prefetch, trailing_zeros
 from .pool import (
-    drop_packet, free_packet, hist_bin, is_measured, list_add, list_remove, pop_source, pop_vc, push_vc, release_event, schedule, vc_reserve,
+    drop_packet, hist_bin, is_measured, list_add, list_remove, pop_source, pop_vc, push_vc, schedule, vc_reserve,
 )
 from .routing import route, took_hop
 from .state import (
-    C_CREATED, C_DELIVERED, C_DROP_UNROUTABLE, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED, C_LAST_PROGRESS, C_MEAS_CREATED,
-    C_EPOCH, C_N_ASLEEP, C_MEAS_DELIVERED, C_MEAS_DROPPED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED, C_STAMP, E_CREDIT, E_DELIVER, E_READY,
-    EV_AMOUNT, EV_KIND,
-    EV_NEXT, EV_TARGET, ND_BUSY, ND_HEAD, ND_LAST_VC, ND_TAIL, PK_ARRIVE, PK_LOST, PK_BIRTH, PK_CLS, PK_GHOPS, PK_HOPS,
-    PK_DVC, PK_INJECT, PK_MSG, PK_OUT, PK_READY, PK_SIZE, PK_SRC, PT_IN_BUSY, PT_IN_DVC, PT_IN_PKT, PT_IN_TAIL, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP,
-    PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT,
-    S_ACCEPTED_PHITS, S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM,
-    S_NET_MAX, S_NET_SUM, TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER, VC_POS,
-    VC_CAP, VC_WAITER, VC_WAKE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP, VS_DVC, VS_END, VS_FEED, VS_OUT,
-    VS_NODE_END, VS_NODE_PKT, VS_NODE_SENT, VS_PKT, VS_SENT, VS_TAIL, STREAMING, DRAINING, ASLEEP,
+    C_CREATED, C_DELIVERED, C_DROP_UNROUTABLE, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_INJECTED,
+    C_LAST_PROGRESS, C_EPOCH, C_N_ASLEEP, C_MEAS_DELIVERED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_PHIT_HOPS, C_QUEUED,
+    C_STAMP, E_CREDIT, E_DELIVER, E_READY, ND_BUSY, ND_HEAD, ND_LAST_VC, ND_TAIL, PK_ARRIVE, PK_BIRTH, PK_CLS,
+    PK_GHOPS, PK_HOPS, PK_DVC, PK_INJECT, PK_OUT, PK_READY, PK_SIZE, PK_SRC, PT_IN_BUSY, PT_IN_DVC, PT_IN_PKT,
+    PT_IN_TAIL, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP, PT_LINK_BUSY, PT_OUT_BUSY, PT_OUT_KEY,
+    PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT, S_ACCEPTED_PHITS,
+    S_COUNT, S_HOPS_GLOBAL, S_HOPS_LOCAL, S_HOPS_SUM, S_INJECTED_PHITS, S_LAT_MAX, S_LAT_SUM, S_NET_MAX, S_NET_SUM,
+    TS_DELIVERED_PHITS, TS_IN_NETWORK, TS_LAT_COUNT, TS_LAT_SUM, TS_QUEUED, VC_ALLOC, VC_FREE, VC_HEAD, VC_OWNER,
+    VC_POS, VC_CAP, VC_WAITER, VC_WAKE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP, VS_DVC, VS_END, VS_FEED,
+    VS_OUT, VS_NODE_END, VS_NODE_PKT, VS_NODE_SENT, VS_PKT, VS_SENT, VS_TAIL, STREAMING, DRAINING, ASLEEP, NEVER,
 )
 
-OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
 WAIT = -2  # head_request: the head cannot ask before VC_WAKE (the allocator parks its VC until then)
 DROP = -3  # head_request: no live route leads to the head's destination (faults): drop_head removes it
 FULL = -4  # head_request: its downstream VC lacks room; only a credit (an event) or a grant changes that
@@ -250,44 +230,6 @@ def send_from_node(port, prm, st, v, t):
     vs[v, VS_NODE_PKT] = -1
     st.nd[pk[h, PK_SRC], ND_BUSY] = vs[v, VS_NODE_END]
     tail_arrives(pk, vs, v, h, vs[v, VS_NODE_END] + prm.inject_latency, serialise(port, p, size))
-
-
-@jit_stage
-def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t, crossbar):
-    """This cycle's events. Returns whether a node may now inject where it could not (credits came back to an
-    injection VC: `inject` runs again). `crossbar` (= prm.crossbar) is a constant of the loop (cycle_loop)."""
-    ev, ctr, vc, pk = st.ev, st.ctr, st.vc, st.pk
-    slot = t & prm.wheel_mask
-    e = st.wheel[slot]
-    st.wheel[slot] = -1
-    nodes = False
-    while e >= 0:
-        nxt = ev[e, EV_NEXT]
-        kind = ev[e, EV_KIND]
-        if kind == E_CREDIT:
-            v = ev[e, EV_TARGET]
-            credits_back(st, prm, v, ev[e, EV_AMOUNT], t)
-            if port[v // prm.vcs, P_CLASS] == NODE:
-                nodes = True
-                st.blocked[port[v // prm.vcs, P_PEER_PORT]] = 0
-                if crossbar == X_FLIT:
-                    if st.vs[v, VS_NODE_PKT] >= 0:
-                        send_from_node(port, prm, st, v, t)
-        elif kind == E_READY:
-            join_ready(st.act, st.awake, vc, ctr, ev[e, EV_TARGET])
-        else:
-            h = ev[e, EV_TARGET]
-            if pk[h, PK_LOST]:  # a failing link or router cut its tail off on the way (fastnet/faults/kernel.py)
-                drop_packet(pk, ctr, prm, h, pk[h, PK_LOST])
-            else:
-                record_delivery(pk, st.sc, st.lat_hist, st.net_hist, st.ts, ctr, prm, h, t)
-                if wl_kind != W_OPEN_LOOP and pk[h, PK_MSG] >= 0:  # (< 0: background traffic's)
-                    packet_arrived(wl_msg, wl_wc, wl_inbox, pk, h)
-                free_packet(pk, ctr, h)
-            ctr[C_LAST_PROGRESS] = t
-        release_event(ev, ctr, e)
-        e = nxt
-    return nodes
 
 
 @jit_inline
@@ -1143,111 +1085,3 @@ def next_activity(st, prm, t, limit):
         if wheel[u & mask] >= 0:
             return u
     return limit
-
-
-LOOPS: dict[tuple[int, ...], object] = {}  # (generator, routing, scan, allocator, vc_alloc, crossbar, faults) -> kernel
-
-
-def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int,
-               faults: bool):
-    """The cycle loop kernel for one generate stage (`generator`: open-loop traffic or one closed-loop workload,
-    fastnet/registry.py GENERATORS), one routing algorithm (Params.routing), one way of finding minimal ports (`scan`:
-    build/routing.py minimal_scan), one switch allocator (Params.allocator), one way of allocating VCs
-    (Params.vc_alloc), one crossbar (Params.crossbar), and with or without failures (Params.faults), made on first
-    use. All seven are constants of the kernel: numba prunes the branches they rule out before inlining what those
-    branches call (_jit._PruneThenInline), so a run compiles only its own traffic or workload, routing, topology,
-    allocators, crossbar and failure handling (most of the compile time of a loop serving every case; BookSim2's
-    VC allocators alone add a third to a loop's, the flit crossbar a sixth, dropping heads left without a route a
-    twentieth). The stages compiled apart (fire_events, traverse) receive `crossbar` as an argument: a
-    literal, which _PruneThenInline prunes on as on a constant. The kernels are cached on disk like any other,
-    one per combination. A code no registry declares (fastnet/registry.py) is refused here; one declared
-    but taken by no branch of its dispatch does not compile (_jit.no_implementation)."""
-    GENERATORS.require(generator)
-    ROUTINGS.require(routing)
-    SWITCH_ALLOCATORS.require(allocator)
-    VC_ALLOCATORS.require(vc_alloc)
-    CROSSBARS.require(crossbar)
-    key = (int(generator), int(routing), int(scan), int(allocator), int(vc_alloc), int(crossbar), int(faults))
-    if key not in LOOPS:
-        LOOPS[key] = _make_cycle_loop(*key)
-    return LOOPS[key]
-
-
-def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int,
-                     faults: int):
-    faults = bool(faults)
-    closed = generator != GEN_OPEN_LOOP
-
-    @jit
-    def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained, max_steps):
-        """Advance cycles t0..t1-1. Returns (status, next cycle, low): stops early when a pool runs low (GROW;
-        `low` says which: bits 1 and 2 as pools_low, 4 the workload's message pool; sim.grow_pools), on a deadlock,
-        once the window has ended and every measured packet is delivered (when stop_when_drained), or when the
-        closed-loop workload `wl` has finished or failed. At most `max_steps` cycles are simulated: a closed-loop
-        run skips the cycles in which nothing can happen (network_idle), so t1 may lie much further ahead."""
-        ctr, wheel, wc = st.ctr, st.wheel, wl.wc
-        n_nodes, n_ports = len(st.nd), len(st.pt)
-        created = n_nodes  # the most packets one cycle creates: open-loop sources make one per node at most
-        if closed:  # a workload's tasks may each packetise a message's first packets in one cycle
-            created = wl.n_tasks * wl.packets_per_message + (n_nodes if prm.background else 0)
-        t = t0 - 1
-        steps = 0
-        inject_at = t0  # the first cycle after the last inject at which a node's link frees (its return value)
-        while t + 1 < t1 and steps < max_steps:
-            t += 1
-            steps += 1
-            low = pools_low(ctr, created, n_ports)
-            if closed and wc[WC_FREE_COUNT] < wl.msg_headroom:  # the workload's message pool
-                low |= 4
-            if low != 0:
-                return GROW, t, low
-            # the router pipeline, one stage at a time; a stage with nothing to do is skipped
-            nodes = False  # the nodes' queues or injection VCs changed: inject looks at every node again
-            if wheel[t & prm.wheel_mask] >= 0:
-                nodes = fire_events(topo.port, prm, st, wl.kind, wl.msg, wc, wl.inbox, t, crossbar)
-            if closed:  # (not `if not closed`: numba prunes a branch on a constant, not on its negation)
-                if workload_due(wc, ctr, t):
-                    advance_workload(wl, prm, st, t, generator)
-                    nodes = True
-                if generator == GEN_MPI and prm.background:
-                    generate_open_loop(tr, prm, st, t)
-                    nodes = True
-            else:
-                generate_open_loop(tr, prm, st, t)
-                nodes = True
-            # a node that neither has its link free by now nor got credits or packets would only be skipped
-            if ctr[C_N_ACTIVE_NODES] > 0 and (nodes or t >= inject_at):
-                inject_at = inject(topo, rt, prm, st, t)
-            quiet = True  # no head can ask before an event or a known cycle
-            if ctr[C_N_ACTIVE] > 0:
-                n, lively = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar, faults)
-                quiet = n == 0 and not lively
-                if n > 0:
-                    traverse(topo, prm, st, t, n, crossbar)
-            if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
-                record_timeseries(prm, st, t)
-            if ctr[C_CREATED] > ctr[C_DELIVERED] + ctr[C_DROPPED] and t - ctr[C_LAST_PROGRESS] > prm.watchdog:
-                return DEADLOCK, t + 1, 0
-            if stop_when_drained and t + 1 >= prm.w1 and \
-                    ctr[C_MEAS_CREATED] == ctr[C_MEAS_DELIVERED] + ctr[C_MEAS_DROPPED]:
-                return DRAINED, t + 1, 0
-            if closed:
-                w = workload_status(wc, ctr, prm.watchdog, t)
-                if w != WS_RUNNING:
-                    return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1, 0
-                if prm.skip_idle and not prm.background and not workload_due(wc, ctr, t + 1):
-                    if network_idle(ctr, len(st.ev)):
-                        if wc[WC_NEXT] < NEVER:  # nothing can happen before the workload's next timer: skip
-                            t = min(wc[WC_NEXT], t1) - 1
-                    elif quiet:  # packets on links, parked, or waiting for credits: skip to the next event
-                        limit = min(wc[WC_NEXT], t1, ctr[C_LAST_PROGRESS] + prm.watchdog + 1)
-                        if ctr[C_N_ACTIVE_NODES] > 0:
-                            limit = min(limit, inject_at)
-                        if prm.ts_interval > 0:  # record_timeseries samples the end of every interval
-                            limit = min(limit, (t + 1) // prm.ts_interval * prm.ts_interval + prm.ts_interval - 1)
-                        t = max(t, next_activity(st, prm, t, limit) - 1)
-        return OK, t + 1, 0
-
-    return run_chunk
-
-

@@ -677,7 +677,7 @@ def vc_class(ip, prm, pk, h, part, glob):
 @jit_inline
 def route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, r, h):
     """Set PK_OUT and PK_CLS of head packet h at router r. `routing` (= prm.routing) and `scan` (minimal.py) are
-    constants of the cycle loop (cycle.cycle_loop): every branch that calls an algorithm's helpers compares
+    constants of the cycle loop (engine/loop.py cycle_loop): every branch that calls an algorithm's helpers compares
     `routing` with that algorithm's code directly, so the helpers of the others are pruned before they are
     inlined (_jit._PruneThenInline), and a code no branch takes does not compile (_jit.no_implementation)."""
     dn = pk[h, PK_DST]

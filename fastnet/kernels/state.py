@@ -29,6 +29,7 @@ C_DROP_LINK, C_DROP_ROUTER, C_DROP_UNROUTABLE = 18, 19, 20  # by cause: on a lin
 # or at a router with no live route to the destination (faults.allow_disconnected, or a detour a VC class lacks)
 C_N_ASLEEP = 21  # VCs on the ready list whose head sleeps (VC_WAKE = ASLEEP; kernels/cycle.py fall_asleep)
 N_CTR = 22
+NEVER = 2**62  # a cycle that never comes: a timer not set, a link that frees at no known cycle
 DROP_CAUSES = ("link", "router", "unroutable")  # the order of C_DROP_LINK ..
 
 # pk[h, ...]: packet records (int64)

@@ -1,7 +1,7 @@
 """MPI applications on the simulated network (seed 003, PPT): rank programs, protocols, collectives, trace replay.
 
 Data flows one way: a source gives a `Trace`, `program.lower` turns it into op arrays, `build.compile_mpi` into
-the `Mpi` tuple, and the kernels advance every rank inside the cycle loop (workloads/kernel.py: GEN_MPI).
+the `Mpi` tuple, and the kernels advance every rank inside the cycle loop (engine/generate.py: GEN_MPI).
 
 | module | what |
 |---|---|

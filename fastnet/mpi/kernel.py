@@ -1,5 +1,5 @@
 """The MPI kernel: every rank's program advanced inside the cycle loop's generate stage (one call per cycle in
-which a message completed, a computing rank wakes up, or a source queue emptied: workloads/kernel.py).
+which a message completed, a computing rank wakes up, or a source queue emptied: engine/generate.py).
 
 `advance_mpi(wl, t)`:
 1. messages completed this cycle (the inbox) are delivered by kind:
@@ -27,9 +27,10 @@ import numpy as np
 from ..kernels._jit import jit, jit_callee, jit_inline
 from ..kernels.rng import uniform
 from ..kernels.pool import fifo_append, fifo_unlink, hist_bin
+from ..kernels.state import NEVER
 from ..workloads.messages import new_message, queue_message, retire
 from ..workloads.state import (
-    MS_BIRTH, MS_BYTES, MS_DST, MS_KIND, MS_NEXT, MS_SRC, NEVER, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
+    MS_BIRTH, MS_BYTES, MS_DST, MS_KIND, MS_NEXT, MS_SRC, TK_FINISH, WC_END, WC_FINISHED, WC_FREE_COUNT,
     WC_N_INBOX, WC_NEXT, WC_TASKS_DONE, WC_WAKE,
 )
 from .collectives import n_steps, round_plan

@@ -1,6 +1,6 @@
 """MPI state: the `Mpi` tuple the cycle loop carries, its record layouts and integer codes.
 
-The cycle loop treats `Mpi` like any closed-loop workload (workloads/kernel.py): it reads `kind`, `n_tasks`,
+The cycle loop treats `Mpi` like any closed-loop workload (engine/generate.py): it reads `kind`, `n_tasks`,
 `msg`, `wc`, `inbox`, `packets_per_message` and `msg_headroom`, and the message layer (workloads/messages.py)
 uses the first columns of `tk` and `msg`. The rest belongs to the MPI kernels (kernel.py, collectives.py).
 

@@ -12,7 +12,6 @@ Chosen with the `[workload]` config section (`kind` = open_loop | sr | gups | a2
 | `graph500_model.py` | seed 000's equations 1-19, one function each |
 | `graph500.py` | seed 000's BFS model as the paper describes it (default) |
 | `graph500_fogsim.py` | the same model as FOGSim v4 codes it (`variant = "fogsim"`) |
-| `kernel.py` | what the cycle loop calls: advance, pool check, finished/stalled status |
 | `results.py` | the per-wave / per-level tables and scalars added to the results dataset |
 
 This package's `__init__` and `schema` import no kernels (`fastnet info` stays fast).

@@ -6,9 +6,9 @@
   oldest message, so messages are packetised one at a time as the injection link frees. Memory stays
   proportional to one message per node plus the packets in flight, not to the bytes posted (an A2A of 10 KB
   messages on 32 tasks posts 158,720 packets at cycle 0), and the workload is called only when a queue empties,
-  a message completes or a timer expires, not every cycle (kernel.py: `workload_due`). A node may get a whole
+  a message completes or a timer expires, not every cycle (engine/generate.py: `workload_due`). A node may get a whole
   message's packets (at most `burst`) in one cycle, so the engine keeps that many free for every task
-  (kernels/cycle.py: `created`).
+  (engine/loop.py: `created`).
   A message of S bytes becomes ceil(S / (packet_phits * phit_bytes)) packets; every packet is full
   (packet_phits phits) except the last, which carries ceil(rest / phit_bytes) phits.
 - `packet_arrived()` is called from fire_events when a packet's tail reaches its node. The receiver counts the

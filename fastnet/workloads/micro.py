@@ -24,9 +24,10 @@ from enum import IntEnum
 
 from ..kernels._jit import jit, jit_callee, jit_inline
 from ..kernels.rng import below
+from ..kernels.state import NEVER
 from .messages import retire, send
 from .state import (
-    MS_DST, NEVER, TB_END, TB_MESSAGES, TB_NET_MESSAGES, TB_START, TK_EXPECT, TK_FINISH, TK_RECV, WC_DRAWN, WC_END,
+    MS_DST, TB_END, TB_MESSAGES, TB_NET_MESSAGES, TB_START, TK_EXPECT, TK_FINISH, TK_RECV, WC_DRAWN, WC_END,
     WC_FINISHED, WC_LOCAL, WC_N_INBOX, WC_OUTSTANDING, WC_POSTED, WC_ROW, WC_STAGE, WC_NEXT, WC_TASKS_DONE, WC_WAKE,
 )
 from ..registry import W_A2A, W_A2O, W_O2A

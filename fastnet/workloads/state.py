@@ -34,8 +34,6 @@ WC_MLAT_SUM, WC_MLAT_MAX, WC_ERROR, WC_TASKS_DONE, WC_LEVEL, WC_REMAIN, WC_REMAI
 WC_QTOT, WC_LOCAL, WC_BFS_DONE, WC_AT_LEVEL_END, WC_NEXT, WC_ACTIVE_NODES = 20, 21, 22, 23, 24, 25
 N_WC = 26
 
-NEVER = 2**62  # a timer that is not set
-
 # gf[...]: global reals (float64)
 GF_EXPLORED, GF_EDGES2 = 0, 1  # Graph500: edges explored so far, and the bound 2 * f_e * 2^s
 N_GF = 2

@@ -1,11 +1,10 @@
-"""What the cycle loop calls for a closed-loop workload (kernels/cycle.py).
+"""The generate stage of the cycle loop (engine/loop.py) for a closed-loop workload, and its verdict.
 
-- `advance_workload` is the generate stage: the workload reads the messages completed this cycle (its inbox,
+- `advance_workload` is the stage: the workload reads the messages completed this cycle (its inbox,
   filled by `packet_arrived` in fire_events), advances its stage machines, and the message layer turns posted
   messages into packets for the nodes whose injection queue is empty. `workload_due` tells whether it has
   anything to do this cycle: a completed message, a timer the workload set (wc[WC_NEXT]), or a source queue
-  that emptied since its last call. Skipping the call otherwise saves the per-call cost of its arguments
-  (numba reference-counts every array of the tuples: about 0.2 us).
+  that emptied since its last call; most cycles of a replay have none.
 - `workload_status` ends the run when the workload has finished, failed, or stalled (nothing in flight, no
   timer pending, for `sim.watchdog` cycles).
 """
@@ -19,11 +18,11 @@ from ..registry import (
     GEN_COLLECTIVE, GEN_GRAPH500, GEN_GRAPH500_FOGSIM, GEN_MPI, GEN_OPEN_LOOP, GEN_SR, W_A2A, W_A2O, W_GRAPH500,
     W_MPI, W_O2A, W_OPEN_LOOP, W_SR, WORKLOADS,
 )
-from .graph500 import advance_graph500
-from .graph500_fogsim import advance_graph500_fogsim
-from .messages import packetise
-from .micro import advance_collective, advance_sr
-from .state import V_PAPER, WC_ACTIVE_NODES, WC_ERROR, WC_FINISHED, WC_N_INBOX, WC_NEXT, WC_WAKE
+from ..workloads.graph500 import advance_graph500
+from ..workloads.graph500_fogsim import advance_graph500_fogsim
+from ..workloads.messages import packetise
+from ..workloads.micro import advance_collective, advance_sr
+from ..workloads.state import V_PAPER, WC_ACTIVE_NODES, WC_ERROR, WC_FINISHED, WC_N_INBOX, WC_NEXT, WC_WAKE
 
 WS_RUNNING, WS_FINISHED, WS_FAILED, WS_STALLED = 0, 1, 2, 3
 

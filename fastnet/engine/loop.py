@@ -1,0 +1,189 @@
+"""The cycle loop: the router pipeline (fastnet/kernels/) fed by open-loop traffic (fastnet/traffic/) or a
+closed-loop workload (fastnet/workloads/, fastnet/mpi/), one stage after another. This room stands above those it
+calls, so a run's data flows down through them: no kernel imports a workload.
+
+One cycle, in pipeline order (the body of `run_chunk`):
+
+1. `fire_events`  credits that have travelled back upstream, and packet tails reaching their node (a closed-loop
+                  workload's message layer counts them: fastnet/workloads/messages.py)
+2. generate       open-loop sources, or the closed-loop workload's stage machines (engine/generate.py), add
+                  packets to their node's (unbounded) source queue
+3. `inject`       each node whose injection link is free sends its oldest packet into a router VC with room
+4. `allocate`     route newly ready heads; separable input-first round-robin switch allocation (a routed head
+                  whose input, output or link is busy, or whose downstream VCs are all taken, until a known cycle
+                  leaves the ready list until then: waiting costs nothing per cycle)
+5. `traverse`     move the granted packets: reserve the downstream VC (credits), occupy crossbar and link,
+                  schedule the credit return and, at the last router, the delivery
+
+The stages themselves, and the timing of a hop, are in kernels/cycle.py.
+"""
+
+from __future__ import annotations
+
+from ..build.network import NODE, P_CLASS, P_PEER_PORT
+from ..kernels._jit import jit, jit_stage
+from ..kernels.cycle import (
+    allocate, credits_back, inject, join_ready, network_idle, next_activity, pools_low, record_delivery,
+    record_timeseries, send_from_node, traverse,
+)
+from ..kernels.pool import drop_packet, free_packet, release_event
+from ..kernels.state import (
+    C_CREATED, C_DELIVERED, C_DROPPED, C_LAST_PROGRESS, C_MEAS_CREATED, C_MEAS_DELIVERED, C_MEAS_DROPPED,
+    C_N_ACTIVE, C_N_ACTIVE_NODES, E_CREDIT, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, NEVER, PK_LOST, PK_MSG,
+    VS_NODE_PKT,
+)
+from ..registry import (
+    CROSSBARS, GEN_MPI, GEN_OPEN_LOOP, GENERATORS, ROUTINGS, SWITCH_ALLOCATORS, VC_ALLOCATORS, W_OPEN_LOOP, X_FLIT,
+)
+from ..traffic.openloop import generate_open_loop
+from ..workloads.messages import packet_arrived
+from ..workloads.state import WC_FREE_COUNT, WC_NEXT
+from .generate import WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_status
+
+OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
+
+
+@jit_stage
+def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t, crossbar):
+    """This cycle's events. Returns whether a node may now inject where it could not (credits came back to an
+    injection VC: `inject` runs again). `crossbar` (= prm.crossbar) is a constant of the loop (cycle_loop)."""
+    ev, ctr, vc, pk = st.ev, st.ctr, st.vc, st.pk
+    slot = t & prm.wheel_mask
+    e = st.wheel[slot]
+    st.wheel[slot] = -1
+    nodes = False
+    while e >= 0:
+        nxt = ev[e, EV_NEXT]
+        kind = ev[e, EV_KIND]
+        if kind == E_CREDIT:
+            v = ev[e, EV_TARGET]
+            credits_back(st, prm, v, ev[e, EV_AMOUNT], t)
+            if port[v // prm.vcs, P_CLASS] == NODE:
+                nodes = True
+                st.blocked[port[v // prm.vcs, P_PEER_PORT]] = 0
+                if crossbar == X_FLIT:
+                    if st.vs[v, VS_NODE_PKT] >= 0:
+                        send_from_node(port, prm, st, v, t)
+        elif kind == E_READY:
+            join_ready(st.act, st.awake, vc, ctr, ev[e, EV_TARGET])
+        else:
+            h = ev[e, EV_TARGET]
+            if pk[h, PK_LOST]:  # a failing link or router cut its tail off on the way (fastnet/faults/kernel.py)
+                drop_packet(pk, ctr, prm, h, pk[h, PK_LOST])
+            else:
+                record_delivery(pk, st.sc, st.lat_hist, st.net_hist, st.ts, ctr, prm, h, t)
+                if wl_kind != W_OPEN_LOOP and pk[h, PK_MSG] >= 0:  # (< 0: background traffic's)
+                    packet_arrived(wl_msg, wl_wc, wl_inbox, pk, h)
+                free_packet(pk, ctr, h)
+            ctr[C_LAST_PROGRESS] = t
+        release_event(ev, ctr, e)
+        e = nxt
+    return nodes
+
+
+LOOPS: dict[tuple[int, ...], object] = {}  # (generator, routing, scan, allocator, vc_alloc, crossbar, faults) -> kernel
+
+
+def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int,
+               faults: bool):
+    """The cycle loop kernel for one generate stage (`generator`: open-loop traffic or one closed-loop workload,
+    fastnet/registry.py GENERATORS), one routing algorithm (Params.routing), one way of finding minimal ports (`scan`:
+    build/routing.py minimal_scan), one switch allocator (Params.allocator), one way of allocating VCs
+    (Params.vc_alloc), one crossbar (Params.crossbar), and with or without failures (Params.faults), made on first
+    use. All seven are constants of the kernel: numba prunes the branches they rule out before inlining what those
+    branches call (_jit._PruneThenInline), so a run compiles only its own traffic or workload, routing, topology,
+    allocators, crossbar and failure handling (most of the compile time of a loop serving every case; BookSim2's
+    VC allocators alone add a third to a loop's, the flit crossbar a sixth, dropping heads left without a route a
+    twentieth). The stages compiled apart (fire_events, traverse) receive `crossbar` as an argument: a
+    literal, which _PruneThenInline prunes on as on a constant. The kernels are cached on disk like any other,
+    one per combination. A code no registry declares (fastnet/registry.py) is refused here; one declared
+    but taken by no branch of its dispatch does not compile (_jit.no_implementation)."""
+    GENERATORS.require(generator)
+    ROUTINGS.require(routing)
+    SWITCH_ALLOCATORS.require(allocator)
+    VC_ALLOCATORS.require(vc_alloc)
+    CROSSBARS.require(crossbar)
+    key = (int(generator), int(routing), int(scan), int(allocator), int(vc_alloc), int(crossbar), int(faults))
+    if key not in LOOPS:
+        LOOPS[key] = _make_cycle_loop(*key)
+    return LOOPS[key]
+
+
+def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int,
+                     faults: int):
+    faults = bool(faults)
+    closed = generator != GEN_OPEN_LOOP
+
+    @jit
+    def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained, max_steps):
+        """Advance cycles t0..t1-1. Returns (status, next cycle, low): stops early when a pool runs low (GROW;
+        `low` says which: bits 1 and 2 as pools_low, 4 the workload's message pool; sim.grow_pools), on a deadlock,
+        once the window has ended and every measured packet is delivered (when stop_when_drained), or when the
+        closed-loop workload `wl` has finished or failed. At most `max_steps` cycles are simulated: a closed-loop
+        run skips the cycles in which nothing can happen (network_idle), so t1 may lie much further ahead."""
+        ctr, wheel, wc = st.ctr, st.wheel, wl.wc
+        n_nodes, n_ports = len(st.nd), len(st.pt)
+        created = n_nodes  # the most packets one cycle creates: open-loop sources make one per node at most
+        if closed:  # a workload's tasks may each packetise a message's first packets in one cycle
+            created = wl.n_tasks * wl.packets_per_message + (n_nodes if prm.background else 0)
+        t = t0 - 1
+        steps = 0
+        inject_at = t0  # the first cycle after the last inject at which a node's link frees (its return value)
+        while t + 1 < t1 and steps < max_steps:
+            t += 1
+            steps += 1
+            low = pools_low(ctr, created, n_ports)
+            if closed and wc[WC_FREE_COUNT] < wl.msg_headroom:  # the workload's message pool
+                low |= 4
+            if low != 0:
+                return GROW, t, low
+            # the router pipeline, one stage at a time; a stage with nothing to do is skipped
+            nodes = False  # the nodes' queues or injection VCs changed: inject looks at every node again
+            if wheel[t & prm.wheel_mask] >= 0:
+                nodes = fire_events(topo.port, prm, st, wl.kind, wl.msg, wc, wl.inbox, t, crossbar)
+            if closed:  # (not `if not closed`: numba prunes a branch on a constant, not on its negation)
+                if workload_due(wc, ctr, t):
+                    advance_workload(wl, prm, st, t, generator)
+                    nodes = True
+                if generator == GEN_MPI and prm.background:
+                    generate_open_loop(tr, prm, st, t)
+                    nodes = True
+            else:
+                generate_open_loop(tr, prm, st, t)
+                nodes = True
+            # a node that neither has its link free by now nor got credits or packets would only be skipped
+            if ctr[C_N_ACTIVE_NODES] > 0 and (nodes or t >= inject_at):
+                inject_at = inject(topo, rt, prm, st, t)
+            quiet = True  # no head can ask before an event or a known cycle
+            if ctr[C_N_ACTIVE] > 0:
+                n, lively = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar, faults)
+                quiet = n == 0 and not lively
+                if n > 0:
+                    traverse(topo, prm, st, t, n, crossbar)
+            if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
+                record_timeseries(prm, st, t)
+            if ctr[C_CREATED] > ctr[C_DELIVERED] + ctr[C_DROPPED] and t - ctr[C_LAST_PROGRESS] > prm.watchdog:
+                return DEADLOCK, t + 1, 0
+            if stop_when_drained and t + 1 >= prm.w1 and \
+                    ctr[C_MEAS_CREATED] == ctr[C_MEAS_DELIVERED] + ctr[C_MEAS_DROPPED]:
+                return DRAINED, t + 1, 0
+            if closed:
+                w = workload_status(wc, ctr, prm.watchdog, t)
+                if w != WS_RUNNING:
+                    return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1, 0
+                if prm.skip_idle and not prm.background and not workload_due(wc, ctr, t + 1):
+                    if network_idle(ctr, len(st.ev)):
+                        if wc[WC_NEXT] < NEVER:  # nothing can happen before the workload's next timer: skip
+                            t = min(wc[WC_NEXT], t1) - 1
+                    elif quiet:  # packets on links, parked, or waiting for credits: skip to the next event
+                        limit = min(wc[WC_NEXT], t1, ctr[C_LAST_PROGRESS] + prm.watchdog + 1)
+                        if ctr[C_N_ACTIVE_NODES] > 0:
+                            limit = min(limit, inject_at)
+                        if prm.ts_interval > 0:  # record_timeseries samples the end of every interval
+                            limit = min(limit, (t + 1) // prm.ts_interval * prm.ts_interval + prm.ts_interval - 1)
+                        t = max(t, next_activity(st, prm, t, limit) - 1)
+        return OK, t + 1, 0
+
+    return run_chunk
+
+
