@@ -42,7 +42,7 @@ CASES = {  # name: (topology, load)
 
 
 def child(name: str) -> dict:
-    from fastnet.kernels.cycle import GROW
+    from fastnet.engine.loop import GROW
     from fastnet.kernels.state import C_PHIT_HOPS
     from fastnet.memory import peak_rss
     from fastnet.sim import compile_kernels, grow_pools, prepare
