@@ -100,7 +100,7 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
     algorithm = cfg["routing"]["algorithm"]
     hops = hop_limit if algorithm == "ksp" else 2 * D if algorithm in VALIANT_ROUTINGS else D
     live = packets_in_flight(cfg, N, hops, int(net.port_latency.max()))
-    start = first_pool_rows(N)  # the kernel asks for more (kernels/cycle.py pools_low)
+    start = first_pool_rows(N)  # the kernel asks for more (engine/loop.py pools_low)
     packets, grew_pk = _doubled(start, live + N + 1)
     events, grew_ev = _doubled(start, EVENTS_PER_PACKET * live + 3 * min(P, live + N) + N + 16)
     pools = packets * N_PK * 8 + events * N_EV * 8

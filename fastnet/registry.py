@@ -121,7 +121,7 @@ UP_RANDOM = UP_PORTS.add("random", "at random, per packet")
 UP_ADAPTIVE = UP_PORTS.add("adaptive", "the least occupied")
 UP_RANDOM_PATH = UP_PORTS.add("random_path", "one pseudo-random path per source-destination flow, as an IB fabric")
 
-# ---------------------------------------------------------------- router (kernels/cycle.py)
+# ---------------------------------------------------------------- router (kernels/allocate.py, vc_alloc.py, timing.py)
 SWITCH_ALLOCATORS = Registry("switch allocator")
 SA_SEPARABLE = SWITCH_ALLOCATORS.add("separable_input_first", "each input port picks one VC, then each output one "
                                      "input")

@@ -9,7 +9,7 @@ The kernels count cycles and phits. A config may instead state times ("40 ns", "
 - every latency and the router delay become the nearest whole number of cycles; each rounding is reported
   (`Timing.rounding`, `fastnet info`). A link latency that rounds to 0 cycles is refused.
 - a link class slower than the reference moves a fraction of a phit per cycle: its `period` is the cycles per
-  phit in 1/65536ths, and a packet of L phits holds it for ceil(L * period / 65536) cycles (kernels/cycle.py
+  phit in 1/65536ths, and a packet of L phits holds it for ceil(L * period / 65536) cycles (kernels/timing.py
   `serialise`). A class faster than the reference is refused: the reference is the fastest link.
 
 With no physical quantity in `[links]` or `[router]`, every link moves one phit per cycle, as before; the cycle

@@ -1,6 +1,6 @@
 """Idle time skipped: a 64-rank 3-D halo exchange on a 4x4x4 torus, 100 iterations, each computing 30 ms, then
 300 ms (3 s and 30 s simulated, 3.75e9 and 3.75e10 cycles of 0.8 ns). The wall time should not grow with the
-simulated time: it follows the messages, not the cycles (sim.skip_idle; kernels/cycle.py network_idle).
+simulated time: it follows the messages, not the cycles (sim.skip_idle; engine/loop.py network_idle).
 
     python perf/idle_bench.py        # prints the table and rewrites perf/README.md's `idle` section
 

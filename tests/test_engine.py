@@ -15,7 +15,7 @@ from fastnet.build.routing import is_table, minimal_scan
 from fastnet.build.vcs import VCP_NONE
 from fastnet.errors import ConfigError, DeadlockError
 from fastnet.engine.loop import cycle_loop
-from fastnet.kernels.cycle import allocate_vc, allocate_vcs
+from fastnet.kernels.vc_alloc import allocate_vc, allocate_vcs
 from fastnet.kernels.pool import new_packet
 from fastnet.kernels.routing import distance
 from fastnet.kernels.state import (
@@ -427,7 +427,7 @@ def test_moving_the_vc_epoch_changes_nothing(monkeypatch):
 
 def test_a_callee_kernel_refuses_a_call_from_python():
     """@jit_callee kernels have no Python entry: a call from Python is a TypeError naming it, not a crash."""
-    from fastnet.kernels.cycle import cross_flits
+    from fastnet.kernels.traverse import cross_flits
 
     with pytest.raises(TypeError, match="cross_flits is a @jit_callee kernel"):
         cross_flits(None, None, None, 0)

@@ -268,7 +268,7 @@ def test_a_trace_run_expects_its_recorded_span():
 @pytest.mark.parametrize("message_bytes, iterations, buffer", [(3000, 3, 256), (40_000, 2, 64)])
 def test_idle_cycles_are_skipped_without_changing_results(message_bytes, iterations, buffer):
     """A compute-bound program: the loop jumps over the cycles in which nothing can happen (sim.skip_idle), and
-    with packets in flight from event to event when no head can ask before one (kernels/cycle.py next_activity:
+    with packets in flight from event to event when no head can ask before one (engine/loop.py next_activity:
     the 40 KB rendezvous halo with small buffers keeps heads waiting for credits, FULL); the dataset is the one
     of the loop that visits every cycle."""
     w = {"kind": "mpi", "program": "halo3d", "message_bytes": message_bytes, "iterations": iterations,

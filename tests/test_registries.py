@@ -153,8 +153,8 @@ def test_every_trace_format_is_read_by_its_reader(fmt, tmp_path):
 # Kernel codes: each registry's constants, where the kernels branch on them.
 DISPATCH = [  # (registry, module declaring its constants, prefix, files whose dispatch compares each one)
     (R.ROUTINGS, R, "R_", ["kernels/routing.py"]),
-    (R.SWITCH_ALLOCATORS, R, "SA_", ["kernels/cycle.py"]),
-    (R.VC_ALLOCATORS, R, "VA_", ["kernels/cycle.py"]),
+    (R.SWITCH_ALLOCATORS, R, "SA_", ["kernels/allocate.py"]),
+    (R.VC_ALLOCATORS, R, "VA_", ["kernels/allocate.py", "kernels/vc_alloc.py"]),
     (R.GENERATORS, R, "GEN_", ["engine/generate.py", "engine/loop.py"]),
     (R.COLLECTIVE_ALGORITHMS, R, "ALG_", ["mpi/collectives.py"]),
 ]

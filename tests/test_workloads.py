@@ -25,7 +25,7 @@ TWO_NODES = {"kind": "mesh", "dims": [2]}  # two routers, one node each, one lin
 
 @pytest.mark.parametrize("nbytes, packets, last_phits", [(64, 1, 16), (192, 3, 16), (200, 4, 2), (1, 1, 1)])
 def test_message_is_split_into_full_packets_and_pipelined(nbytes, packets, last_phits):
-    # Zero-load timing of one router hop (kernels/cycle.py): head injected at 0 reaches router A at 1 (injection
+    # Zero-load timing of one router hop (kernels/timing.py): head injected at 0 reaches router A at 1 (injection
     # link), is granted at 1 + delay = 4, reaches router B at 5, is granted at 8 and its tail reaches the node at
     # 8 + 1 + L - 1 = 8 + L. Back-to-back packets follow one every P cycles, so the message of k packets (the
     # last one `last_phits` long) completes at (k - 1) P + 8 + last, and execution ends one cycle later.

@@ -15,22 +15,24 @@ One cycle, in pipeline order (the body of `run_chunk`):
 5. `traverse`     move the granted packets: reserve the downstream VC (credits), occupy crossbar and link,
                   schedule the credit return and, at the last router, the delivery
 
-The stages themselves, and the timing of a hop, are in kernels/cycle.py.
+The stages are one module each in fastnet/kernels/ (inject.py, allocate.py, traverse.py; events.py for what credits
+and deliveries do), and the timing of a hop is kernels/timing.py's.
 """
 
 from __future__ import annotations
 
 from ..build.network import NODE, P_CLASS, P_PEER_PORT
-from ..kernels._jit import jit, jit_stage
-from ..kernels.cycle import (
-    allocate, credits_back, inject, join_ready, network_idle, next_activity, pools_low, record_delivery,
-    record_timeseries, send_from_node, traverse,
-)
+from ..kernels._jit import jit, jit_callee, jit_inline, jit_stage
+from ..kernels.allocate import allocate
+from ..kernels.events import credits_back, record_delivery
+from ..kernels.inject import inject, send_from_node
 from ..kernels.pool import drop_packet, free_packet, release_event
+from ..kernels.ready import join_ready
+from ..kernels.traverse import traverse
 from ..kernels.state import (
-    C_CREATED, C_DELIVERED, C_DROPPED, C_LAST_PROGRESS, C_MEAS_CREATED, C_MEAS_DELIVERED, C_MEAS_DROPPED,
-    C_N_ACTIVE, C_N_ACTIVE_NODES, E_CREDIT, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, NEVER, PK_LOST, PK_MSG,
-    VS_NODE_PKT,
+    C_CREATED, C_DELIVERED, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_LAST_PROGRESS, C_MEAS_CREATED,
+    C_MEAS_DELIVERED, C_MEAS_DROPPED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_QUEUED, E_CREDIT, E_READY, EV_AMOUNT, EV_KIND,
+    EV_NEXT, EV_TARGET, NEVER, PK_LOST, PK_MSG, TS_IN_NETWORK, TS_QUEUED, VS_NODE_PKT,
 )
 from ..registry import (
     CROSSBARS, GEN_MPI, GEN_OPEN_LOOP, GENERATORS, ROUTINGS, SWITCH_ALLOCATORS, VC_ALLOCATORS, W_OPEN_LOOP, X_FLIT,
@@ -79,6 +81,50 @@ def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t, crossbar):
         release_event(ev, ctr, e)
         e = nxt
     return nodes
+
+
+@jit_callee
+def record_timeseries(prm, st, t):
+    """The end of a time-series interval: packets in the network and queued at their nodes."""
+    row = t // prm.ts_interval
+    st.ts[row, TS_IN_NETWORK] = st.ctr[C_CREATED] - st.ctr[C_DELIVERED] - st.ctr[C_DROPPED] - st.ctr[C_QUEUED]
+    st.ts[row, TS_QUEUED] = st.ctr[C_QUEUED]
+
+
+@jit_inline
+def pools_low(ctr, created, n_ports):
+    """Bit 1: fewer free packets than one cycle may create (`created`); bit 2: fewer free events than three per
+    possible grant (a credit, a delivery or a new head's ready time), one per injection and one per parked head
+    (at most one per packet in flight)."""
+    live = ctr[C_CREATED] - ctr[C_DELIVERED] - ctr[C_DROPPED]
+    low = 0
+    if ctr[C_FREE_COUNT] < created:
+        low |= 1
+    if ctr[C_EV_FREE_COUNT] < 3 * min(n_ports, live + created) + live + created + 16:
+        low |= 2
+    return low
+
+
+@jit_inline
+def network_idle(ctr, n_events):
+    """No packet anywhere and no event pending: until a workload posts a message, every cycle is a no-op."""
+    return ctr[C_CREATED] == ctr[C_DELIVERED] + ctr[C_DROPPED] and ctr[C_EV_FREE_COUNT] == n_events
+
+
+@jit_inline
+def next_activity(st, prm, t, limit):
+    """With no head that may ask before an event after cycle t, the first cycle in t + 1..limit (the caller's
+    bound: the workload's timer, a node's injection link freeing as `inject` found) at which anything can happen:
+    the earliest event on the wheel (a credit, a ready head, a delivery). A node whose link was free at t and
+    that still holds packets found no injection VC with room, which only a credit event gives it. Every cycle
+    before that is a no-op, as a cycle of an idle network is: packets on links and heads parked until a known
+    cycle need nothing per cycle. The wheel holds events due in t + 1..t + its size (kernels/pool.py schedule),
+    so the first slot found taken is the earliest."""
+    wheel, mask = st.wheel, prm.wheel_mask
+    for u in range(t + 1, min(limit, t + mask + 1)):
+        if wheel[u & mask] >= 0:
+            return u
+    return limit
 
 
 LOOPS: dict[tuple[int, ...], object] = {}  # (generator, routing, scan, allocator, vc_alloc, crossbar, faults) -> kernel

@@ -12,7 +12,7 @@ P_PEER_ROUTER = -1), which is all routing reads.
   (the credits already on their way back arrive as scheduled): failures cannot leak buffer space.
 - Heads at the routers next to a failed link that were routed to it, or had allocated a VC behind it, lose
   their route and VC and route again (kernels/routing.py routes around failed ports).
-- With a flit crossbar a packet streams through several routers at once (kernels/cycle.py cross_flits). A
+- With a flit crossbar a packet streams through several routers at once (kernels/traverse.py cross_flits). A
   stream over a failed link, or out of a failed router, is cut: the packet has lost its tail, and goes on
   marked where its head is, or is dropped if it was bound for its node; the VC it has reached holds it whole from
   then on. The streams upstream of the cut that still carry it stop, and so does its node if it still sends
@@ -25,9 +25,10 @@ import numpy as np
 
 from ..build.network import P_ROUTER
 from ..kernels._jit import jit_alloc, jit_callee
-from ..kernels.cycle import (
-    credits_back, free_vc, leave_ready, phits_crossed, phits_sent_in, serialise, streaming, tail_arrives, wake,
-)
+from ..kernels.events import credits_back
+from ..kernels.ready import leave_ready, wake
+from ..kernels.timing import phits_crossed, phits_sent_in, serialise, streaming, tail_arrives
+from ..kernels.vc_alloc import free_vc
 from ..kernels.pool import drop_packet, release_event, vc_reserve
 from ..kernels.state import (
     C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,

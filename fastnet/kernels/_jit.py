@@ -64,6 +64,10 @@ if CACHE and not os.environ.get("NUMBA_CACHE_DIR"):
     numba.config.CACHE_DIR = str(_cache_dir())
 
 
+PREFETCH = 8  # iterations ahead: the records a loop reads for one item are cache misses on a large network; the
+# loops that prefetch ask for them this many items (and half as many for the ones found through them) in advance
+
+
 @numba.extending.intrinsic
 def prefetch(typingctx, ary, i):
     """Ask the CPU to start loading row i of a 2-D (or element i of a 1-D) C-contiguous array, for a loop that

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..registry import X_FLIT
 from ._jit import jit, jit_inline
-from .cycle import phits_crossed, phits_sent_in
+from .timing import phits_crossed, phits_sent_in
 from .state import (
     C_FREE_HEAD, C_N_ACTIVE, C_N_ASLEEP, DRAINING, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT,
     EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_OWNER, VC_POS, VC_WAKE, VS_DVC, VS_PKT, VS_SENT, ASLEEP,

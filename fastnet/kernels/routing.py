@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..build.network import GLOBAL, NODE_PORT, NODE_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER
+from ..build.network import GLOBAL, NODE_PORT, NODE_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER, P_ROUTER
 from ..build.routing import (
     IP_A, IP_BUNDLE, IP_DIMS, IP_EXPRESS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_N, IP_NDIM,
     IP_P, IP_ROW, IP_STRIDES, IP_WRAP, SCAN_TABLE, UNREACHABLE,
@@ -899,3 +899,16 @@ def took_hop(port, prm, pk, h, out, cls):
     if prm.routing == R_ADAPTIVE and cls < prm.n_escape:
         pk[h, PK_PHASE] = ESCAPED
 
+
+@jit_inline
+def route_head(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, p, h, routing, scan):
+    """Route head packet h of input port p (again, if adaptive), keeping its output's PT_WAIT; False if failures
+    left it no route."""
+    before = pk[h, PK_OUT]
+    route(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, port[p, P_ROUTER], h)
+    if before >= 0:
+        pt[before, PT_WAIT] -= pk[h, PK_SIZE]
+    if pk[h, PK_OUT] < 0:  # only with failures (kernels/routing.py route)
+        return False
+    pt[pk[h, PK_OUT], PT_WAIT] += pk[h, PK_SIZE]
+    return True

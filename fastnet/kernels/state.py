@@ -27,7 +27,7 @@ C_EPOCH = 15  # the cycle the VC records' times (VC_ALLOC, VC_WAKE, int32) count
 C_DROPPED, C_MEAS_DROPPED = 16, 17  # packets dropped by failures (fastnet/faults): all, and measured ones
 C_DROP_LINK, C_DROP_ROUTER, C_DROP_UNROUTABLE = 18, 19, 20  # by cause: on a link or in a router as it failed,
 # or at a router with no live route to the destination (faults.allow_disconnected, or a detour a VC class lacks)
-C_N_ASLEEP = 21  # VCs on the ready list whose head sleeps (VC_WAKE = ASLEEP; kernels/cycle.py fall_asleep)
+C_N_ASLEEP = 21  # VCs on the ready list whose head sleeps (VC_WAKE = ASLEEP; kernels/ready.py fall_asleep)
 N_CTR = 22
 NEVER = 2**62  # a cycle that never comes: a timer not set, a link that frees at no known cycle
 DROP_CAUSES = ("link", "router", "unroutable")  # the order of C_DROP_LINK ..
@@ -149,7 +149,7 @@ class Params(NamedTuple):
     # round-robin pointer (vc_ptr), a node the next injection VC with room (BookSim2); else the one with the most room
     vc_alloc: int  # fastnet/registry.py VC_ALLOCATORS: VA_GREEDY (heads take VCs one at a time), or router.vc_choice
     # "islip" and "separable_input_first" (VA_ISLIP, VA_SEPARABLE), which allocate VCs as BookSim2's
-    # allocators (kernels/cycle.py allocate_vcs), with vc_round_robin's pointers on the input side
+    # allocators (kernels/vc_alloc.py allocate_vcs), with vc_round_robin's pointers on the input side
     input_speedup: int  # S: crossbar inputs per input port; VC v of a port uses input v mod S (BookSim2's
     # input_speedup): with S > 1 the input-side switch state of input j > 0 of port p is pt row p + j * P
     wait_tail_credit: bool  # router.wait_for_tail_credit: a downstream VC is allocated again only once the credit of
@@ -159,7 +159,7 @@ class Params(NamedTuple):
     # crossbar time is its own switch grant, into an output queue bounded by credits (BookSim2's flit-by-flit router;
     # State.vs); X_PACKET: a packet holds its input and output until its tail has crossed
     watchdog: int
-    skip_idle: bool  # sim.skip_idle (kernels/cycle.py network_idle)
+    skip_idle: bool  # sim.skip_idle (engine/loop.py network_idle)
     background: bool  # an MPI run beside open-loop background traffic (a job of kind open_loop): the open-loop
     # sources run too, and only their packets (PK_MSG < 0) are measured
     w0: int  # measurement window [w0, w1)
@@ -175,7 +175,7 @@ class State(NamedTuple):
     pk: np.ndarray  # int64[C, N_PK] packet pool
     vc: np.ndarray  # int32[P*V, N_VC] input VCs
     act: np.ndarray  # int32[P*V] VCs whose head packet is ready for allocation (first ctr[C_N_ACTIVE])
-    awake: np.ndarray  # int64[P*V / 64 + 1] bit i: act[i]'s head is not asleep (VC_WAKE = ASLEEP; kernels/cycle.py)
+    awake: np.ndarray  # int64[P*V / 64 + 1] bit i: act[i]'s head is not asleep (VC_WAKE = ASLEEP; kernels/ready.py)
     pt: np.ndarray  # int64[P*S, N_PT] ports (rows P.. only the input-side switch state of crossbar inputs j > 0:
     # Params.input_speedup)
     nd: np.ndarray  # int64[N, N_ND] nodes
@@ -198,7 +198,7 @@ class State(NamedTuple):
     vc_area: np.ndarray  # int64[P*V] phit-cycles reserved in the window (only with Params.occupancy)
     vc_since: np.ndarray  # int64[P*V]
     vc_ptr: np.ndarray  # int32[P*V] (only with Params.vc_round_robin, else [1]): the output VC after the one the
-    # VC's last head was allocated, numbered output port at its router x V + VC (kernels/cycle.py allocate_vc)
+    # VC's last head was allocated, numbered output port at its router x V + VC (kernels/vc_alloc.py allocate_vc)
     vc_grant: np.ndarray  # int64[P*V, N_VG] (only with Params.vc_alloc, else [1, N_VG]): VC allocation's arbiters
     vc_asking: np.ndarray  # int32[P*V] (only with Params.vc_alloc, else [1]): scratch: heads that asked for a VC
     vs: np.ndarray  # int64[P*V, N_VS] (only with X_FLIT Params.crossbar, else [1, N_VS]): the VCs' packets streaming

@@ -1,0 +1,319 @@
+"""The allocate stage: each ready head is routed (again, if adaptive), takes a downstream VC and asks for the
+switch (head_request); separable input-first (request_round) or iSLIP (request_round_islip) switch allocation
+matches crossbar inputs with outputs, in `router.alloc_iters` rounds, and lists the grants for traverse."""
+
+from __future__ import annotations
+
+from ..build.network import NODE, P_CLASS, P_LATENCY, P_ROUTER
+from ..registry import SA_ISLIP, SA_SEPARABLE, VA_GREEDY, VA_ISLIP, VA_SEPARABLE, X_FLIT
+from ._jit import PREFETCH, jit_callee, jit_inline, no_implementation, prefetch
+from .pool import drop_packet, schedule
+from .ready import fall_asleep, next_awake, park, pop_head
+from .routing import route_head
+from .state import (
+    C_DROP_UNROUTABLE, C_EPOCH, C_LAST_PROGRESS, C_N_ACTIVE, C_STAMP, E_CREDIT, PK_ARRIVE, PK_CLS, PK_DVC, PK_OUT,
+    PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP, PT_LINK_BUSY, PT_OUT_BUSY,
+    PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_RR_IN, PT_RR_OUT, PT_RR_VC, VC_FREE, VC_HEAD, VC_WAKE,
+    VS_DVC, VS_OUT, VS_PKT, VS_SENT,
+)
+from .timing import chunk_ready, head_route, room_needed, serialise, streaming, xbar_input, xbar_local
+from .vc_alloc import allocate_vc, allocate_vcs, downstream_vcs, rr_key, vc_free_at
+
+WAIT = -2  # head_request: the head cannot ask before VC_WAKE (the allocator parks its VC until then)
+DROP = -3  # head_request: no live route leads to the head's destination (faults): drop_head removes it
+FULL = -4  # head_request: its downstream VC lacks room; only a credit (an event) or a grant changes that
+
+
+@jit_inline
+def blocked_until(pt, port, prm, p, o, own_link):
+    """First cycle at which crossbar input p (a pt row: xbar_input) and output o could both be free for a head
+    (the busy times only grow while it waits, since neither port can be granted before then); <= t if they are
+    free now. `own_link`: output o is a link the head must wait for (every output but a node's, with multiple
+    ejection); its output queue holds one packet of the largest size (with a flit crossbar, what credits allow:
+    nothing to wait for). A head that holds its downstream VC keeps its route, so it is not examined again
+    before then (VC_WAKE: the allocator parks it)."""
+    wake = pt[p, PT_IN_BUSY]
+    if own_link:
+        wake = max(wake, pt[o, PT_OUT_BUSY])
+        if prm.crossbar != X_FLIT:
+            wake = max(wake, pt[o, PT_LINK_BUSY] - serialise(port, o, prm.max_packet))
+    return wake
+
+
+@jit_callee
+def drop_head(port, prm, st, v, t):
+    """Remove VC v's head, which has no live route (faults), as a grant to nowhere would: the next packet becomes
+    the head, the buffer's credits go back once the tail has arrived. True if v left the ready list."""
+    pk, ctr = st.pk, st.ctr
+    h, left = pop_head(pk, st.vc, st.act, st.awake, st.ev, st.wheel, ctr, prm, v, t)
+    p = v // prm.vcs
+    size = pk[h, PK_SIZE]
+    done = max(t + 1, pk[h, PK_ARRIVE] + serialise(port, p, size))
+    schedule(st.ev, st.wheel, ctr, prm.wheel_mask, E_CREDIT, v, size, done - 1 + prm.credit_delay + port[p, P_LATENCY])
+    drop_packet(pk, ctr, prm, h, C_DROP_UNROUTABLE)
+    ctr[C_LAST_PROGRESS] = t
+    return left
+
+
+@jit_inline
+def prefetch_heads(act, n, vc, pk, pt, V, i):
+    """Start loading what head_request reads for the ready VCs PREFETCH (VC and port record) and PREFETCH / 2
+    (their head packet) places after i."""
+    far = act[min(i + PREFETCH, n - 1)]
+    prefetch(vc, far)
+    prefetch(pt, far // V)
+    prefetch(pk, vc[act[min(i + PREFETCH // 2, n - 1)], VC_HEAD])
+
+
+@jit_inline
+def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk, rng, buf, buf2, t, epoch, v,
+                 routing, scan, crossbar):
+    """The output that VC v's head asks for, if it may ask this cycle: route it (again, if adaptive) and allocate
+    its downstream VC, then check that its crossbar input and output are free and unmatched and that the
+    whole packet fits downstream (with a flit crossbar: that the phits of its next cycle of crossbar time are
+    here; a VC streaming a packet out asks for that packet's output). Returns (output, downstream VC (-1: to
+    the node), own_link), output -1 if it may not ask this cycle, FULL (and the downstream VC) if that VC lacks
+    room (it may ask again once a credit comes back), WAIT if not before VC_WAKE, DROP if failures left it no route.
+    Both allocators ask through it. The VC records' times count from `epoch` (C_EPOCH), as allocate_vc's and
+    vc_free_at's t does."""
+    V = prm.vcs
+    if vc[v, VC_WAKE] > t - epoch:  # its ports are busy, or no downstream VC can be free, until then (below)
+        return WAIT, -1, False
+    p = v // V
+    if streaming(prm, vs, v):  # the rest of a packet whose head has gone on: its route and VC are kept
+        h, o, dvc, k = vs[v, VS_PKT], vs[v, VS_OUT], vs[v, VS_DVC], vs[v, VS_SENT]
+    else:
+        h, k = vc[v, VC_HEAD], 0
+        dvc = pk[h, PK_DVC]
+        if dvc < 0:  # route (again, if adaptive) and allocate a downstream VC; both are kept once a VC is held
+            if prm.vc_alloc != VA_GREEDY:  # routed, and asked for a VC, by allocate_vcs this cycle
+                if pk[h, PK_OUT] < 0:
+                    return DROP, -1, False
+            elif (pk[h, PK_OUT] < 0 or prm.reroute) and not route_head(ps, port, node, dist, ip, alg, vcr, vc, pt,
+                                                                          prm, pk, rng, buf, buf2, p, h, routing,
+                                                                          scan):
+                return DROP, -1, False
+            o = pk[h, PK_OUT]
+            if port[o, P_CLASS] != NODE:
+                if prm.vc_alloc != VA_GREEDY:  # no VC granted this cycle (it was parked if none was free)
+                    return -1, -1, False
+                first, count, local = downstream_vcs(ps, port, vcr, prm, p, o, pk[h, PK_CLS])
+                dvc = allocate_vc(vc, vc_ptr, prm, first, count, local, h, v, t - epoch)
+                if dvc < 0:
+                    if not prm.reroute:  # its route is kept: nothing to do before a VC can be free
+                        vc[v, VC_WAKE] = vc_free_at(vc, vs, pk, prm, first, count, t - epoch)
+                        return WAIT, -1, False
+                    return -1, -1, False
+                pk[h, PK_DVC] = dvc
+        o = pk[h, PK_OUT]
+    own_link = dvc >= 0 or not prm.multi_eject  # dvc < 0: o is the node's ejection port
+    x = xbar_input(prm, len(port), v)
+    wake = blocked_until(pt, port, prm, x, o, own_link)
+    if crossbar == X_FLIT:
+        ready = chunk_ready(port, pk, vs, prm, v, h, k)
+        if ready < 0:  # its phits have not left the router upstream yet: it asks again next cycle
+            return -1, -1, False
+        wake = max(wake, ready)
+    if wake > t:
+        if dvc >= 0 or not prm.reroute or k > 0:  # routed for good: not worth looking at again before then
+            vc[v, VC_WAKE] = wake - epoch
+            return WAIT, -1, False
+        return -1, -1, False
+    if pt[x, PT_IN_MATCH] == t or (own_link and pt[o, PT_OUT_MATCH] == t):
+        return -1, -1, False
+    if dvc >= 0 and vc[dvc, VC_FREE] < room_needed(prm, pk[h, PK_SIZE], k):
+        return FULL, dvc, False
+    return o, dvc, own_link
+
+
+@jit_inline
+def arbitrate(pt, x, stamp, key, pick, touched, n, c_stamp, c_key, c_pick):
+    """Round-robin arbiter of port x in one allocation round (`stamp`): it keeps the request with the lowest key
+    (distance from its round-robin pointer), recording it in columns c_pick and c_key. The port's first request
+    of the round appends x to `touched`. Returns (ports touched so far, whether x took this request)."""
+    if pt[x, c_stamp] != stamp:
+        pt[x, c_stamp] = stamp
+        touched[n] = x
+        n += 1
+    elif key >= pt[x, c_key]:
+        return n, False
+    pt[x, c_pick] = pick
+    pt[x, c_key] = key
+    return n, True
+
+
+@jit_inline
+def input_key(ps, r, pt, V, x, o, v):
+    """Crossbar input x's (xbar_input) arbitration key for VC v asking for output o: outputs first from the input's
+    output pointer, then VCs first from its VC pointer, as BookSim2's separable and iSLIP input arbiters order
+    them (inputs that last won different outputs ask for different outputs next)."""
+    return rr_key(o, ps[r], pt[x, PT_RR_OUT], ps[r + 1] - ps[r]) * V + rr_key(v % V, 0, pt[x, PT_RR_VC], V)
+
+
+@jit_inline
+def output_key(ps, prm, pt, n_ports, r, x, o):
+    """Output o's round-robin key for crossbar input x of router r: inputs first from o's pointer over the
+    router's crossbar inputs (xbar_local)."""
+    return rr_key(xbar_local(ps, prm, n_ports, r, x), 0, pt[o, PT_RR_IN], (ps[r + 1] - ps[r]) * prm.input_speedup)
+
+
+@jit_inline
+def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar, faults):
+    """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
+    ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
+    multiple ejection, every input asking for its node's ejection port wins it). Inputs are crossbar inputs
+    (xbar_input: a port's, or with input_speedup S one of its S). Appends the granted crossbar inputs to
+    st.grants from n0 on and returns how many, and whether a head that did not ask may ask next cycle with no
+    event in between (any but FULL: run_chunk skips cycles only without one)."""
+    pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
+    epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
+    ps, port = topo.router_port_start, topo.port
+    V, P = prm.vcs, len(port)
+    n_in = 0
+    lively = False  # a head that may ask next cycle without an event first
+    i = 0
+    while True:  # VCs whose head is ready and awake (asleep: FULL, as it was when it fell asleep)
+        i = next_awake(st.awake, st.ctr, i, st.ctr[C_N_ACTIVE])
+        if i == st.ctr[C_N_ACTIVE]:
+            break
+        v = act[i]
+        prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
+        o, dvc, own_link = head_request(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, st.vc_ptr, st.vs, pt,
+                                        prm, pk, st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan, crossbar)
+        if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
+            continue  # the last ready VC moved into slot i
+        if faults and o == DROP and drop_head(topo.port, prm, st, v, t):  # (only failures leave no route)
+            continue
+        i += 1
+        if o == FULL:
+            fall_asleep(vc, st.awake, st.ctr, v, dvc)
+            continue
+        if o < 0:
+            lively = True
+            continue
+        x = xbar_input(prm, P, v)
+        key = input_key(ps, port[v // V, P_ROUTER], pt, V, x, o, v)
+        n_in, took = arbitrate(pt, x, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
+        if took:
+            pt[x, PT_IN_DVC] = dvc
+    n_out = 0
+    n = n0
+    for j in range(n_in):
+        x = st.touched_in[j]
+        if prm.multi_eject and pt[x, PT_IN_DVC] < 0:  # to the node: no ejection link to share
+            pt[x, PT_IN_MATCH] = t
+            st.grants[n] = x
+            n += 1
+            continue
+        v = pt[x, PT_IN_PICK]
+        o = head_route(pk, vc, st.vs, prm, v)[0]
+        key = output_key(ps, prm, pt, P, port[v // V, P_ROUTER], x, o)
+        n_out, _ = arbitrate(pt, o, stamp, key, x, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
+    for j in range(n_out):
+        o = st.touched_out[j]
+        x = pt[o, PT_OUT_PICK]
+        pt[x, PT_IN_MATCH] = t
+        pt[o, PT_OUT_MATCH] = t
+        st.grants[n] = x
+        n += 1
+    return n - n0, lively
+
+
+@jit_inline
+def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar, faults):
+    """One iSLIP iteration (BookSim2's default allocator, its src/allocators/islip.cpp): every input port asks
+    for each output that one of its VCs' heads may take (for each output, the VC first from the input's VC
+    round-robin pointer asks); each output grants the asking input first from its round-robin pointer; each
+    input accepts the granting output first from its own accept pointer (PT_RR_OUT). With multiple ejection
+    the node's port grants every input asking for it. Pointers move past each grant (traverse), in every
+    iteration (iSLIP moves them in the first only). Inputs are crossbar inputs (xbar_input). Appends the granted
+    crossbar inputs to st.grants from n0 on and returns how many, and whether a head that did not ask may ask
+    next cycle unprompted (request_round)."""
+    pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
+    epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
+    ps, port, node = topo.router_port_start, topo.port, topo.node
+    dist, ip, alg, vcr = rt.dist, rt.ip, rt.alg, rt.vcr
+    rng, buf, buf2 = st.rng_router, st.buf, st.buf2
+    V, P = prm.vcs, len(port)
+    n_in = 0
+    n_out = 0
+    lively = False  # a head that may ask next cycle without an event first
+    i = 0
+    while True:  # requests from awake heads, and the grant phase: each output keeps the first input
+        i = next_awake(st.awake, st.ctr, i, st.ctr[C_N_ACTIVE])
+        if i == st.ctr[C_N_ACTIVE]:
+            break
+        v = act[i]
+        prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
+        o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, st.vc_ptr, st.vs, pt, prm, pk, rng,
+                                        buf, buf2, t, epoch, v, routing, scan, crossbar)
+        if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
+            continue  # the last ready VC moved into slot i
+        if faults and o == DROP and drop_head(topo.port, prm, st, v, t):  # (only failures leave no route)
+            continue
+        i += 1
+        if o == FULL:
+            fall_asleep(vc, st.awake, st.ctr, v, dvc)
+            continue
+        if o < 0:
+            lively = True
+            continue
+        x = xbar_input(prm, P, v)
+        r = port[v // V, P_ROUTER]
+        if not own_link:  # multiple ejection: granted; the input's accept arbiter sees it directly
+            n_in, took = arbitrate(pt, x, stamp, input_key(ps, r, pt, V, x, o, v), v, st.touched_in, n_in,
+                                   PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
+            if took:
+                pt[x, PT_IN_DVC] = dvc
+            continue
+        key = output_key(ps, prm, pt, P, r, x, o) * V + rr_key(v % V, 0, pt[x, PT_RR_VC], V)
+        n_out, _ = arbitrate(pt, o, stamp, key, v, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
+    for j in range(n_out):  # accept phase: each input keeps the first granting output
+        o = st.touched_out[j]
+        v = pt[o, PT_OUT_PICK]
+        x = xbar_input(prm, P, v)
+        r = port[v // V, P_ROUTER]
+        key = rr_key(o, ps[r], pt[x, PT_RR_OUT], ps[r + 1] - ps[r]) * V
+        n_in, took = arbitrate(pt, x, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
+        if took:
+            pt[x, PT_IN_DVC] = head_route(pk, vc, st.vs, prm, v)[1]
+    n = n0
+    for j in range(n_in):
+        x = st.touched_in[j]
+        pt[x, PT_IN_MATCH] = t
+        if pt[x, PT_IN_DVC] >= 0 or not prm.multi_eject:
+            pt[head_route(pk, vc, st.vs, prm, pt[x, PT_IN_PICK])[0], PT_OUT_MATCH] = t
+        st.grants[n] = x
+        n += 1
+    return n - n0, lively
+
+
+@jit_inline
+def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar, faults):
+    """VC allocation by BookSim2's allocators, if `vc_alloc` (Params.vc_alloc, a constant of the cycle loop) asks
+    for it, then switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, also a
+    constant, as `crossbar` and `faults`); fills st.grants, returns their count and whether the cycle after may see
+    a request with no event before it (`lively`: the first round's heads, and BookSim2's VC allocators always)."""
+    lively = False
+    if vc_alloc == VA_ISLIP or vc_alloc == VA_SEPARABLE:
+        allocate_vcs(topo, rt, prm, st, t, routing, scan)
+        lively = True
+    elif vc_alloc != VA_GREEDY:
+        no_implementation(vc_alloc)
+        raise ValueError("no VC allocator for this code")
+    n = 0
+    for k in range(prm.iters):
+        st.ctr[C_STAMP] += 1
+        if allocator == SA_ISLIP:
+            m, more = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar, faults)
+        elif allocator == SA_SEPARABLE:
+            m, more = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar, faults)
+        else:
+            no_implementation(allocator)
+            raise ValueError("no switch allocator for this code")
+        if k == 0:
+            lively |= more
+        n += m
+        if m == 0:
+            break
+    return n, lively
