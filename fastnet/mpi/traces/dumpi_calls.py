@@ -517,12 +517,14 @@ class _Rank:
         first = np.ones(len(order), bool)  # the handle's first event in the run
         first[1:] = handle[1:] != handle[:-1]
         took = np.where(first, -1, np.concatenate(([-1], rid[:-1])))  # the request each handle named takes
-        for k in np.flatnonzero(first & (rid < 0)).tolist():  # named before any isend / irecv of the run makes it
-            took[k] = self.active.pop(int(handle[k]), -1)
+        # the handles active before the run: those named before the run's isend / irecv take theirs, and the run
+        # decides whether each stays active
+        before = first & np.isin(handle, np.fromiter(self.active, np.int64, len(self.active)))
+        took[before & (rid < 0)] = [self.active[h] for h in handle[before & (rid < 0)].tolist()]
+        for h in handle[before].tolist():
+            del self.active[h]
         last = np.append(first[1:], True)
         self.active.update(zip(handle[last & (rid >= 0)].tolist(), rid[last & (rid >= 0)].tolist()))
-        for h in handle[last & (rid < 0)].tolist():
-            self.active.pop(h, None)
         took_named = np.empty(len(named), np.int64)  # by the place of the handle in `named`
         took_named[order[rid < 0] - len(creates)] = took[rid < 0]
         done = took_named >= 0  # (handles not active, or named twice, are skipped)
