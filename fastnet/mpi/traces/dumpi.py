@@ -443,6 +443,7 @@ def _bulk(data: memoryview, offsets: np.ndarray, general: list[int], version: tu
     """The Bulk columns of a rank's records: for each layout (function id and mask) its records' fields taken
     from the bytes at once."""
     u8 = np.frombuffer(data, np.uint8)
+    window = np.lib.stride_tricks.sliding_window_view  # window(u8, k)[i]: the k bytes from i, without copying
     at = np.array(offsets, np.int64)
     key = (u8[at].astype(np.int64) << 16) | (u8[at + 1].astype(np.int64) << 8) | u8[at + 2]  # fid << 8 | mask
     key[general] = -1
@@ -455,7 +456,7 @@ def _bulk(data: memoryview, offsets: np.ndarray, general: list[int], version: tu
         plan = _bulk_plan(k >> 8, version, k & 0xFF)
         rows = np.flatnonzero(key == k)
         pos = at[rows]
-        rec = u8[pos[:, None] + np.arange(plan.dtype.itemsize)].view(plan.dtype)[:, 0]  # the fixed parts
+        rec = window(u8, plan.dtype.itemsize)[pos].view(plan.dtype)[:, 0]  # the fixed parts
         for name in plan.dtype.names:
             if name in cols:
                 cols[name][rows] = rec[name]
@@ -465,7 +466,7 @@ def _bulk(data: memoryview, offsets: np.ndarray, general: list[int], version: tu
         if plan.requests:
             count = np.maximum(rec["requests"].astype(np.int64), 0)
             first = np.repeat(pos + plan.requests + 4 - 4 * np.cumsum(np.concatenate(([0], count[:-1]))), count)
-            flat = u8[(first + 4 * np.arange(count.sum()))[:, None] + np.arange(4)].view(">i4")[:, 0]
+            flat = window(u8, 4)[first + 4 * np.arange(count.sum())].view(">i4")[:, 0]
             waitalls.append((rows, flat))
             n_requests[rows] = count
     requests_at = np.zeros(n + 1, np.int64)
