@@ -506,14 +506,16 @@ class _Rank:
         nothing when it is a wait (a handle named twice, or not active), and self.active's when the run has
         none."""
         named_at = c.named_at[i:j + 1]
-        named = c.named[named_at[0]:named_at[-1]]
-        creates = np.flatnonzero(request >= 0)
-        # the events (isends / irecvs, then the handles named) in call order, then by handle
-        handle = np.concatenate((c.handle[i + creates], named))
-        call = np.concatenate((creates, np.repeat(np.arange(j - i), np.diff(named_at))))
-        order = np.argsort(call, kind="stable")
-        order = order[np.argsort(handle[order], kind="stable")]
-        handle, rid = handle[order], np.concatenate((request[creates], np.full(len(named), -1, np.int64)))[order]
+        creates = request >= 0
+        # the events in call order (an isend / irecv's handle, the handles a wait names), then by handle
+        at = np.zeros(j - i + 1, np.int64)
+        np.cumsum(creates + np.diff(named_at), out=at[1:])
+        handle, rid, named = np.empty(at[-1], np.int64), np.full(at[-1], -1, np.int64), np.ones(at[-1], bool)
+        handle[at[:-1][creates]], rid[at[:-1][creates]], named[at[:-1][creates]] = c.handle[i:j][creates], \
+            request[creates], False
+        handle[named] = c.named[named_at[0]:named_at[-1]]
+        order = np.argsort(handle, kind="stable")
+        handle, rid = handle[order], rid[order]
         first = np.ones(len(order), bool)  # the handle's first event in the run
         first[1:] = handle[1:] != handle[:-1]
         took = np.where(first, -1, np.concatenate(([-1], rid[:-1])))  # the request each handle named takes
@@ -525,12 +527,9 @@ class _Rank:
             del self.active[h]
         last = np.append(first[1:], True)
         self.active.update(zip(handle[last & (rid >= 0)].tolist(), rid[last & (rid >= 0)].tolist()))
-        took_named = np.empty(len(named), np.int64)  # by the place of the handle in `named`
-        took_named[order[rid < 0] - len(creates)] = took[rid < 0]
-        done = took_named >= 0  # (handles not active, or named twice, are skipped)
-        requests_at = np.zeros(j - i + 1, np.int64)
-        np.cumsum(np.bincount(call[len(creates):][done], minlength=j - i), out=requests_at[1:])
-        return requests_at, took_named[done]
+        took[order] = took.copy()  # back in call order
+        done = named & (took >= 0)  # (handles not active, or named twice, are skipped)
+        return np.concatenate(([0], np.cumsum(done)))[at], took[done]  # (done events before each call's first)
 
     def add(self, b: DumpiCall) -> None:
         name = b.name
