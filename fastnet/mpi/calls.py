@@ -130,22 +130,26 @@ class CallTable(Sequence):
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+            return self.calls(np.arange(len(self))[i])
         if i < 0:
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError(i)
-        cols = self.cols
-        at = cols["requests_at"]
-        return Call(**{name: cols[name][i:i + 1].tolist()[0] for name in COLUMNS if name != "requests"},
-                    requests=tuple(cols["requests"][at[i]:at[i + 1]].tolist()), **self.rest.get(i, {}))
+        return self.calls(np.array([i]))[0]
 
     def __iter__(self):
+        return iter(self.calls(np.arange(len(self))))
+
+    def calls(self, index: np.ndarray) -> list[Call]:
+        """The Calls at `index` (int array), made column by column (a float column's nan is math.nan, as in a
+        Call made without it)."""
         cols = self.cols
-        names = [name for name in COLUMNS if name != "requests"]
-        at, requests = cols["requests_at"].tolist(), cols["requests"].tolist()
-        for i, values in enumerate(zip(*(cols[name].tolist() for name in names))):
-            yield Call(**dict(zip(names, values)), requests=tuple(requests[at[i]:at[i + 1]]), **self.rest.get(i, {}))
+        values = [cols[name][index].tolist() for name in COLUMNS if name != "requests"]
+        values[2:4] = ([math.nan if t != t else t for t in times] for times in values[2:4])  # start_ns, end_ns
+        at, requests = cols["requests_at"], cols["requests"]
+        values.insert(9, [tuple(requests[x:y].tolist()) if y > x else () for x, y in
+                          zip(at[index].tolist(), at[index + 1].tolist())])
+        return [Call(*v, **self.rest[i]) if i in self.rest else Call(*v) for i, v in zip(index.tolist(), zip(*values))]
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and len(self) == len(other) and all(a == b for a, b in zip(self, other))

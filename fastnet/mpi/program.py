@@ -327,9 +327,10 @@ class _RankLowering:
         coll, coll_rows, (bad, problem) = self.collectives(code, halt)
         made = np.zeros(n, np.int64)
         general = (code == _COMPUTE) | (action == REQ_SENDRECV)
-        for i in np.flatnonzero(general[:bad]).tolist():  # in call order: the first error is the one raised
+        index = np.flatnonzero(general[:bad])
+        for i, call in zip(index.tolist(), self.table.calls(index)):  # in call order: the first error is raised
             a = len(self.rows)
-            self.general(i, int(list_at[i]))
+            self.general(i, call, int(list_at[i]))
             made[i] = (len(self.rows) - a) // N_OP
         if bad < halt:
             raise self.fail(bad, problem)
@@ -354,9 +355,8 @@ class _RankLowering:
         handle[creates] = renumbered[:creates.sum()]
         return action, handle, named_at, renumbered[creates.sum():], handles
 
-    def general(self, index: int, slots_at: int) -> None:
-        """The rows of a sendrecv (its slots at req_list[slots_at:slots_at + 2]) or a compute call."""
-        call = self.table[index]
+    def general(self, index: int, call: Call, slots_at: int) -> None:
+        """The rows of call `index`, a sendrecv (its slots at req_list[slots_at:slots_at + 2]) or a compute call."""
         k = call.kind
         if k == "sendrecv":
             a, b = self.req_list[slots_at:slots_at + 2].tolist()
@@ -393,8 +393,8 @@ class _RankLowering:
         rooted = np.isin(code[index], _ROOTED_CODES) & ((root < 0) | (root >= size))
         errors += [(int(index[j]), 1, f"root {root[j]} is not a rank of communicator {comm[j]}")
                    for j in np.flatnonzero(rooted)[:1].tolist()]
-        for j in np.flatnonzero(code[index] == _ALLTOALLV).tolist():
-            call = self.table[int(index[j])]
+        alltoallv = np.flatnonzero(code[index] == _ALLTOALLV)
+        for j, call in zip(alltoallv.tolist(), self.table.calls(index[alltoallv])):
             if len(call.send_counts) != size[j] or len(call.recv_counts) != size[j]:
                 errors.append((int(index[j]), 2, f"alltoallv needs {size[j]} send and receive counts"))
                 break
