@@ -24,6 +24,7 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
+
 ANY_SOURCE = -1  # recv's peer
 ANY_TAG = -1  # recv's tag
 PROC_NULL = -2  # a send or receive to it completes at once and moves nothing
