@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -187,14 +187,14 @@ class _RankLowering:
         cols, n = table.cols, len(table)
         kinds, names = cols["kind"], cols["name"]
         code = np.fromiter(map(_KIND_CODE.get, kinds, repeat(_BAD)), np.int64, n)
-        start, end = np.array(cols["start_ns"], np.float64), np.array(cols["end_ns"], np.float64)
+        start, end = cols["start_ns"], cols["end_ns"]
         main = code >= 0  # not noop or unknown
         gap, gaprow, last_end, clock, gaps = self.clock(code, names, start, end, main, origin)
         self.calls = np.bincount(code[main], minlength=len(CALL_CODE)).astype(np.int64)
         # Point-to-point ops (isend, irecv, and send, recv with their wait): communicator, world peer, tag
         p2p = (code == _ISEND) | (code == _IRECV) | (code == _SEND) | (code == _RECV)
         receive = (code == _IRECV) | (code == _RECV)
-        tag = np.array(cols["tag"], np.int64)
+        tag = cols["tag"]
         world, cindex, errors = self.peers(p2p, receive)
         errors += [(int(i), 0, f"unknown call kind {kinds[i]!r}") for i in np.flatnonzero(code == _BAD)[:1]]
         if not opt.skip_unknown:
@@ -223,7 +223,7 @@ class _RankLowering:
         ops[r, OP_CALL], ops[r, OP_PEER], ops[r, OP_COMM], ops[r, OP_REQ], ops[r, OP_INDEX] = code[p2p], world[p2p], \
             cindex[p2p], slot[p2p], index[p2p]
         ops[r, OP_TAG] = np.where(receive[p2p] & (tag[p2p] == ANY_TAG), ANY, tag[p2p])
-        ops[r, OP_BYTES] = np.array(cols["bytes"], np.int64)[p2p]
+        ops[r, OP_BYTES] = cols["bytes"][p2p]
         for w, r in ((waits, first[waits]), (blocking, first[blocking] + 1)):
             ops[r, OP_CODE], ops[r, OP_CALL], ops[r, OP_ARG], ops[r, OP_LIST], ops[r, OP_INDEX] = OP_WAIT, code[w], \
                 list_len[w], list_at[w], index[w]
@@ -233,7 +233,8 @@ class _RankLowering:
             ops[np.repeat(first[made > 0] - np.cumsum(m) + m, m) + np.arange(m.sum())] = \
                 np.array(self.rows, np.int64).reshape(-1, N_OP)
         self.rows = []
-        last = next((t for t in reversed(cols["start_ns"]) if not math.isnan(t)), math.nan)
+        timed = np.flatnonzero(~np.isnan(start))
+        last = float(start[timed[-1]]) if len(timed) else math.nan
         if not math.isnan(last) and not math.isnan(last_end):  # computation until the last call (MPI_Finalize)
             gaps += max(0.0, last - last_end)
             d = _cycles((last - last_end) * opt.compute_scale, opt.cycle_ns)
@@ -252,7 +253,7 @@ class _RankLowering:
         """The world peer and communicator index of each point-to-point call (`p2p`; `receive`: may name
         ANY_SOURCE), and the first error of each communicator: (call, 0: before its slot, 2: after, why)."""
         cols, n = self.table.cols, len(p2p)
-        comm, peer = np.array(cols["comm"], np.int64), np.array(cols["peer"], np.int64)
+        comm, peer = cols["comm"], cols["peer"]
         world, cindex, errors = np.zeros(n, np.int64), np.zeros(n, np.int64), []
         for c in np.unique(comm[p2p]).tolist():
             on = p2p & (comm == c)
@@ -273,7 +274,7 @@ class _RankLowering:
                 errors.append((i, 2, f"peer {peer[i]} is not a rank of communicator {c} ({len(members)} ranks)"))
         return world, cindex, errors
 
-    def clock(self, code: np.ndarray, names: list[str], start: np.ndarray, end: np.ndarray, main: np.ndarray,
+    def clock(self, code: np.ndarray, names: np.ndarray, start: np.ndarray, end: np.ndarray, main: np.ndarray,
               origin: float) -> tuple[np.ndarray, np.ndarray, float, float, float]:
         """The computation before each call (the module doc): its cycles, whether it makes a row, and the clock
         after the last call (its last_end, where it started, the ns of computation). The clock's `last_end` is
@@ -326,16 +327,17 @@ class _RankLowering:
         coll, coll_rows, (bad, problem) = self.collectives(code, halt)
         made = np.zeros(n, np.int64)
         general = (code == _COMPUTE) | (action == REQ_SENDRECV)
-        for i in np.flatnonzero(general[:bad]).tolist():  # in call order: the first error is the one raised
+        index = np.flatnonzero(general[:bad])
+        for i, call in zip(index.tolist(), self.table.calls(index)):  # in call order: the first error is raised
             a = len(self.rows)
-            self.general(i, int(list_at[i]))
+            self.general(i, call, int(list_at[i]))
             made[i] = (len(self.rows) - a) // N_OP
         if bad < halt:
             raise self.fail(bad, problem)
         if why == HALT_STILL_ACTIVE:
             raise self.fail(halt, f"request {self.table.cols['request'][halt]} is still active (not yet waited for)")
         if why == HALT_NOT_STARTED:
-            raise self.fail(halt, f"request {self.table.cols['requests'][halt][which]} was not started by an isend "
+            raise self.fail(halt, f"request {self.table[halt].requests[which]} was not started by an isend "
                                   "or irecv")
         return slot, np.array([list_at, list_len]), made, coll, coll_rows
 
@@ -346,19 +348,15 @@ class _RankLowering:
         action = np.select([np.isin(code, (_ISEND, _IRECV)), np.isin(code, (_SEND, _RECV)),
                             np.isin(code, (_WAIT, _WAITALL)), code == _SENDRECV, np.isin(code, (_NOOP, _UNKNOWN))],
                            [REQ_CREATE, REQ_BLOCKING, REQ_WAIT, REQ_SENDRECV, REQ_FREE], REQ_NONE).astype(np.int64)
-        named_at = np.zeros(n + 1, np.int64)
-        np.cumsum(np.fromiter(map(len, cols["requests"]), np.int64, n), out=named_at[1:])
-        named = np.fromiter(chain.from_iterable(cols["requests"]), np.int64, named_at[-1])
+        named_at, named = cols["requests_at"], cols["requests"]
         creates = action == REQ_CREATE
-        handles, renumbered = np.unique(np.concatenate((np.array(cols["request"], np.int64)[creates], named)),
-                                        return_inverse=True)
+        handles, renumbered = _renumber(np.concatenate((cols["request"][creates], named)))
         handle = np.zeros(n, np.int64)
         handle[creates] = renumbered[:creates.sum()]
         return action, handle, named_at, renumbered[creates.sum():], handles
 
-    def general(self, index: int, slots_at: int) -> None:
-        """The rows of a sendrecv (its slots at req_list[slots_at:slots_at + 2]) or a compute call."""
-        call = self.table[index]
+    def general(self, index: int, call: Call, slots_at: int) -> None:
+        """The rows of call `index`, a sendrecv (its slots at req_list[slots_at:slots_at + 2]) or a compute call."""
         k = call.kind
         if k == "sendrecv":
             a, b = self.req_list[slots_at:slots_at + 2].tolist()
@@ -378,8 +376,8 @@ class _RankLowering:
         coll = np.isin(code, _COLLECTIVE_CODES)
         coll[halt:] = False
         index = np.flatnonzero(coll)
-        comm, root, nbytes = (np.array(cols[k], np.int64)[index] for k in ("comm", "root", "bytes"))
-        kinds = [cols["kind"][i] for i in index.tolist()]
+        comm, root, nbytes = (cols[k][index] for k in ("comm", "root", "bytes"))
+        kinds = cols["kind"][index].tolist()
         cindex, size, seq, lst = (np.zeros(len(index), np.int64) for _ in range(4))
         errors = [(halt, 0, "")]  # (call, check, why): a call's communicator is checked before its root
         for c in np.unique(comm).tolist():
@@ -395,8 +393,8 @@ class _RankLowering:
         rooted = np.isin(code[index], _ROOTED_CODES) & ((root < 0) | (root >= size))
         errors += [(int(index[j]), 1, f"root {root[j]} is not a rank of communicator {comm[j]}")
                    for j in np.flatnonzero(rooted)[:1].tolist()]
-        for j in np.flatnonzero(code[index] == _ALLTOALLV).tolist():
-            call = self.table[int(index[j])]
+        alltoallv = np.flatnonzero(code[index] == _ALLTOALLV)
+        for j, call in zip(alltoallv.tolist(), self.table.calls(index[alltoallv])):
             if len(call.send_counts) != size[j] or len(call.recv_counts) != size[j]:
                 errors.append((int(index[j]), 2, f"alltoallv needs {size[j]} send and receive counts"))
                 break
@@ -522,7 +520,7 @@ def _lower_ranks(trace: Trace, opt: Options, comm_index: dict[int, int], member_
     members of each communicator call the same collectives. Returns the lowerings and, at the rank each was made
     for, how many ranks run it."""
     lists = {id(calls): calls for calls in trace.ranks}  # a list several ranks share is looked at once
-    firsts = [next((c.start_ns for c in calls if not math.isnan(c.start_ns)), math.nan) for calls in lists.values()]
+    firsts = [_first_start(calls) for calls in lists.values()]
     origin = min((f for f in firsts if not math.isnan(f)), default=math.nan)  # the trace's first call: cycle 0
     sequences: dict[int, list[tuple[int, str, int]]] = {}
     callers: dict[int, set[int]] = {}  # the ranks that call collectives on each communicator
@@ -550,6 +548,25 @@ def _lower_ranks(trace: Trace, opt: Options, comm_index: dict[int, int], member_
         table.add(r, low)
     _check_members_called(sequences, callers, trace)
     return lowered, repeats
+
+
+def _renumber(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(values, return_inverse=True), without sorting when the values are non-negative and fewer than
+    4 x their number (a trace's request ids: 0, 1, 2, ... per rank)."""
+    if len(values) and values.min() >= 0 and values.max() < 4 * len(values):
+        seen = np.zeros(values.max() + 1, bool)
+        seen[values] = True
+        return np.flatnonzero(seen), (np.cumsum(seen) - 1)[values]
+    return np.unique(values, return_inverse=True)
+
+
+def _first_start(calls: Sequence[Call]) -> float:
+    """The start of the first call that has one (nan: none)."""
+    if isinstance(calls, CallTable):
+        start = calls.cols["start_ns"]
+        timed = np.flatnonzero(~np.isnan(start))
+        return float(start[timed[0]]) if len(timed) else math.nan
+    return next((c.start_ns for c in calls if not math.isnan(c.start_ns)), math.nan)
 
 
 def _call_totals(lowered: list[_RankLowering], repeats: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:

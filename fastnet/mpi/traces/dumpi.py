@@ -50,7 +50,7 @@ import numpy as np
 from fastnet.errors import TraceError
 from fastnet.mpi.calls import Trace
 from fastnet.mpi.traces.dumpi_calls import BULK_COLUMNS, BULK_KINDS, NAME_ONLY, Bulk, DumpiCall, RankCalls, Value, \
-    build_trace
+    build_trace, spans
 from fastnet.mpi.traces.dumpi_layout import ALL_FUNCTIONS, END_OF_STREAM, FUNCTION_ENTER, FUNCTION_EXIT, LAYOUTS, \
     NAMES, Field
 from fastnet.mpi.traces.dumpi_scan import locate_records
@@ -443,18 +443,20 @@ def _bulk(data: memoryview, offsets: np.ndarray, general: list[int], version: tu
     """The Bulk columns of a rank's records: for each layout (function id and mask) its records' fields taken
     from the bytes at once."""
     u8 = np.frombuffer(data, np.uint8)
+    window = np.lib.stride_tricks.sliding_window_view  # window(u8, k)[i]: the k bytes from i, without copying
     at = np.array(offsets, np.int64)
     key = (u8[at].astype(np.int64) << 16) | (u8[at + 1].astype(np.int64) << 8) | u8[at + 2]  # fid << 8 | mask
     key[general] = -1
     n = len(key)
     cols = {name: np.zeros(n, np.int64) for name in ("start", "end", *dict.fromkeys(BULK_COLUMNS.values()))}
-    requests: dict[int, tuple[int, ...]] = {}
+    n_requests = np.zeros(n, np.int64)
+    waitalls = []  # (records, their requests one after the other) of each layout with requests
 
     for k in np.unique(key[key >= 0]).tolist():
         plan = _bulk_plan(k >> 8, version, k & 0xFF)
         rows = np.flatnonzero(key == k)
         pos = at[rows]
-        rec = u8[pos[:, None] + np.arange(plan.dtype.itemsize)].view(plan.dtype)[:, 0]  # the fixed parts
+        rec = window(u8, plan.dtype.itemsize)[pos].view(plan.dtype)[:, 0]  # the fixed parts
         for name in plan.dtype.names:
             if name in cols:
                 cols[name][rows] = rec[name]
@@ -464,12 +466,16 @@ def _bulk(data: memoryview, offsets: np.ndarray, general: list[int], version: tu
         if plan.requests:
             count = np.maximum(rec["requests"].astype(np.int64), 0)
             first = np.repeat(pos + plan.requests + 4 - 4 * np.cumsum(np.concatenate(([0], count[:-1]))), count)
-            flat = u8[(first + 4 * np.arange(count.sum()))[:, None] + np.arange(4)].view(">i4")[:, 0].tolist()
-            ends = np.cumsum(count).tolist()
-            for row, e, m in zip(rows.tolist(), ends, count.tolist()):
-                requests[row] = tuple(flat[e - m:e])
+            flat = window(u8, 4)[first + 4 * np.arange(count.sum())].view(">i4")[:, 0]
+            waitalls.append((rows, flat))
+            n_requests[rows] = count
+    requests_at = np.zeros(n + 1, np.int64)
+    np.cumsum(n_requests, out=requests_at[1:])
+    requests = np.zeros(requests_at[-1], np.int64)
+    for rows, flat in waitalls:
+        requests[spans(requests_at[rows], n_requests[rows])] = flat
     fid = np.where(key >= 0, key >> 8, -1)
-    return Bulk(fid, at, **cols, requests=requests, reread=reread)
+    return Bulk(fid, at, **cols, requests_at=requests_at, requests=requests, reread=reread)
 
 
 _FID_MASK = struct.Struct(">HB")

@@ -15,9 +15,7 @@ the group (Comm_create), the colour and key (Comm_split, Cart_sub), or the paren
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from dataclasses import dataclass, field, replace
-from itertools import repeat
 from pathlib import Path
 from typing import Callable, NamedTuple, Union
 
@@ -93,20 +91,22 @@ _WAITS = np.array([BULK_KINDS.get(n) in ("wait", "waitall") for n in NAMES])
 
 
 class _Columns(NamedTuple):
-    """A rank's records read in bulk, converted as far as needs no state (_Rank.read), as lists by record."""
-    kind: list[str]  # the Call's (a wait that completes nothing becomes a noop)
-    name: list[str]
-    start: list[float]  # ns since the trace's origin
-    end: list[float]
-    peer: list[int]
-    tag: list[int]
-    comm: list[int]  # DUMPI's handle, -1: the call names none
-    nbytes: list[int]
-    handle: list[int]  # the request handle of isend, irecv, wait
-    pos: list[int]
-    creates: list[int]  # the records of isends and irecvs, ascending
-    waits: list[int]  # ... of waits and waitalls
-    requests: dict[int, tuple[int, ...]]  # waitall's handles
+    """A rank's records read in bulk, converted as far as needs no state (_Rank.read), as arrays by record."""
+    kind: np.ndarray  # the Call's (a wait that completes nothing becomes a noop), str objects
+    name: np.ndarray  # str objects
+    start: np.ndarray  # float64: ns since the trace's origin
+    end: np.ndarray
+    peer: np.ndarray
+    tag: np.ndarray
+    comm: np.ndarray  # DUMPI's handle, -1: the call names none
+    nbytes: np.ndarray
+    handle: np.ndarray  # the request handle of isend, irecv
+    pos: np.ndarray
+    creates: np.ndarray  # bool: the isends and irecvs
+    waits: np.ndarray  # bool: the waits and waitalls
+    named_at: np.ndarray  # the request handles each names: named[named_at[i]:named_at[i + 1]] (int64[n + 1])
+    named: np.ndarray
+
 
 Value = Union[int, str, tuple]  # an argument: int, array of ints (or of strings), string
 
@@ -128,8 +128,8 @@ class DumpiCall:
 class Bulk:
     """A binary file's records, located in one pass and the arguments of the common ones read in bulk (dumpi.py
     _bulk): per record in file order its function id (-1: the next of RankCalls.calls, read field by field), byte
-    offset, wall clock (ns) and arguments by BULK_COLUMNS (0 where it has none), and Waitall's requests. All
-    int64[n]."""
+    offset, wall clock (ns) and arguments by BULK_COLUMNS (0 where it has none), all int64[n], and Waitall's
+    requests."""
     fid: np.ndarray
     pos: np.ndarray
     start: np.ndarray
@@ -140,7 +140,8 @@ class Bulk:
     tag: np.ndarray
     comm: np.ndarray
     request: np.ndarray
-    requests: dict[int, tuple[int, ...]]  # record index -> its requests array
+    requests_at: np.ndarray  # record i's requests array (Waitall's) is requests[requests_at[i]:requests_at[i + 1]]
+    requests: np.ndarray
     reread: Callable[[int], DumpiCall]  # the record at a byte offset, read field by field
 
 
@@ -175,6 +176,12 @@ def build_trace(ranks: list[RankCalls], source: str) -> Trace:
     comms.resolve()
     return Trace(ranks=[w.finish() for w in walkers], comms=comms.table(), files=[str(rank.path) for rank in ranks],
                  source=source)
+
+
+def spans(first: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The integers first[k], first[k] + 1, ..., first[k] + length[k] - 1 of every k, one span after the other."""
+    ends = np.cumsum(length)
+    return np.arange(ends[-1] if len(ends) else 0) + np.repeat(first - ends + length, length)
 
 
 def _ints(value: Value) -> list[int]:
@@ -329,7 +336,9 @@ class _Rank:
         self.table = parsed.datatype_sizes
         self.comms = comms
         self.out = CallTable()  # the Calls
-        self.pos: list[int] = []  # the DumpiCall.pos of each, for error messages
+        self.pos: list[np.ndarray] = []  # the DumpiCall.pos of each, for error messages, run by run ...
+        self.single_pos: list[int] = []  # ... and of those emitted one at a time after the last run
+        self.cancelled: list[int] = []  # the request ids of cancelled receives (finish makes them receive nothing)
         self.comm_handles: dict[int, int] = {COMM_WORLD: _WORLD, COMM_SELF: _SELF}
         self.groups: dict[int, tuple] = {GROUP_EMPTY: ("empty",)}
         self.constructed: dict[int, int] = {}  # provisional parent -> constructors called on it so far
@@ -407,7 +416,7 @@ class _Rank:
     def emit(self, b: DumpiCall, kind: str, **fields) -> Call:
         self.out.append(Call(kind=kind, name=b.name, start_ns=float(b.start_ns - self.origin),
                              end_ns=float(b.end_ns - self.origin), **fields))
-        self.pos.append(b.pos)
+        self.single_pos.append(b.pos)
 
     def new_request(self, handle: int) -> int:
         rid = self.next_request
@@ -433,67 +442,94 @@ class _Rank:
         types, of = np.unique(b.datatype, return_inverse=True)
         size = np.array([self.table.get(t, 0) for t in types.tolist()], np.int64)[of]
         peer = np.where(b.peer < 0, np.where(receives & (b.peer == DUMPI_ANY), ANY_SOURCE, PROC_NULL), b.peer)
+        # The request handles each wait names: a wait's one, a waitall's array
+        waitall = waits & (known == IDS["MPI_Waitall"])
+        n_named = np.where(waitall, np.diff(b.requests_at), waits)
+        named_at = np.zeros(len(known) + 1, np.int64)
+        np.cumsum(n_named, out=named_at[1:])
+        named = np.zeros(named_at[-1], np.int64)
+        named[named_at[:-1][waits & ~waitall]] = b.request[waits & ~waitall]
+        named[spans(named_at[:-1][waitall], n_named[waitall])] = b.requests[spans(b.requests_at[:-1][waitall],
+                                                                                  n_named[waitall])]
         c = _Columns(
-            kind=_ROW_KIND[known].tolist(), name=_NAMES[known].tolist(),
-            start=(b.start - self.origin).astype(np.float64).tolist(),
-            end=(b.end - self.origin).astype(np.float64).tolist(),
-            peer=np.where(uses_comm & (known != IDS["MPI_Allreduce"]), peer, PROC_NULL).tolist(),
-            tag=np.where(receives & (b.tag == DUMPI_ANY), ANY_TAG, b.tag).tolist(),
-            comm=np.where(uses_comm, b.comm, -1).tolist(),  # (-1: none, _run maps it to 0)
-            nbytes=np.where(uses_comm & (b.count > 0), b.count * size, 0).tolist(),
-            handle=b.request.tolist(), pos=b.pos.tolist(), creates=np.flatnonzero(creates).tolist(),
-            waits=np.flatnonzero(waits).tolist(), requests=b.requests)
+            kind=_ROW_KIND[known], name=_NAMES[known], start=(b.start - self.origin).astype(np.float64),
+            end=(b.end - self.origin).astype(np.float64),
+            peer=np.where(uses_comm & (known != IDS["MPI_Allreduce"]), peer, PROC_NULL),
+            tag=np.where(receives & (b.tag == DUMPI_ANY), ANY_TAG, b.tag),
+            comm=np.where(uses_comm, b.comm, -1),  # (-1: none, _run maps it to 0)
+            nbytes=np.where(uses_comm & (b.count > 0), b.count * size, 0),
+            handle=b.request, pos=b.pos, creates=creates, waits=waits, named_at=named_at, named=named)
         # `add` converts the records not read in bulk, and those whose datatype the trace's table does not size
         general = iter(rank.calls)
         i = 0
         for j in np.flatnonzero((b.fid < 0) | (uses_comm & (size <= 0))).tolist() + [len(b.fid)]:
             i = self._run(c, i, j)
             while i < j:  # a communicator this rank does not have (now): add says so
-                self.add(b.reread(c.pos[i]))
+                self.add(b.reread(int(c.pos[i])))
                 i = self._run(c, i + 1, j)
             if j < len(b.fid):
-                self.add(next(general) if b.fid[j] < 0 else b.reread(c.pos[j]))
+                self.add(next(general) if b.fid[j] < 0 else b.reread(int(c.pos[j])))
             i = j + 1
 
     def _run(self, c: _Columns, i: int, j: int) -> int:
         """Records i..j-1 (read in bulk, sized) converted up to the first whose communicator this rank does not
         have; returns where it stopped."""
-        comms = self.comm_handles
-        lut = {**comms, -1: 0}
-        comm = c.comm[i:j]
-        try:
-            prov = [lut[x] for x in comm]
-        except KeyError:
-            j = i + next(k for k, x in enumerate(comm) if x not in lut)
-            comm = comm[:j - i]
-            prov = [lut[x] for x in comm]
-        kind = c.kind[i:j]
-        request, requests = [-1] * (j - i), [()] * (j - i)
-        # Requests: a new id per isend / irecv in call order, its handle active until a wait names it
-        a, z = bisect_left(c.creates, i), bisect_left(c.creates, j)
-        new = c.creates[a:z]
-        ids = range(self.next_request, self.next_request + len(new))
-        for x, rid in zip(new, ids):
-            request[x - i] = rid
-        self.next_request += len(new)
-        handles = [c.handle[x] for x in new]
-        active, done_to = self.active, 0  # creates[a + done_to:] not yet active
-        for w in c.waits[bisect_left(c.waits, i):bisect_left(c.waits, j)]:
-            upto = bisect_left(new, w, done_to)
-            active.update(zip(handles[done_to:upto], ids[done_to:upto]))
-            done_to = upto
-            done = tuple(map(active.pop, c.requests[w] if kind[w - i] == "waitall" else (c.handle[w],), repeat(None)))
-            if None in done:  # handles not active (or named twice): skipped
-                done = tuple(rid for rid in done if rid is not None)
-            requests[w - i] = done
-            if not done:
-                kind[w - i] = "noop"
-        active.update(zip(handles[done_to:], ids[done_to:]))
+        lut = {**self.comm_handles, -1: 0}
+        handles, which = np.unique(c.comm[i:j], return_inverse=True)
+        prov = np.array([lut.get(h, -1) for h in handles.tolist()], np.int64)[which]
+        unknown = np.flatnonzero(prov < 0)
+        if len(unknown):
+            j = i + int(unknown[0])
+            prov = prov[:j - i]
+        # Requests: a new id per isend / irecv in call order
+        creates = np.flatnonzero(c.creates[i:j])
+        request = np.full(j - i, -1, np.int64)
+        request[creates] = self.next_request + np.arange(len(creates))
+        self.next_request += len(creates)
+        requests_at, requests = self.complete_run(c, i, j, request)
+        kind = c.kind[i:j].copy()
+        kind[c.waits[i:j] & (requests_at[1:] == requests_at[:-1])] = "noop"  # a wait that completes nothing
+        if self.single_pos:
+            self.pos.append(np.array(self.single_pos, np.int64))
+            self.single_pos = []
+        self.pos.append(c.pos[i:j])
         self.out.extend(kind=kind, name=c.name[i:j], start_ns=c.start[i:j], end_ns=c.end[i:j], peer=c.peer[i:j],
-                        tag=c.tag[i:j], comm=prov, bytes=c.nbytes[i:j], request=request, requests=requests,
-                        root=[0] * (j - i))
-        self.pos.extend(c.pos[i:j])
+                        tag=c.tag[i:j], comm=prov, bytes=c.nbytes[i:j], request=request, requests_at=requests_at,
+                        requests=requests, root=np.zeros(j - i, np.int64))
         return j
+
+    def complete_run(self, c: _Columns, i: int, j: int, request: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The requests each wait of records i..j-1 completes (requests[requests_at[k]:requests_at[k + 1]] of
+        record i + k, int64[j - i + 1]), given the request ids the run's isends and irecvs make (-1: none), and
+        self.active updated. A handle is active from its isend / irecv until a wait names it: each handle a wait
+        names takes the request of the handle's event before it (in call order) when that is an isend / irecv,
+        nothing when it is a wait (a handle named twice, or not active), and self.active's when the run has
+        none."""
+        named_at = c.named_at[i:j + 1]
+        creates = request >= 0
+        # the events in call order (an isend / irecv's handle, the handles a wait names), then by handle
+        at = np.zeros(j - i + 1, np.int64)
+        np.cumsum(creates + np.diff(named_at), out=at[1:])
+        handle, rid, named = np.empty(at[-1], np.int64), np.full(at[-1], -1, np.int64), np.ones(at[-1], bool)
+        handle[at[:-1][creates]], rid[at[:-1][creates]], named[at[:-1][creates]] = c.handle[i:j][creates], \
+            request[creates], False
+        handle[named] = c.named[named_at[0]:named_at[-1]]
+        order = np.argsort(handle, kind="stable")
+        handle, rid = handle[order], rid[order]
+        first = np.ones(len(order), bool)  # the handle's first event in the run
+        first[1:] = handle[1:] != handle[:-1]
+        took = np.where(first, -1, np.concatenate(([-1], rid[:-1])))  # the request each handle named takes
+        # the handles active before the run: those named before the run's isend / irecv take theirs, and the run
+        # decides whether each stays active
+        before = first & np.isin(handle, np.fromiter(self.active, np.int64, len(self.active)))
+        took[before & (rid < 0)] = [self.active[h] for h in handle[before & (rid < 0)].tolist()]
+        for h in handle[before].tolist():
+            del self.active[h]
+        last = np.append(first[1:], True)
+        self.active.update(zip(handle[last & (rid >= 0)].tolist(), rid[last & (rid >= 0)].tolist()))
+        took[order] = took.copy()  # back in call order
+        done = named & (took >= 0)  # (handles not active, or named twice, are skipped)
+        return np.concatenate(([0], np.cumsum(done)))[at], took[done]  # (done events before each call's first)
 
     def add(self, b: DumpiCall) -> None:
         name = b.name
@@ -526,18 +562,15 @@ class _Rank:
                 template = self.persistent[h]
                 self.out.append(replace(template, name=name, start_ns=float(b.start_ns - self.origin),
                                         end_ns=float(b.end_ns - self.origin), request=self.new_request(h)))
-                self.pos.append(b.pos)
+                self.single_pos.append(b.pos)
             if not started:
                 self.emit(b, "noop")
         elif name == "MPI_Cancel":
             rid = self.active.get(self.request_handle(b))
             # a cancelled receive never matches: it becomes a receive from PROC_NULL, which its wait completes at
-            # once (a cancelled send, deprecated and rare, is replayed as sent)
-            cols = self.out.cols
-            for i in range(len(self.out) - 1, -1, -1) if rid is not None else ():
-                if cols["request"][i] == rid and cols["kind"][i] == "irecv":
-                    cols["peer"][i], cols["bytes"][i] = PROC_NULL, 0
-                    break
+            # once (finish; a cancelled send, deprecated and rare, is replayed as sent)
+            if rid is not None:
+                self.cancelled.append(rid)
             self.emit(b, "noop")
         elif name == "MPI_Request_free":
             handles = _ints(b.args.get("request", ()))
@@ -671,17 +704,21 @@ class _Rank:
 
     def finish(self) -> CallTable:
         """The rank's calls with provisional communicators replaced by Trace.comms ids (after resolve)."""
-        cols, final = self.out.cols, {}
-        provisional = set(cols["comm"])
-        for prov in provisional:
+        cols = self.out.cols
+        if self.cancelled:
+            cancelled = np.isin(cols["request"], self.cancelled) & (cols["kind"] == "irecv")
+            cols["peer"][cancelled], cols["bytes"][cancelled] = PROC_NULL, 0
+        provisional, which = np.unique(cols["comm"], return_inverse=True)
+        final = np.zeros(len(provisional), np.int64)
+        for k, prov in enumerate(provisional.tolist()):
             try:
-                final[prov] = self.comms.final_id(prov, self.rank)
-            except KeyError:
-                pass
-        if len(final) < len(provisional) or any(k != v for k, v in final.items()):
-            for i, prov in enumerate(cols["comm"]):
-                if prov not in final:
-                    raise TraceError(self.locate(self.pos[i]), f"{cols['name'][i]} uses a communicator rank "
-                                     f"{self.rank} is not a member of")
-            cols["comm"] = [final[prov] for prov in cols["comm"]]
+                final[k] = self.comms.final_id(prov, self.rank)
+            except KeyError:  # not a member
+                final[k] = -1
+        if (final < 0).any():
+            i = int(np.flatnonzero(final[which] < 0)[0])
+            pos = np.concatenate(self.pos + [np.array(self.single_pos, np.int64)])
+            raise TraceError(self.locate(int(pos[i])), f"{cols['name'][i]} uses a communicator rank {self.rank} is "
+                             "not a member of")
+        cols["comm"] = final[which]
         return self.out
