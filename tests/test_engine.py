@@ -52,8 +52,7 @@ def single_packets(cfg: dict, pairs: list[tuple[int, int]], size: int):
     st, prm = s.state, s.params
     st.nd[:, ND_NEXT_ARRIVAL] = -1  # no open-loop traffic
     t, out = 0, []
-    loop = cycle_loop(GEN_OPEN_LOOP, prm.routing, minimal_scan(s.routes), prm.allocator, prm.vc_alloc, prm.crossbar,
-                      prm.faults)
+    loop = cycle_loop(GEN_OPEN_LOOP, prm.routing, minimal_scan(s.routes), prm.allocator, prm.vc_alloc, prm.crossbar)
     for src, dst in pairs:
         before = st.sc.copy()
         new_packet(st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm, src, dst, size, t, True)
@@ -159,8 +158,7 @@ def test_flit_crossbar_streams_a_packet_through_several_routers():
         s = prepare(cfg)
         st, prm = s.state, s.params
         st.nd[:, ND_NEXT_ARRIVAL] = -1  # no open-loop traffic
-        loop = cycle_loop(GEN_OPEN_LOOP, prm.routing, minimal_scan(s.routes), prm.allocator, prm.vc_alloc, prm.crossbar,
-                          prm.faults)
+        loop = cycle_loop(GEN_OPEN_LOOP, prm.routing, minimal_scan(s.routes), prm.allocator, prm.vc_alloc, prm.crossbar)
         h = new_packet(st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm, 0, 3, 16, 0, True)
         t, most = 0, 0
         while st.ctr[C_DELIVERED] == 0:

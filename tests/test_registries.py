@@ -190,13 +190,13 @@ def test_a_code_no_registry_declares_is_refused_before_compiling():
     from fastnet.engine.loop import cycle_loop
 
     with pytest.raises(NotImplementedError, match="routing algorithm code 99 is not registered"):
-        cycle_loop(R.GEN_OPEN_LOOP, 99, -1, R.SA_SEPARABLE, R.VA_GREEDY, R.X_PACKET, False)
+        cycle_loop(R.GEN_OPEN_LOOP, 99, -1, R.SA_SEPARABLE, R.VA_GREEDY, R.X_PACKET)
     with pytest.raises(NotImplementedError, match="switch allocator code 7"):
-        cycle_loop(R.GEN_OPEN_LOOP, R.R_MIN, -1, 7, R.VA_GREEDY, R.X_PACKET, False)
+        cycle_loop(R.GEN_OPEN_LOOP, R.R_MIN, -1, 7, R.VA_GREEDY, R.X_PACKET)
     with pytest.raises(NotImplementedError, match="generate stage code 42"):
-        cycle_loop(42, R.R_MIN, -1, R.SA_SEPARABLE, R.VA_GREEDY, R.X_PACKET, False)
+        cycle_loop(42, R.R_MIN, -1, R.SA_SEPARABLE, R.VA_GREEDY, R.X_PACKET)
     with pytest.raises(NotImplementedError, match="crossbar code 5"):
-        cycle_loop(R.GEN_OPEN_LOOP, R.R_MIN, -1, R.SA_SEPARABLE, R.VA_GREEDY, 5, False)
+        cycle_loop(R.GEN_OPEN_LOOP, R.R_MIN, -1, R.SA_SEPARABLE, R.VA_GREEDY, 5)
 
 
 def test_a_code_no_branch_takes_does_not_compile():

@@ -127,20 +127,18 @@ def next_activity(st, prm, t, limit):
     return limit
 
 
-LOOPS: dict[tuple[int, ...], object] = {}  # (generator, routing, scan, allocator, vc_alloc, crossbar, faults) -> kernel
+LOOPS: dict[tuple[int, ...], object] = {}  # (generator, routing, scan, allocator, vc_alloc, crossbar) -> the kernel
 
 
-def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int,
-               faults: bool):
+def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int):
     """The cycle loop kernel for one generate stage (`generator`: open-loop traffic or one closed-loop workload,
     fastnet/registry.py GENERATORS), one routing algorithm (Params.routing), one way of finding minimal ports (`scan`:
     build/routing.py minimal_scan), one switch allocator (Params.allocator), one way of allocating VCs
-    (Params.vc_alloc), one crossbar (Params.crossbar), and with or without failures (Params.faults), made on first
-    use. All seven are constants of the kernel: numba prunes the branches they rule out before inlining what those
-    branches call (_jit._PruneThenInline), so a run compiles only its own traffic or workload, routing, topology,
-    allocators, crossbar and failure handling (most of the compile time of a loop serving every case; BookSim2's
-    VC allocators alone add a third to a loop's, the flit crossbar a sixth, dropping heads left without a route a
-    twentieth). The stages compiled apart (fire_events, traverse) receive `crossbar` as an argument: a
+    (Params.vc_alloc) and one crossbar (Params.crossbar), made on first use. All six are constants of the kernel:
+    numba prunes the branches they rule out before inlining what those branches call (_jit._PruneThenInline), so
+    a run compiles only its own traffic or workload, routing, topology, allocators and crossbar (most of the
+    compile time of a loop serving every case; BookSim2's VC allocators alone add a third to a loop's, the flit
+    crossbar a sixth). The stages compiled apart (fire_events, traverse) receive `crossbar` as an argument: a
     literal, which _PruneThenInline prunes on as on a constant. The kernels are cached on disk like any other,
     one per combination. A code no registry declares (fastnet/registry.py) is refused here; one declared
     but taken by no branch of its dispatch does not compile (_jit.no_implementation)."""
@@ -149,15 +147,13 @@ def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc
     SWITCH_ALLOCATORS.require(allocator)
     VC_ALLOCATORS.require(vc_alloc)
     CROSSBARS.require(crossbar)
-    key = (int(generator), int(routing), int(scan), int(allocator), int(vc_alloc), int(crossbar), int(faults))
+    key = (int(generator), int(routing), int(scan), int(allocator), int(vc_alloc), int(crossbar))
     if key not in LOOPS:
         LOOPS[key] = _make_cycle_loop(*key)
     return LOOPS[key]
 
 
-def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int,
-                     faults: int):
-    faults = bool(faults)
+def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int):
     closed = generator != GEN_OPEN_LOOP
 
     @jit
@@ -202,7 +198,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
                 inject_at = inject(topo, rt, prm, st, t)
             quiet = True  # no head can ask before an event or a known cycle
             if ctr[C_N_ACTIVE] > 0:
-                n, lively = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar, faults)
+                n, lively = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar)
                 quiet = n == 0 and not lively
                 if n > 0:
                     traverse(topo, prm, st, t, n, crossbar)

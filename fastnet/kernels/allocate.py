@@ -158,7 +158,7 @@ def output_key(ps, prm, pt, n_ports, r, x, o):
 
 
 @jit_inline
-def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar, faults):
+def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
     """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
     multiple ejection, every input asking for its node's ejection port wins it). Inputs are crossbar inputs
@@ -182,7 +182,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar, faul
                                         prm, pk, st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan, crossbar)
         if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
-        if faults and o == DROP and drop_head(topo.port, prm, st, v, t):  # (only failures leave no route)
+        if o == DROP and drop_head(topo.port, prm, st, v, t):
             continue
         i += 1
         if o == FULL:
@@ -220,7 +220,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar, faul
 
 
 @jit_inline
-def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar, faults):
+def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
     """One iSLIP iteration (BookSim2's default allocator, its src/allocators/islip.cpp): every input port asks
     for each output that one of its VCs' heads may take (for each output, the VC first from the input's VC
     round-robin pointer asks); each output grants the asking input first from its round-robin pointer; each
@@ -249,7 +249,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar
                                         buf, buf2, t, epoch, v, routing, scan, crossbar)
         if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
-        if faults and o == DROP and drop_head(topo.port, prm, st, v, t):  # (only failures leave no route)
+        if o == DROP and drop_head(topo.port, prm, st, v, t):
             continue
         i += 1
         if o == FULL:
@@ -289,11 +289,11 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar
 
 
 @jit_inline
-def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar, faults):
+def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar):
     """VC allocation by BookSim2's allocators, if `vc_alloc` (Params.vc_alloc, a constant of the cycle loop) asks
     for it, then switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, also a
-    constant, as `crossbar` and `faults`); fills st.grants, returns their count and whether the cycle after may see
-    a request with no event before it (`lively`: the first round's heads, and BookSim2's VC allocators always)."""
+    constant, as `crossbar`); fills st.grants, returns their count and whether the cycle after may see a request
+    with no event before it (`lively`: the first round's heads, and BookSim2's VC allocators always)."""
     lively = False
     if vc_alloc == VA_ISLIP or vc_alloc == VA_SEPARABLE:
         allocate_vcs(topo, rt, prm, st, t, routing, scan)
@@ -305,9 +305,9 @@ def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar,
     for k in range(prm.iters):
         st.ctr[C_STAMP] += 1
         if allocator == SA_ISLIP:
-            m, more = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar, faults)
+            m, more = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar)
         elif allocator == SA_SEPARABLE:
-            m, more = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar, faults)
+            m, more = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar)
         else:
             no_implementation(allocator)
             raise ValueError("no switch allocator for this code")
