@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels._jit import jit, jit_callee, jit_inline
+from ..kernels._jit import jit, jit_callee, jit_inline, jit_stage
 from ..kernels.rng import uniform
 from ..kernels.pool import fifo_append, fifo_unlink, hist_bin
 from ..kernels.state import NEVER
@@ -174,12 +174,13 @@ def depart(wl, m, t):
         queue_message(msg, wl.tk, wl.wc, wl.senders, m)
 
 
-@jit_inline
+@jit_stage
 def post(wl, src, dst, kind, nbytes, comm, mtag, seq, sreq, rreq, call, sent, t):
     """Post one protocol message about `nbytes` of data from rank src to rank dst (never src itself:
     local_message does that). Eager and rendezvous data carry the bytes; RTS and CTS only the header. It leaves
     when the sender's host is done with it (host_ready); until then it waits in the host's queue, in post order
-    (the heap holds the queue's head as entry -1 - src)."""
+    (the heap holds the queue's head as entry -1 - src). Compiled apart (_jit.jit_stage): pass int64s, not
+    constants, or numba compiles it once more for each."""
     payload = nbytes if kind == M_EAGER or kind == M_DATA else 0
     wire = max(payload + wl.header_bytes, 1)
     m = new_message(wl.msg, wl.wc, src, dst, wire, wl.packet_phits * wl.phit_bytes, kind, 0, t)
@@ -213,7 +214,7 @@ def hand_over(wl, r, t):
         schedule(wl, msg[m, MM_READY], -1 - r)
 
 
-@jit_inline
+@jit_stage
 def receive(wl, m, t):
     """Message m reached its rank's node (its last packet, or the memory copy): handled now, or with a receive
     overhead, once the rank's host has spent o_r on it (one message at a time: RK_RECV_FREE)."""
@@ -232,8 +233,8 @@ def answer(wl, m, kind, rreq, t):
     """The receiver of m sends its sender the next message of the rendezvous (CTS, then data) about the same
     bytes, envelope and requests (`rreq`: the receive a CTS names)."""
     msg = wl.msg
-    post(wl, msg[m, MS_DST], msg[m, MS_SRC], kind, msg[m, MM_PAYLOAD], msg[m, MM_COMM], msg[m, MM_TAG],
-         msg[m, MM_SEQ], msg[m, MM_SREQ], rreq, msg[m, MM_CALL], msg[m, MM_SENT], t)
+    post(wl, msg[m, MS_DST], msg[m, MS_SRC], np.int64(kind), msg[m, MM_PAYLOAD], msg[m, MM_COMM], msg[m, MM_TAG],
+         msg[m, MM_SEQ], msg[m, MM_SREQ], np.int64(rreq), msg[m, MM_CALL], msg[m, MM_SENT], t)
 
 
 @jit_inline
@@ -421,7 +422,8 @@ def start_step(wl, r, t):
         dst = wl.comm_members[base + wl.scratch_peer[i]]
         nbytes = wl.scratch_bytes[i]
         eager = nbytes <= wl.eager_bytes
-        post(wl, r, dst, M_EAGER if eager else M_RTS, nbytes, comm, tag, seq, -1, -1, call, t, t)
+        post(wl, r, dst, M_EAGER if eager else M_RTS, nbytes, comm, tag, seq, np.int64(-1), np.int64(-1), call,
+             t, t)
         if not eager:  # the step waits for its data to arrive
             tk[r, RK_CSEND] += 1
     prev = -1
@@ -669,8 +671,8 @@ def request_op(wl, r, pc, base, t):
         envelope_arrived(wl, r, m, t)
     else:
         eager = nbytes <= wl.eager_bytes
-        m = post(wl, r, peer, M_EAGER if eager else M_RTS, nbytes, comm, ops[pc, OP_TAG], -1,
-                 -1 if eager else q, -1, ops[pc, OP_CALL], t, t)
+        m = post(wl, r, peer, M_EAGER if eager else M_RTS, nbytes, comm, ops[pc, OP_TAG], np.int64(-1),
+                 -1 if eager else q, np.int64(-1), ops[pc, OP_CALL], t, t)
         if eager:
             rq[q, RQ_STATE] = Q_DONE
         fifo_append(wl.msg, MM_QNEXT, wl.tk, peer, RK_QHEAD, RK_QTAIL, m)
