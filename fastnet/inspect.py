@@ -58,7 +58,7 @@ def describe(cfg: dict[str, Any]) -> dict[str, Any]:
     describe it could take the machine."""
     check_network_fits(cfg)
     net = build_network(cfg)
-    routes = build_routes(net)
+    routes = build_routes(net, failures="faults" in cfg)
     links = net.link_counts()
     layout = vc_layout(net, routes, cfg["router"], cfg["routing"])
     vcs = layout.vcs

@@ -20,7 +20,7 @@ import numpy as np
 
 from .build import build_routes
 from .build.network import GLOBAL, LOCAL, NODE, Network
-from .build.routing import Routes, minimal_scan, with_distance_table
+from .build.routing import TABLE_BUDGET_BYTES, Routes, minimal_scan, with_distance_table
 from .build.vcs import VcLayout, vc_layout
 from .errors import ConfigError, ConservationError, DeadlockError, WorkloadError
 from .faults.plan import plan_faults
@@ -118,7 +118,8 @@ def _network_and_routes(cfg: dict[str, Any], table_budget: int | None) -> tuple[
     """The network as built, and its routes: with a distance table where the routing reads one (ksp, fixed min)."""
     rcfg = cfg["routing"]
     net = build_network(cfg)
-    routes = build_routes(net) if table_budget is None else build_routes(net, table_budget)
+    budget = TABLE_BUDGET_BYTES if table_budget is None else table_budget
+    routes = build_routes(net, budget, failures="faults" in cfg)  # failures recompute the distance table
     if _fixed_min(rcfg) and net.kind == "dragonfly":
         raise ConfigError("routing.min_path", "fixed is for graphs whose minimal paths are shortest paths; a "
                           "dragonfly's are hierarchical (one global hop): use random")

@@ -2,8 +2,9 @@
 
 Everything else about a kind is read from here: config validation (`keys`, `forms`), `build_router_graph` and
 `network_size` below, the kind codes the routing kernels branch on (`K_*`, stored in Routes.ip[IP_KIND]), which
-kinds route by algebra instead of a distance table (`algebra`: "never", "large" above the table's budget, or
-"always"; the algebra itself is in build/routing.py and kernels/minimal.py), and `fastnet info`'s list of kinds.
+kinds route by algebra instead of a distance table (`algebra`: "never", "large" above the table's budget,
+"cached" above the size of a table a cache holds, or "always"; the algebra itself is in build/routing.py and
+kernels/minimal.py), and `fastnet info`'s list of kinds.
 docs/developing.md lists the files a new kind touches.
 """
 
@@ -94,9 +95,9 @@ K_SLIMFLY = TOPOLOGIES.add(
           "p": ("auto", integer_or_auto(1))},  # auto: floor(k'/2), the full-bandwidth value of seed 004 §4.2
     build=lambda t: slimfly.build(t["q"], t["p"]),
     size=lambda t: slimfly.size(t["q"], t["p"]),
-    algebra="large")
+    algebra="cached")
 K_TORUS = TOPOLOGIES.add("torus", "a k-ary n-cube with wrap-around links (build/torus.py)", keys=_grid_keys([8, 8]),
-                         **_torus_like("torus"), algebra="large")
+                         **_torus_like("torus"), algebra="cached")
 K_MESH = TOPOLOGIES.add("mesh", "a grid without wrap-around links (build/torus.py)",
                         keys={**_grid_keys([8, 8]), "express": (0, integer(0))},  # BookSim2's cmesh express
                         # channels, each `express` x links.latency long (0: none)

@@ -3,7 +3,10 @@
 A table of router distances (uint8[R, R], built by a jitted BFS from every router) answers "which of my ports
 bring the packet one hop closer" for any graph. It costs R² bytes and R BFS passes, so above
 `TABLE_BUDGET_BYTES` (about 23k routers) the kernels use algebraic routing instead, which dragonfly, Slim Fly,
-torus, mesh and fat tree have. The choice is made here from that size estimate; users have no flag for it.
+torus, mesh and fat tree have. Slim Fly and torus use their algebra already above `TABLE_CACHE_BYTES` (1,024
+routers) unless the run has failures (which recompute the table): it finds the table's ports in the table's
+order, so the results are the same, without a cache miss per neighbour. The choice is made here from those
+sizes; users have no flag for it.
 """
 
 from __future__ import annotations
@@ -19,14 +22,19 @@ from .kinds import TOPOLOGIES
 from .network import Network
 
 TABLE_BUDGET_BYTES = 512 * 2**20
+TABLE_CACHE_BYTES = 2**20  # a larger table is read from memory: a scan of a router's ports reads one entry per
+# neighbour, each a cache miss (Slim Fly q = 73, a 113 MB table: 1.2 us a route), where the algebra reads a few
+# small arrays. Kinds whose `algebra` is "cached" use it from this size on (perf/README.md, Scale)
 UNREACHABLE = 255
 TABLE, ALGEBRAIC = 0, 1
 # Which kinds route by algebra (build/kinds.py `algebra`): "always" (a dragonfly's minimal routes are hierarchical,
 # local, global, local, while shortest paths of its graph include global-global detours that would break its VC
 # classes; a HyperX's algebra costs less than a table lookup at any size, and kernels/routing.py relies on a HyperX
-# always being scanned algebraically, `scan == K_HYPERX`), "large" (above the table's budget) or "never".
-ALGEBRAIC_KINDS = tuple(e.name for e in TOPOLOGIES if e.algebra != "never")
-ALGEBRAIC_ONLY = tuple(e.name for e in TOPOLOGIES if e.algebra == "always")
+# always being scanned algebraically, `scan == K_HYPERX`), "cached" (above TABLE_CACHE_BYTES, unless the run has
+# failures: the algebra gives the table's ports in the table's order, tests/test_topology.py), "large" (above the
+# table's budget) or "never".
+ALGEBRA = {e.name: e.algebra for e in TOPOLOGIES}
+ALGEBRAIC_KINDS = tuple(k for k, a in ALGEBRA.items() if a != "never")
 
 
 # Routes.ip fields (integer parameters of the routing algebra)
@@ -84,11 +92,15 @@ def table_bytes(n_routers: int) -> int:
     return n_routers * n_routers
 
 
-def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES) -> Routes:
-    """Routing information for `net`: a table when it fits `budget`, else the topology's algebra."""
+def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES, failures: bool = False) -> Routes:
+    """Routing information for `net`: a table when it fits `budget` (and, for the "cached" kinds without
+    `failures`, TABLE_CACHE_BYTES), else the topology's algebra."""
     R = net.n_routers
     kind = net.kind
-    use_table = kind not in ALGEBRAIC_ONLY and (table_bytes(R) <= budget or kind not in ALGEBRAIC_KINDS)
+    algebra = ALGEBRA[kind]
+    if algebra == "cached" and not failures:
+        budget = min(budget, TABLE_CACHE_BYTES)
+    use_table = algebra == "never" or (algebra != "always" and table_bytes(R) <= budget)
     if use_table and table_bytes(R) > 8 * budget:
         raise ConfigError("topology", f"{R} routers of kind {kind} need a {table_bytes(R) / 2**30:.1f} GiB "
                           "routing table; only " + ", ".join(ALGEBRAIC_KINDS) + " route algebraically")
