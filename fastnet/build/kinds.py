@@ -118,7 +118,7 @@ K_FATTREE = TOPOLOGIES.add(
     forms={"k_ary_n_tree": ("k", "n"), "m_port_n_tree": ("m", "n")},  # form -> the keys that apply
     build=lambda t: fattree.build(t["form"], t["n"], k=t.get("k", 0), m=t.get("m", 0)),
     size=lambda t: fattree.size(t["form"], t["n"], k=t.get("k", 0), m=t.get("m", 0)),
-    algebra="large")
+    algebra="cached")
 K_JELLYFISH = TOPOLOGIES.add(
     "jellyfish", "a random regular graph of switches (build/graph.py)",
     keys={"switches": (16, integer(2)), "radix": (6, integer(2)), "p": (2, integer(1)), "seed": (1, integer(0))},

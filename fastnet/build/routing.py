@@ -3,9 +3,9 @@
 A table of router distances (uint8[R, R], built by a jitted BFS from every router) answers "which of my ports
 bring the packet one hop closer" for any graph. It costs R² bytes and R BFS passes, so above
 `TABLE_BUDGET_BYTES` (about 23k routers) the kernels use algebraic routing instead, which dragonfly, Slim Fly,
-torus, mesh and fat tree have. Slim Fly and torus use their algebra already above `TABLE_CACHE_BYTES` (1,024
-routers) unless the run has failures (which recompute the table): it finds the table's ports in the table's
-order, so the results are the same, without a cache miss per neighbour. The choice is made here from those
+torus, mesh and fat tree have. Slim Fly, torus and fat tree use their algebra already above `TABLE_CACHE_BYTES`
+(1,024 routers) unless the run has failures (which recompute the table): it finds the table's ports in the
+table's order, so the results are the same, without a cache miss per neighbour. The choice is made here from those
 sizes; users have no flag for it.
 """
 
