@@ -188,6 +188,10 @@ def test_slimfly_torus_and_fattree_route_by_algebra_beyond_a_cached_table():
         net = build_network({"topology": topology})
         assert not is_table(build_routes(net)) and is_table(build_routes(net, failures=True))
     assert is_table(build_routes(build_network({"topology": {"kind": "mesh", "dims": [40, 40]}})))
+    mesh = build_network({"topology": {"kind": "mesh", "dims": [8, 8]}})
+    assert not is_table(build_routes(mesh, budget=1000))
+    cmesh = build_network({"topology": {"kind": "mesh", "dims": [8, 8], "express": 1}})
+    assert is_table(build_routes(cmesh, budget=1000))  # the algebra would not see its express channels
 
 
 def test_networkx_round_trip():

@@ -94,10 +94,13 @@ def table_bytes(n_routers: int) -> int:
 
 def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES, failures: bool = False) -> Routes:
     """Routing information for `net`: a table when it fits `budget` (and, for the "cached" kinds without
-    `failures`, TABLE_CACHE_BYTES), else the topology's algebra."""
+    `failures`, TABLE_CACHE_BYTES), else the topology's algebra. A mesh with express channels always gets the
+    table (up to 8 x `budget`, as the kinds without an algebra)."""
     R = net.n_routers
     kind = net.kind
     algebra = ALGEBRA[kind]
+    if kind == "mesh" and net.params.get("express", 0) > 0:
+        algebra = "never"  # its algebra is dimension order's distance, blind to the express channels min takes
     if algebra == "cached" and not failures:
         budget = min(budget, TABLE_CACHE_BYTES)
     use_table = algebra == "never" or (algebra != "always" and table_bytes(R) <= budget)
