@@ -24,14 +24,13 @@ from .checks import (
 from .errors import ConfigError
 from .faults.schema import resolve_faults
 from .machines import preset, resolve_machine
-from .mpi.schema import resolve_mpi
+from .mpi.schema import resolve_mpi, resolve_workload
 from .registry import (
     CROSSBARS, EJECTIONS, ROUTINGS, SWITCH_ALLOCATORS, UGAL_QUEUES, UGAL_VCS, UP_PORTS, VC_ALLOCATORS,
 )
 from .throughput.settings import resolve_section as resolve_throughput
 from .traffic.patterns import PATTERNS
 from .units import check_bandwidth, check_cycle, check_cycles_or_time, timing
-from .workloads.schema import resolve_workload
 
 SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
     "router": {
@@ -158,7 +157,7 @@ SECTION_ORDER = ("topology", "router", "links", "routing", "traffic", "sim")
 # Every other section: name -> its resolver (the table as given -> the table resolved), in the order to_toml writes
 # them. A new section is its schema module (which imports fastnet.checks, never this module) and one line here.
 EXTRA_SECTIONS: dict[str, Callable[[Any], dict[str, Any]]] = {
-    "workload": resolve_workload,  # workloads/schema.py
+    "workload": resolve_workload,  # mpi/schema.py (with the closed-loop kinds' keys of workloads/schema.py)
     "mpi": resolve_mpi,  # mpi/schema.py
     "machine": resolve_machine,  # machines/__init__.py
     "faults": resolve_faults,  # faults/schema.py

@@ -19,6 +19,7 @@ import numpy as np
 import xarray as xr
 
 from .build.routing import is_table
+from .registry import W_MPI
 from .units import Timing, timing
 from .version import __version__
 
@@ -296,15 +297,18 @@ def _fault_values(s: Any) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
 
 
 def _workload_values(s: Any, wall_seconds: float) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """The closed-loop workload's values, coordinates and attributes (workloads/results.py); for MPI also the
-    events replayed and their rate."""
-    from .workloads.results import workload_values
+    """The closed-loop workload's values, coordinates and attributes (workloads/results.py; mpi/results.py for the
+    MPI kinds, with the events replayed and their rate)."""
+    if s.workload.kind != W_MPI:
+        from .workloads.results import workload_values
 
-    values, coords, attrs = workload_values(s)
-    if "mpi_calls" in values:
-        values["mpi_events"] = values["mpi_calls"] + values["messages"] + values["control_messages"]
-        # over the cycle loop alone: the build and a first run's compilation are not the replay's speed
-        attrs["mpi_events_per_second"] = values["mpi_events"] / max(s.simulate_seconds or wall_seconds, 1e-9)
+        return workload_values(s)
+    from .mpi.results import mpi_values
+
+    values, coords, attrs = mpi_values(s)
+    values["mpi_events"] = values["mpi_calls"] + values["messages"] + values["control_messages"]
+    # over the cycle loop alone: the build and a first run's compilation are not the replay's speed
+    attrs["mpi_events_per_second"] = values["mpi_events"] / max(s.simulate_seconds or wall_seconds, 1e-9)
     return values, coords, attrs
 
 

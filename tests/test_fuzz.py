@@ -53,10 +53,9 @@ from fastnet.cli import main
 from fastnet.errors import ConfigError
 from fastnet.faults.schema import SCHEMA as FAULT_KEYS
 from fastnet.machines import names as machine_names
-from fastnet.mpi.schema import KEYS as MPI_KEYS
+from fastnet.mpi.schema import KEYS as MPI_KEYS, ALL_KEYS as WORKLOAD_KEYS
 from fastnet.results import summary
 from fastnet.sim import prepare
-from fastnet.workloads.schema import WORKLOAD_KEYS
 
 FUZZ = settings(settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci")))
 

@@ -9,7 +9,7 @@ the `Mpi` tuple, and the kernels advance every rank inside the cycle loop (engin
 | `generators.py` | built-in programs (`[workload] kind = "mpi"`, `program = ...`) |
 | `traces/` | readers of real traces (OTF2, DUMPI ASCII) into a `Trace`, and writers for tests |
 | `program.py` | Trace -> op arrays: blocking calls as their non-blocking op and a wait, gaps as computation, the collective algorithm chosen by size |
-| `schema.py` | the `[mpi]` section: protocol thresholds and algorithm choices |
+| `schema.py` | the `[mpi]` section (protocol thresholds, algorithm choices) and `[workload]`'s MPI keys and jobs |
 | `build.py` | config -> the `Mpi` tuple (ranks to nodes, pools) |
 | `state.py` | the `Mpi` tuple, record layouts and codes |
 | `kernel.py` | the rank state machines: matching, eager and rendezvous protocols, waits, computation |

@@ -4,7 +4,7 @@ Chosen with the `[workload]` config section (`kind` = open_loop | sr | gups | a2
 
 | module | what |
 |---|---|
-| `schema.py` | the `[workload]` keys, defaults and checks |
+| `schema.py` | the `[workload]` keys of these kinds, defaults and checks (the MPI kinds': mpi/schema.py) |
 | `build.py` | config -> the `Workload` tuple (task mapping, pools, Graph500 timing and root) |
 | `state.py` | the `Workload` tuple, record layouts (`msg`, `tk`, `wc`, `table`), kind codes |
 | `messages.py` | the message layer: Send, packetisation as injection links free, reassembly, Wait counts |

@@ -12,13 +12,13 @@ from ..errors import ConfigError
 from ..kernels.rng import seed_streams
 from ..units import timing
 from .placement import place
-from .schema import resolve_workload
+from .schema import default_workload
 from .state import GF_EDGES2, V_FOGSIM, V_PAPER, WC_QTOT, Workload, inbox_size, new_arrays
 from ..registry import WORKLOADS, W_A2A, W_A2O, W_GRAPH500, W_O2A, W_OPEN_LOOP, W_SR
 
 
 def workload_section(cfg: dict[str, Any]) -> dict[str, Any]:
-    return cfg["workload"] if "workload" in cfg else resolve_workload({})
+    return cfg["workload"] if "workload" in cfg else default_workload()
 
 
 def draw_root_degree(scale: int, rng: np.random.Generator) -> int:

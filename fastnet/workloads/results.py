@@ -14,20 +14,17 @@ from .state import (
     TB_END, TB_MEAN, TB_MESSAGES, TB_NET_MESSAGES, TB_QUERIES, TB_SENDERS, TB_SIGMA, TB_START, TK_FINISH, V_FOGSIM,
     WC_COMPLETED, WC_END, WC_LOCAL, WC_MLAT_MAX, WC_MLAT_SUM, WC_POSTED, WC_QTOT, WC_REMAIN,
 )
-from ..registry import W_GRAPH500, W_MPI, W_OPEN_LOOP
+from ..registry import W_GRAPH500, W_OPEN_LOOP
 
 
 def workload_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(data variables, coordinates, attributes) of a finished closed-loop run; empty for open loop."""
+    """(data variables, coordinates, attributes) of a finished run of a closed-loop kind of this room (the MPI
+    kinds' are mpi/results.py's); empty for open loop."""
     from ..kernels.state import S_INJECTED_PHITS
 
     wl = s.workload
     if wl.kind == W_OPEN_LOOP:
         return {}, {}, {}
-    if wl.kind == W_MPI:
-        from ..mpi.results import mpi_values
-
-        return mpi_values(s)
     w = workload_section(s.cfg)
     wc, table = wl.wc, wl.table
     cycles = int(wc[WC_END]) + 1

@@ -28,7 +28,7 @@ from fastnet.mpi.traces.dumpi_ascii import ASCII_RANK_FILE, read_dumpi_ascii
 from fastnet.mpi.traces.otf2 import read_otf2
 from fastnet.registry import Registry
 
-# The one list of trace formats, each with its reader (workloads/schema.py takes `[workload] format`'s names from it)
+# The one list of trace formats, each with its reader (mpi/schema.py takes `[workload] format`'s names from it)
 READERS = Registry("trace format")
 READERS.add("otf2", "an OTF2 archive (Score-P), through the otf2 package", read=read_otf2)
 READERS.add("dumpi", "binary DUMPI (sst-dumpi's .bin per rank and .meta)", read=read_dumpi)
