@@ -227,12 +227,14 @@ def jit_callee(func):
 
 
 def jit_stage(func):
-    """`@jit_callee` for a stage of the cycle loop, run every cycle, or a helper that many places would inline
-    (mpi/kernel.py post, receive): compiled apart by numba (typed and lowered once, as a callee), then inlined by
-    LLVM where it is called (`forceinline`). As a call, a stage is passed each array of the State as a dozen
+    """`@jit_callee` for a stage of the cycle loop, run every cycle, or a helper that many places would inline, or
+    one large enough that numba's time on its caller grows faster than their sizes (mpi/kernel.py: post, receive,
+    run_rank and four more): compiled apart by numba (typed and lowered once, as a callee), then inlined by LLVM
+    where it is called (`forceinline`). As a call, a stage is passed each array of the State as a dozen
     scalars: fire_events and traverse cost the replay of an application trace 1.4x its time as calls. Inlined
     by numba instead, MPI's `post` was typed and lowered at each of its eleven places: advance_mpi took 60 s to
-    compile, 27 s with these two compiled apart. numba compiles a callee again for each literal argument (a
+    compile, 27 s with post and receive compiled apart, 12-15 s with the rest (perf/README.md, "A replay's first
+    run"). numba compiles a callee again for each literal argument (a
     constant at the call), which a stage's `crossbar` wants (its branches are pruned); a helper's callers pass
     np.int64(...) around a constant so that one compilation serves them all."""
     dispatcher = numba.njit(**_KERNEL, no_cpython_wrapper=True, forceinline=True)(func)

@@ -327,7 +327,7 @@ def bind(wl, r, q, m, t):
     retire(msg, wl.wc, m, t)
 
 
-@jit_inline
+@jit_stage
 def envelope_arrived(wl, r, m, t):
     """An eager message or RTS reached rank r: the first posted receive whose first match it is takes it."""
     wl.msg[m, MM_ARRIVED] = t
@@ -342,7 +342,7 @@ def envelope_arrived(wl, r, m, t):
         q = wl.rq[q, RQ_NEXT]
 
 
-@jit_inline
+@jit_stage
 def post_receive(wl, r, q, t):
     """Receive q of rank r looks for its envelope; it waits in the posted list if that has not arrived."""
     msg, seen = wl.msg, wl.seen
@@ -392,7 +392,7 @@ def step_progressed(wl, r):
         make_ready(wl, r)
 
 
-@jit_inline
+@jit_stage
 def coll_take(wl, r, m, t):
     """Rank r's current step receives collective message m (eager data, or an RTS it answers)."""
     msg = wl.msg
@@ -404,7 +404,7 @@ def coll_take(wl, r, m, t):
     retire(msg, wl.wc, m, t)
 
 
-@jit_inline
+@jit_stage
 def start_step(wl, r, t):
     """Post rank r's sends of its current collective step and take the messages of that step that came early."""
     tk, ops = wl.tk, wl.ops
@@ -678,7 +678,7 @@ def request_op(wl, r, pc, base, t):
         fifo_append(wl.msg, MM_QNEXT, wl.tk, peer, RK_QHEAD, RK_QTAIL, m)
 
 
-@jit_inline
+@jit_stage
 def run_rank(wl, r, t):
     """Run rank r's ops until one blocks (True) or the message pool is too low to post (False: run it again
     next cycle, after the pool has grown)."""
