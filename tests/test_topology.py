@@ -181,7 +181,8 @@ def test_algebraic_routing_equals_table(topology):
 
 def test_slimfly_torus_and_fattree_route_by_algebra_beyond_a_cached_table():
     """Their algebra gives the table's ports in its order (above), so a table larger than a cache holds is not
-    built, unless failures will recompute it; a mesh keeps it up to the budget (its express channels)."""
+    built, unless failures will recompute it; a mesh keeps it up to the budget, and one with express channels
+    at any size (its algebra does not see them)."""
     assert is_table(build_routes(build_network({"topology": {"kind": "slimfly", "q": 19}})))  # 722 routers
     for topology in ({"kind": "slimfly", "q": 25}, {"kind": "torus", "dims": [16, 8, 9]},  # 1,250, 1,152 routers
                      {"kind": "fattree", "k": 20, "n": 3}):  # 1,200

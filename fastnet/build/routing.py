@@ -99,13 +99,15 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES, failures: bool 
     R = net.n_routers
     kind = net.kind
     algebra = ALGEBRA[kind]
+    what = f"kind {kind}"
     if kind == "mesh" and net.params.get("express", 0) > 0:
         algebra = "never"  # its algebra is dimension order's distance, blind to the express channels min takes
+        what = "a mesh with express channels (whose algebra would not take them)"
     if algebra == "cached" and not failures:
         budget = min(budget, TABLE_CACHE_BYTES)
     use_table = algebra == "never" or (algebra != "always" and table_bytes(R) <= budget)
     if use_table and table_bytes(R) > 8 * budget:
-        raise ConfigError("topology", f"{R} routers of kind {kind} need a {table_bytes(R) / 2**30:.1f} GiB "
+        raise ConfigError("topology", f"{R} routers of {what} need a {table_bytes(R) / 2**30:.1f} GiB "
                           "routing table; only " + ", ".join(ALGEBRAIC_KINDS) + " route algebraically")
     P = net.params
     ip = np.zeros(IP_SIZE, dtype=np.int64)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..checks import boolean, check_section, choice, integer, real, string
+from ..checks import Check, boolean, check_section, choice, integer, real, string
 from ..errors import ConfigError
 from ..registry import algorithms_for
 from ..workloads.schema import WORKLOAD_KEYS, check_workload
@@ -62,7 +62,7 @@ def _speeds(v: Any) -> str | None:  # [[rank or node, speed], ...]
 
 
 # `[workload]` keys of kind = "mpi" and "trace" (the others ignore them, so a sweep can switch `kind` alone)
-PROGRAM_KEYS: dict[str, tuple[Any, Any]] = {
+PROGRAM_KEYS: dict[str, tuple[Any, Check]] = {
     "jobs": ([], lambda v: None if isinstance(v, list) else "must be a list of job tables"),  # mpi, trace:
     # several programs at once on disjoint nodes, each a table of JOB_KEYS (the rest: [workload]'s, for all jobs)
     # MPI programs (kind = "mpi", fastnet/mpi/generators.py) and trace replay (kind = "trace")
