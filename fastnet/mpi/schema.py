@@ -99,8 +99,15 @@ def _nodes(v: Any) -> str | None:
     return "must be \"all\" or [first, stop] or [first, stop, step] (first < stop, step >= 1)"
 
 
-def resolve_jobs(out: dict[str, Any]) -> list[dict[str, Any]]:
+def _check_trace_file(name: str, section: dict[str, Any]) -> None:
+    """A trace, of the workload or of one of its jobs, names its file."""
+    if section["kind"] == "trace" and not section["file"]:
+        raise ConfigError(f"{name}.file", "must name the trace to replay (an OTF2 anchor file; a DUMPI .meta, .bin "
+                          "or ASCII file, or their directory)")
 
+
+def resolve_jobs(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """`workload.jobs`, each job's keys checked and the workload's filled in where the job leaves them."""
     if out["jobs"] and out["kind"] not in ("mpi", "trace"):
         raise ConfigError("workload.jobs", f"jobs are MPI programs or traces: workload.kind must be mpi or trace "
                           f"(got {out['kind']!r})")
@@ -124,8 +131,7 @@ def resolve_jobs(out: dict[str, Any]) -> list[dict[str, Any]]:
             raise ConfigError(f"{name}.load", "is the background traffic of a job of kind open_loop")
         if resolved["kind"] != "open_loop":
             del resolved["load"]
-        if resolved["kind"] == "trace" and not resolved["file"]:
-            raise ConfigError(f"{name}.file", "must name the trace to replay")
+        _check_trace_file(name, resolved)
         jobs.append(resolved)
     kinds = [j["kind"] for j in jobs]
     if kinds.count("open_loop") > 1:
@@ -142,8 +148,6 @@ def resolve_workload(given: Any) -> dict[str, Any]:
 
     out = check_section("workload", given, ALL_KEYS)
     check_workload(out)
-    if out["kind"] == "trace" and not out["file"]:
-        raise ConfigError("workload.file", "must name the trace to replay (an OTF2 anchor file; a DUMPI .meta, "
-                          ".bin or ASCII file, or their directory)")
+    _check_trace_file("workload", out)
     out["jobs"] = resolve_jobs(out)
     return out
