@@ -248,6 +248,23 @@ def test_round_trip_otf2(tmp_path, name):
     check_round_trip(trace, read, totals_only=True)
 
 
+@pytest.mark.parametrize("damage", ["missing", "cut", "empty"])
+def test_a_damaged_otf2_archive_is_one_trace_error(tmp_path, damage):
+    """An event file missing, cut short or emptied: the OTF2 library's error becomes a TraceError naming the
+    archive (the CLI's one line, exit 2), not its own exception."""
+    anchor = write_otf2(PROGRAMS[next(iter(PROGRAMS))](), tmp_path / "prog.otf2")
+    events = sorted((tmp_path / "prog").glob("*.evt"))
+    assert len(events) > 1
+    if damage == "missing":
+        events[1].unlink()
+    elif damage == "cut":
+        events[1].write_bytes(events[1].read_bytes()[:50])
+    else:
+        events[0].write_bytes(b"")
+    with pytest.raises(TraceError, match=r"prog\.otf2: cannot be read: .*missing or damaged"):
+        read_otf2(anchor)
+
+
 def test_otf2_alltoallv_spreads_totals_evenly(tmp_path):
     trace = alltoallv()
     read = read_otf2(write_otf2(trace, tmp_path / "a.otf2"))

@@ -57,27 +57,32 @@ SINGLE_WAITS = ("MPI_Wait", "MPI_Waitany", "MPI_Test", "MPI_Testany")
 def read_otf2(path: str | Path) -> Trace:
     """Read the OTF2 archive whose anchor file is `path` (or the one anchor file in directory `path`)."""
     import otf2  # lazy: importing fastnet must not load the OTF2 library
+    from _otf2.ErrorCodes import Error as LibraryError  # the OTF2 library's own errors, raised through the package
 
     anchor = _anchor(Path(path))
     try:
         opened = otf2.reader.open(str(anchor))
     except Exception as e:  # the otf2 package raises its own error types from C
         raise TraceError(anchor, f"cannot be opened as an OTF2 archive: {e}") from None
-    with opened as archive:
-        defs = archive.definitions
-        rank_of = _ranks(defs, anchor)
-        n = len(rank_of)
-        clock = defs.clock_properties
-        comms = _CommMap(defs, rank_of, anchor)
-        ranks = [_Rank(r, f"{anchor}#rank {r}", comms) for r in range(n)]
-        resolution, offset = clock.timer_resolution, clock.global_offset
-        for location, event in archive.events:
-            r = rank_of.get(location)
-            if r is None:
-                continue  # a thread other than the one MPI names: not part of the MPI program
-            t = event.time - offset
-            ns = float(t) if resolution == 1_000_000_000 else t * 1e9 / resolution
-            ranks[r].event(event, ns)
+    try:
+        with opened as archive:
+            defs = archive.definitions
+            rank_of = _ranks(defs, anchor)
+            n = len(rank_of)
+            clock = defs.clock_properties
+            comms = _CommMap(defs, rank_of, anchor)
+            ranks = [_Rank(r, f"{anchor}#rank {r}", comms) for r in range(n)]
+            resolution, offset = clock.timer_resolution, clock.global_offset
+            for location, event in archive.events:
+                r = rank_of.get(location)
+                if r is None:
+                    continue  # a thread other than the one MPI names: not part of the MPI program
+                t = event.time - offset
+                ns = float(t) if resolution == 1_000_000_000 else t * 1e9 / resolution
+                ranks[r].event(event, ns)
+    except (LibraryError, otf2.error.Error) as e:  # a definition or event file missing, cut short or damaged
+        raise TraceError(anchor, f"cannot be read: {e} (a file of the archive, {anchor.stem}/*.def or *.evt, is "
+                         "missing or damaged)") from None
     return Trace(ranks=[rk.calls for rk in ranks], comms=comms.table, files=[rk.where for rk in ranks],
                  source="otf2", not_recorded=dict(sum((rk.unrecorded for rk in ranks), Counter())))
 
