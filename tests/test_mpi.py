@@ -511,6 +511,9 @@ def test_background_traffic_slows_a_job_that_shares_its_links_and_is_measured_al
     again = run({"kind": "mpi", "jobs": [{"kind": "open_loop", "nodes": [1, 16, 2], "load": 0.3}, a2a]})
     assert again.job_execution_cycles.values.tolist() == busy[0].job_execution_cycles.values.tolist()
     assert again.packet_latency_mean.item() == busy[0].packet_latency_mean.item()
+    last = run({"kind": "mpi", "jobs": [a2a, {"kind": "open_loop", "nodes": [1, 16, 2], "load": 0.3}]})
+    assert last.attrs["background_job"] == 1 and last.sizes["job"] == 2  # a job without ranks, listed last
+    assert last.job_execution_cycles.values[1] == -1 and last.job_ranks.values.tolist() == [8, 0]
 
 
 @pytest.mark.parametrize("jobs, field", [
@@ -555,6 +558,31 @@ def test_largest_message_bounds_every_collective_round():
             assert sent <= bound, (kind, alg, n, sent, bound)
             if n > 1 and kind != S.CO_BARRIER:
                 assert sent > 0
+
+
+@pytest.mark.parametrize("n", [3, 6, 12])
+def test_recursive_doubling_allgather_falls_back_on_a_size_not_a_power_of_two(n):
+    """Recursive doubling pairs me with me xor 2^k, a rank that does not exist when n is not a power of two:
+    as MPICH, the choice falls back to auto's (ring), and the run is the ring's."""
+    from fastnet import registry as R
+    from fastnet.mpi.program import Options, choose_algorithm
+
+    forced = Options(cycle_ns=1.0, allgather="recursive_doubling")
+    assert choose_algorithm("allgather", 64, n, forced) == R.ALG_RING
+    assert choose_algorithm("allgather", 64, 8, forced) == R.ALG_RECURSIVE_DOUBLING
+    w = {"kind": "mpi", "program": "allgather", "tasks": n, "message_bytes": 64}
+    rd, ring = run(w, {"allgather": "recursive_doubling"}), run(w, {"allgather": "ring"})
+    assert rd.messages.item() == ring.messages.item() == n * (n - 1)
+    assert rd.execution_cycles.item() == ring.execution_cycles.item()
+
+
+def test_pingpong_computes_after_every_iteration():
+    """`compute_cycles` follows every iteration of every program that has iterations (docs/mpi.md), pingpong's
+    too: both ranks compute after each round trip."""
+    w = {"kind": "mpi", "program": "pingpong", "iterations": 2, "message_bytes": 8}
+    base, busy = run(w), run({**w, "compute_cycles": 1000})
+    assert busy.execution_cycles.item() == base.execution_cycles.item() + 2 * 1000
+    assert busy.rank_compute_cycles.values[:2].tolist() == [2000, 2000]
 
 
 @pytest.mark.parametrize("program, nbytes, packets", [("barrier", 8, 1), ("bcast", 8, 1), ("allreduce", 100, 4),

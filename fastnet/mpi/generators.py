@@ -47,8 +47,8 @@ def pingpong(n: int, p: dict[str, Any]) -> Trace:
     S, it = p["message_bytes"], p["iterations"]
     ranks: list[list[Call]] = [[] for _ in range(n)]
     for _ in range(it):
-        ranks[0] += [Call("send", peer=1, bytes=S), Call("recv", peer=1, bytes=S)]
-        ranks[1] += [Call("recv", peer=0, bytes=S), Call("send", peer=0, bytes=S)]
+        ranks[0] += [Call("send", peer=1, bytes=S), Call("recv", peer=1, bytes=S)] + _compute(p["compute_cycles"])
+        ranks[1] += [Call("recv", peer=0, bytes=S), Call("send", peer=0, bytes=S)] + _compute(p["compute_cycles"])
     return Trace(ranks)
 
 

@@ -93,9 +93,11 @@ def choose_algorithm(kind: str, nbytes: int, n: int, opt: Options) -> int:
             return COLLECTIVE_ALGORITHMS.code(opt.allreduce)
         return ALG_RECURSIVE_DOUBLING if nbytes <= opt.allreduce_short_bytes else ALG_RABENSEIFNER
     if kind == "allgather":
-        if opt.allgather != "auto":
-            return COLLECTIVE_ALGORITHMS.code(opt.allgather)
         pow2 = n & (n - 1) == 0
+        # recursive doubling pairs me with me xor 2^k: on a communicator whose size is not a power of two, MPICH
+        # falls back to its own choice (MPIR_CVAR_COLLECTIVE_FALLBACK, silent by default), as here
+        if opt.allgather != "auto" and (pow2 or opt.allgather != "recursive_doubling"):
+            return COLLECTIVE_ALGORITHMS.code(opt.allgather)
         return ALG_RECURSIVE_DOUBLING if pow2 and nbytes * n < opt.allgather_long_bytes else ALG_RING
     return ALG_PAIRWISE
 

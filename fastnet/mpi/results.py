@@ -69,7 +69,7 @@ def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
                               "call": np.array(CALLS), "interval": np.arange(kept), "rank_from": cells,
                               "rank_to": cells}
     if prog.task_job is not None:  # workload.jobs: each job's own time, from cycle 0 to its last rank's return
-        job, n_jobs = prog.task_job, int(prog.task_job.max()) + 1
+        job, n_jobs = prog.task_job, len(w["jobs"])  # a background job has no rank: its entries -1 or 0
         coords.update(job=np.arange(n_jobs), task_job=("task", job.copy()))
         finish = np.full(n_jobs, -1, np.int64)
         np.maximum.at(finish, job, wl.tk[:, TK_FINISH])
