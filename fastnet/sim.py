@@ -101,11 +101,18 @@ def _buffers(cfg: dict[str, Any]) -> dict[int, int]:
     router, traffic = cfg["router"], cfg["traffic"]
     buffers = {NODE: router["buffer_phits_injection"], LOCAL: router["buffer_phits"],
                GLOBAL: router["buffer_phits_global"]}
+    # a cycle of flit crossbar time moves up to ceil(speedup) phits of a packet, and needs them all here and that
+    # much room downstream (kernels/timing.py room_needed, chunk_ready): a smaller VC would never let it go
+    chunk = min(math.ceil(router["speedup"]), traffic["packet_phits"])
     for cls, key in ((LOCAL, "buffer_phits"), (GLOBAL, "buffer_phits_global"), (NODE, "buffer_phits_injection")):
-        if buffers[cls] < traffic["packet_phits"] and CROSSBARS.code(router["crossbar"]) != X_FLIT:
+        if CROSSBARS.code(router["crossbar"]) != X_FLIT and buffers[cls] < traffic["packet_phits"]:
             raise ConfigError(f"router.{key}", f"must hold a whole packet for virtual cut-through "
                               f"(>= traffic.packet_phits = {traffic['packet_phits']}, got {buffers[cls]}); "
                               "router.crossbar = \"flit\" (wormhole, credits flit by flit) takes smaller buffers")
+        if CROSSBARS.code(router["crossbar"]) == X_FLIT and buffers[cls] < chunk:
+            raise ConfigError(f"router.{key}", f"must hold the phits one cycle of the flit crossbar moves (>= {chunk}"
+                              f" = min(ceil(router.speedup), traffic.packet_phits), got {buffers[cls]}); or lower "
+                              "router.speedup")
     return buffers
 
 

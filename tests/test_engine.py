@@ -196,6 +196,22 @@ def test_flit_crossbar_takes_credits_flit_by_flit_from_the_node_on():
     assert fastnet.run(cfg).accepted_phits_per_node_cycle == pytest.approx(2 / 3, abs=0.005)
 
 
+def test_flit_crossbar_vcs_hold_what_one_cycle_of_crossbar_time_moves():
+    """A cycle of flit crossbar time moves ceil(speedup) phits of a packet, credit for each: a VC smaller than
+    that could never let a longer packet go (every run was reported as a deadlock); it is refused, naming the
+    buffer. A VC of that size carries packets twice as long, one chunk at a time."""
+    two = {"topology": {"kind": "graph", "edges": [[0, 1]], "p": 1},
+           "router": {"crossbar": "flit", "buffer_phits": 1, "speedup": 2.0},
+           "traffic": {"load": 0.01, "packet_phits": 4}, "sim": {"warmup": 0, "measure": 2000, "drain": 1000}}
+    for key in ("buffer_phits", "buffer_phits_injection"):
+        with pytest.raises(ConfigError, match=r"ceil\(router.speedup\)") as e:
+            prepare(fastnet.config.merge(two, {"router": {"buffer_phits": 2, key: 1}}))
+        assert e.value.field == f"router.{key}"
+    ds = fastnet.run(fastnet.config.merge(two, {"router": {"buffer_phits": 2}}))
+    assert ds.packets_delivered.item() > 0 and ds.accepted_phits_per_node_cycle.item() == pytest.approx(0.01, rel=0.5)
+    prepare(fastnet.config.merge(two, {"traffic": {"packet_phits": 1}}))  # a 1-phit packet fits a 1-phit VC
+
+
 def test_flit_crossbar_queue_must_fit_the_event_wheel():
     """A flit crossbar's output queue may hold every credit of the VCs downstream: a head's ready time can lie
     that far ahead, and the event wheel must span it."""
