@@ -77,6 +77,15 @@ def test_ksp_single_path_is_shortest_and_k_paths_stay_within_limit():
     assert many.packet_latency_max < 1000
 
 
+def test_ksp_hop_limit_below_the_diameter_is_refused():
+    """With fewer hops allowed than the farthest routers are apart, their packets had no path and were dropped
+    as unroutable in a run that reported nothing wrong."""
+    jf = {"kind": "jellyfish", "switches": 16, "radix": 6, "p": 2, "seed": 1}
+    with pytest.raises(fastnet.errors.ConfigError) as e:
+        run(jf, "ksp", load=0.02, hop_limit=1)
+    assert e.value.field == "routing.hop_limit" and "diameter" in str(e.value)
+
+
 @pytest.mark.parametrize("up_port", ["mlid", "random", "adaptive"])
 def test_updown_up_port_choices(up_port):
     ds = run({"kind": "fattree", "k": 4, "n": 2}, "updown", "uniform", load=0.3, up_port=up_port)

@@ -80,6 +80,9 @@ def _classes(net: Network, routes: Routes, rcfg: dict[str, Any]) -> tuple[int, i
     D = max(diameter(routes), 1)
     if routing == "ksp":
         limit = D + 1 if rcfg["hop_limit"] == "auto" else rcfg["hop_limit"]
+        if limit < D:  # packets between the farthest routers would have no path, and be dropped as unroutable
+            raise ConfigError("routing.hop_limit", f"must be at least the network's diameter, {D} hops (got {limit}): "
+                              "no path of fewer hops joins its farthest routers")
         return VCP_HOP, limit, limit, 0, limit
     if kind == "fattree":
         return VCP_NONE, 1, 1, 0, 0
