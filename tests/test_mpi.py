@@ -224,6 +224,9 @@ def test_same_seed_same_result_and_mapping():
 def test_bad_inputs_get_one_line_errors(tmp_path):
     with pytest.raises(ConfigError, match="workload.file"):
         run({"kind": "trace"})
+    with pytest.raises(ConfigError, match="no such file") as e:  # the key named, not only the path
+        run({"kind": "trace", "file": str(tmp_path / "app.otf2")})
+    assert e.value.field == "workload.file"
     with pytest.raises(ConfigError, match="workload.program"):
         run({"kind": "mpi", "program": "fft4d"})
     with pytest.raises(ConfigError, match="mpi.eager_bytes"):

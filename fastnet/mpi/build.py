@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -46,6 +47,8 @@ def load_trace(w: dict[str, Any], n_nodes: int) -> Trace:
         return generate(w["program"], n, w)
     from .traces import read_trace
 
+    if not Path(w["file"]).exists():  # the config names it: say which key (a file that is there but bad is the trace's)
+        raise ConfigError("workload.file", f"no such file or directory: {w['file']}")
     return read_trace(w["file"], w["format"])
 
 
