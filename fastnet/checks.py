@@ -7,12 +7,21 @@ from __future__ import annotations
 import copy
 import math
 import re
+from pathlib import Path
 from typing import Any, Callable
 
 from .errors import ConfigError
 
 Check = Callable[[Any], str | None]  # returns what is allowed when the value is bad
 Schema = dict[str, tuple[Any, Check]]  # key -> (default, check)
+
+
+def check_output_file(path: Path, option: str) -> None:
+    """ConfigError(option) unless `path` can be written as a file: before the work that makes it, not after."""
+    if path.is_dir():
+        raise ConfigError(option, f"{path} is a directory; name a file")
+    if not path.parent.is_dir():
+        raise ConfigError(option, f"directory {path.parent} does not exist")
 
 
 INT_MAX = 2**31 - 1  # the default upper bound: the kernels keep ids, sizes and times in int32 records

@@ -21,6 +21,7 @@ from rich.table import Table
 from . import booksim as _booksim
 from . import config as _config
 from .arguments import config_from_args
+from .checks import check_output_file
 from .errors import ConfigError, FastnetError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -369,6 +370,8 @@ def convert(
 ) -> None:
     """Convert a BookSim2 config into a fastnet TOML run config (docs/booksim.md)."""
     try:
+        if output is not None:
+            check_output_file(output, "--output")
         if not _booksim.is_booksim_file(config):
             _config.read_toml(config)  # a missing file or bad TOML says so
             raise ConfigError("config", f"{config} is TOML, not a BookSim2 config: run it as it is")
@@ -437,6 +440,7 @@ def plot(
     from .plot import open_result, plot as draw
 
     try:
+        check_output_file(output, "--output")
         draw(open_result(result), output, x=x, y=y, hue=hue, sel=sel, network_only=network_only, reduce=reduce)
     except FastnetError as e:
         fail(str(e))
@@ -458,7 +462,7 @@ def throughput(
     set_: list[str] = typer.Option([], "--set", help="override section.key=value (e.g. throughput.k=4)"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     out_path: Optional[Path] = typer.Option(None, "--out", help="write the results dataset to this .zarr"),
-    write_instance: Optional[Path] = typer.Option(None, "--write-instance", help="save the instance(s) as JSON"),
+    write_instance: Optional[Path] = typer.Option(None, "--write-instance", help="save the instance as JSON (of several samples: NAME.0.json, NAME.1.json, ...)"),
     simulate: bool = typer.Option(False, "--simulate", help="cross-check: models vs the cycle engine on the "
                                   "config's pattern and single-path routing"),
     loads: Optional[str] = typer.Option(None, "--loads", help="with --simulate: comma list of offered loads"),

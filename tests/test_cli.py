@@ -71,6 +71,23 @@ def test_bad_files(tmp_path):
     assert result.exit_code == 2 and "network: unknown section" in result.output
 
 
+def test_output_files_in_a_missing_directory_or_on_a_directory_are_one_line(tmp_path):
+    """-o / --write-instance naming a directory, or a file in one that does not exist: one line naming the option,
+    exit 2, nothing written (it was a traceback from the write, after the work)."""
+    booksim = tmp_path / "b.cfg"
+    booksim.write_text("topology = torus;\nk = 4;\nn = 2;\n")
+    graph = tmp_path / "jf.toml"
+    graph.write_text('[topology]\nkind = "jellyfish"\nswitches = 8\nradix = 4\np = 1\n')
+    for args, option in [(["convert", str(booksim), "-o", str(tmp_path / "no" / "t.toml")], "--output"),
+                         (["convert", str(booksim), "-o", str(tmp_path)], "--output"),
+                         (["plot", str(tmp_path / "r.zarr"), "-o", str(tmp_path / "no" / "x.png")], "--output"),
+                         (["throughput", str(graph), "--samples", "1", "--write-instance", str(tmp_path)],
+                          "--write-instance")]:
+        result = invoke(*args)
+        assert result.exit_code == 2 and f"{option}:" in result.output, (args, result.output)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.cfg", "jf.toml"]
+
+
 def test_real_process_exit_code_and_stderr():
     proc = subprocess.run([sys.executable, "-m", "fastnet", "run", "--set", "traffic.load=2"],
                           capture_output=True, text=True)

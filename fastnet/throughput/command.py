@@ -93,9 +93,15 @@ def run_instance(path: Path, models: list[str], as_json: bool, out_path: Optiona
 
 def run_topology(cfg: dict[str, Any], as_json: bool, out_path: Optional[Path], write_instance: Optional[Path],
                  quiet: bool, out: Console, err: Console) -> None:
+    from ..checks import check_output_file
+    from ..store import check_out_path
     from .evaluate import evaluate, summary
     from .instance import write_instance as write
 
+    if out_path is not None:  # before the models run, not after
+        check_out_path(out_path)
+    if write_instance is not None:
+        check_output_file(write_instance, "--write-instance")
     t = cfg["throughput"]
     instances: list = []
     if quiet or as_json or not sys.stderr.isatty():

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import check_output_file
 from ..errors import ConfigError
 
 
@@ -202,8 +203,7 @@ def read_instance(path: str | Path) -> Instance:
 
 def write_instance(inst: Instance, path: str | Path) -> Path:
     p = Path(path)
-    if not p.parent.exists():
-        raise ConfigError("--write-instance", f"directory {p.parent} does not exist")
+    check_output_file(p, "--write-instance")
     tmp = p.with_name(f".{p.name}.tmp")
     tmp.write_text(json.dumps(to_dict(inst), separators=(",", ":")))
     tmp.replace(p)
