@@ -63,6 +63,8 @@ def test_random_patterns_rows():
     assert r[3] == [3, 11] and r[11] == [3, 11]  # s mod 8, in either half
     r = rows(traffic(TORUS44, pattern="background", exclude=[1, 2]))
     assert r[0] == [0] + list(range(3, 16)) == r[5]
+    with pytest.raises(ConfigError, match="traffic.exclude: must name nodes below 16"):  # as hotspot_nodes
+        traffic(TORUS44, pattern="background", exclude=[1, 999])
     with pytest.raises(ConfigError, match="taper64"):
         traffic(TORUS44, pattern="taper64")
 

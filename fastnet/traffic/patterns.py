@@ -218,6 +218,8 @@ def _taper64(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, A
 
 def _background(net: Network, tcfg: dict, rng: np.random.Generator) -> tuple[int, Any]:
     N = net.n_nodes
+    if any(n >= N for n in tcfg["exclude"]):
+        raise ConfigError("traffic.exclude", f"must name nodes below {N}")
     keep = np.setdiff1d(np.arange(N), tcfg["exclude"])
     if len(keep) == 0:
         raise ConfigError("traffic.exclude", "excludes every node")
