@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-from .build import build_routes
 from .build.kinds import TOPOLOGIES
 from .build.network import GLOBAL, LOCAL, NODE
 from .build.routing import diameter, is_table
@@ -18,7 +17,7 @@ from .registry import (
     COLLECTIVE_ALGORITHMS, CROSSBARS, EJECTIONS, ROUTINGS, SWITCH_ALLOCATORS, UGAL_QUEUES, UGAL_VCS, UP_PORTS,
     VC_ALLOCATORS, WORKLOADS, Registry,
 )
-from .topology import build_network
+from .sim import network_and_routes
 from .traffic.patterns import PATTERNS
 from .units import timing
 
@@ -57,8 +56,7 @@ def describe(cfg: dict[str, Any]) -> dict[str, Any]:
     network could not run here (its floor by formula exceeds the memory available): building one that large to
     describe it could take the machine."""
     check_network_fits(cfg)
-    net = build_network(cfg)
-    routes = build_routes(net, failures="faults" in cfg)
+    net, routes = network_and_routes(cfg)
     links = net.link_counts()
     layout = vc_layout(net, routes, cfg["router"], cfg["routing"])
     vcs = layout.vcs

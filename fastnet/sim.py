@@ -68,7 +68,7 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     cfg = _resolved(cfg)
     buffers = _buffers(cfg)
     check_network_fits(cfg)  # before the build, which could exhaust the machine itself
-    net, routes = _network_and_routes(cfg, table_budget)
+    net, routes = network_and_routes(cfg, table_budget)
     plan = None
     if "faults" in cfg:  # (even with none failed: a sweep's points then have the same variables)
         plan = plan_faults(cfg, net, routes)
@@ -121,8 +121,9 @@ def _fixed_min(rcfg: dict[str, Any]) -> bool:
     return rcfg["algorithm"] == "min" and rcfg["min_path"] == "fixed"
 
 
-def _network_and_routes(cfg: dict[str, Any], table_budget: int | None) -> tuple[Network, Routes]:
-    """The network as built, and its routes: with a distance table where the routing reads one (ksp, fixed min)."""
+def network_and_routes(cfg: dict[str, Any], table_budget: int | None = None) -> tuple[Network, Routes]:
+    """The network as built, and its routes: with a distance table where the routing reads one (ksp, fixed min);
+    ConfigError for a routing setting this network cannot take (`fastnet info` refuses what `run` would)."""
     rcfg = cfg["routing"]
     net = build_network(cfg)
     budget = TABLE_BUDGET_BYTES if table_budget is None else table_budget

@@ -128,6 +128,17 @@ def test_table_output_and_info(small):
     assert facts["memory_estimate_mb"] > 0
 
 
+@pytest.mark.parametrize("sets,field", [(["routing.min_path=\"fixed\""], "routing.min_path"),
+                                        (["routing.algorithm=\"val\"", "routing.intermediate=\"any\""],
+                                         "routing.intermediate")])
+def test_info_refuses_the_routing_settings_run_refuses(sets, field):
+    """`fastnet info` describes the network a run would have: a setting the dragonfly cannot take stops both."""
+    args = [a for s in ["topology.kind=\"dragonfly\"", *sets] for a in ("--set", s)]
+    for command in ("info", "run"):
+        result = invoke(command, *args)
+        assert result.exit_code == 2 and f"{field}:" in result.output, (command, result.output)
+
+
 def test_every_config_key_is_documented():
     from pathlib import Path
 
