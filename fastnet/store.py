@@ -13,9 +13,28 @@ import warnings
 from pathlib import Path
 from types import TracebackType
 
+import numpy as np
 import xarray as xr
 
 from .errors import ConfigError
+
+
+def zarr_strings(values: np.ndarray) -> np.ndarray:
+    """Fixed-width unicode as variable-length UTF-8 strings: the former has no zarr v3 specification yet (zarr warns
+    that other libraries may not read the store), the latter has."""
+    return values.astype(np.dtypes.StringDType()) if values.dtype.kind == "U" else values
+
+
+def _with_zarr_strings(ds: xr.Dataset) -> xr.Dataset:
+    fixed = [name for name, var in ds.variables.items() if var.dtype.kind == "U"]
+    if not fixed:
+        return ds
+    ds = ds.copy()
+    for name in fixed:
+        var = ds.variables[name]
+        value = (var.dims, zarr_strings(var.values), var.attrs)
+        ds = ds.assign_coords({name: value}) if name in ds.coords else ds.assign({name: value})
+    return ds
 
 
 def check_out_path(path: Path) -> None:
@@ -49,6 +68,7 @@ class StagedStore:
         with warnings.catch_warnings():  # consolidated metadata is a zarr-python extension of format 3
             warnings.filterwarnings("ignore", message="Consolidated metadata", category=UserWarning)
             # mode "a" keeps the streamed arrays already in the group and adds the dataset's variables
+            ds = _with_zarr_strings(ds)
             ds.to_zarr(self.tmp, mode="a" if self.tmp.exists() else "w", zarr_format=3, consolidated=False)
             zarr.consolidate_metadata(str(self.tmp))  # one metadata document covering both
         if self.path.exists():

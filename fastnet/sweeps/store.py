@@ -25,6 +25,7 @@ import xarray as xr
 
 from ..errors import ConfigError
 from ..results import VARIABLES
+from ..store import zarr_strings
 from ..workloads.build import table_rows
 from ..version import __version__
 from .spec import Spec, position
@@ -190,9 +191,7 @@ def create(path: Path, spec: Spec, lay: Layout, base_config: dict[str, Any]) -> 
     encoding["status"] = {"chunks": (1,) * len(dims)}  # 0 = pending is a value, not a missing one
     coords = _axis_coords(spec)
     for name, (dim, values, cattrs) in lay.coords.items():
-        if values.dtype.kind == "U":  # variable-length UTF-8: fixed-width unicode has no zarr v3 spec yet
-            values = values.astype(np.dtypes.StringDType())
-        coords[name] = xr.Variable((dim,), values, attrs=cattrs)
+        coords[name] = xr.Variable((dim,), zarr_strings(values), attrs=cattrs)
     attrs = {
         "title": "fastnet sweep",
         "fastnet_version": __version__,
