@@ -149,3 +149,24 @@ def test_every_config_key_is_documented():
     keys |= {k for kind in config.TOPOLOGIES for k in kind.keys} | set(config.TOPOLOGIES.names)
     missing = sorted(k for k in keys if f"`{k}`" not in doc and f"| {k} |" not in doc)
     assert not missing, f"docs/config.md lacks {missing}"
+
+
+def test_stores_hold_strings_zarr_v3_specifies(tmp_path):
+    """A fixed-width unicode array has no zarr v3 specification (zarr warns that other libraries may not read the
+    store): a run's strings are written as variable-length UTF-8, as a sweep's are, and read back equal."""
+    import warnings
+
+    import numpy as np
+    import xarray as xr
+
+    from fastnet.store import write_dataset
+
+    ds = xr.Dataset({"n": ("call", np.arange(2))}, coords={"call": np.array(["send", "allreduce"])},
+                    attrs={"kind": "mpi"})
+    ds["label"] = ("call", np.array(["a", "bc"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        write_dataset(ds, tmp_path / "r.zarr")
+    back = xr.open_zarr(tmp_path / "r.zarr").load()
+    assert back.call.values.tolist() == ["send", "allreduce"] and back.label.values.tolist() == ["a", "bc"]
+    assert back.n.sel(call="allreduce").item() == 1
