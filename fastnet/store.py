@@ -7,6 +7,7 @@ store replace `--out`. A failed run leaves `--out` as it was.
 
 from __future__ import annotations
 
+import json
 import shutil
 import uuid
 import warnings
@@ -17,6 +18,9 @@ import numpy as np
 import xarray as xr
 
 from .errors import ConfigError
+
+
+SWEEP_TITLE = "fastnet sweep"  # the title attribute of a sweep's store (fastnet/sweeps/store.py)
 
 
 def zarr_strings(values: np.ndarray) -> np.ndarray:
@@ -38,9 +42,18 @@ def _with_zarr_strings(ds: xr.Dataset) -> xr.Dataset:
 
 
 def check_out_path(path: Path) -> None:
-    """ConfigError(--out) if `path` cannot become a zarr store: before a run, not after it."""
+    """ConfigError(--out) if `path` cannot become a zarr store: before a run, not after it. A run's store replaces
+    a run's; a sweep's store (all its points) is not replaced by one run's."""
     if path.exists() and not (path / "zarr.json").exists() and not (path / ".zgroup").exists():
         raise ConfigError("--out", f"{path} exists and is not a zarr store; choose another path")
+    if (path / "zarr.json").exists():
+        try:
+            title = json.loads((path / "zarr.json").read_text()).get("attributes", {}).get("title")
+        except (OSError, ValueError):
+            title = None
+        if title == SWEEP_TITLE:
+            raise ConfigError("--out", f"{path} holds a sweep's results, which a single run would replace; choose "
+                              "another path")
     if not path.parent.exists():
         raise ConfigError("--out", f"directory {path.parent} does not exist")
 

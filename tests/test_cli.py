@@ -110,6 +110,18 @@ def test_run_json_and_out(tmp_path, small):
     assert ds.port_utilization.dims == ("port",) and "port_class" in ds.coords
 
 
+def test_a_run_replaces_a_runs_store_but_not_a_sweeps(tmp_path, small):
+    from fastnet.store import SWEEP_TITLE, write_dataset
+
+    out = tmp_path / "r.zarr"
+    write_dataset(xr.Dataset(attrs={"title": "a run"}), out)
+    assert invoke("run", small, "--out", str(out)).exit_code == 0
+    write_dataset(xr.Dataset({"x": ("point", [1, 2])}, attrs={"title": SWEEP_TITLE}), out)
+    result = invoke("run", small, "--out", str(out))
+    assert result.exit_code == 2 and "--out:" in result.output and "sweep" in result.output
+    assert xr.open_zarr(out).x.values.tolist() == [1, 2]
+
+
 def test_failed_run_keeps_existing_output(tmp_path, small):
     out = tmp_path / "r.zarr"
     assert invoke("run", small, "--out", str(out)).exit_code == 0

@@ -25,7 +25,7 @@ import xarray as xr
 
 from ..errors import ConfigError
 from ..results import VARIABLES
-from ..store import zarr_strings
+from ..store import SWEEP_TITLE, zarr_strings
 from ..workloads.build import table_rows
 from ..version import __version__
 from .spec import Spec, position
@@ -193,7 +193,7 @@ def create(path: Path, spec: Spec, lay: Layout, base_config: dict[str, Any]) -> 
     for name, (dim, values, cattrs) in lay.coords.items():
         coords[name] = xr.Variable((dim,), zarr_strings(values), attrs=cattrs)
     attrs = {
-        "title": "fastnet sweep",
+        "title": SWEEP_TITLE,
         "fastnet_version": __version__,
         "sweep_spec": spec.to_json(),
         "sweep_layout": lay.to_json(),
