@@ -535,6 +535,9 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
     stages = sum(_int(b, key, 0) for key in ("routing_delay", "vc_alloc_delay", "sw_alloc_delay",
                                              "st_prepare_delay", "st_final_delay"))
     speedup = _number(b, "internal_speedup")
+    if not 1 <= speedup <= 64:  # BookSim2 takes fractions below 1 (its pipeline then skips cycles); fastnet's
+        # crossbar is never slower than its links
+        raise ConfigError("internal_speedup", f"only 1 to 64 maps to fastnet's router.speedup (got {speedup})")
     # BookSim2 steps its whole router pipeline internal_speedup times a cycle (Router::Evaluate), so a stage of one
     # cycle takes 1/speedup of one: its router delay is the stages over the speedup
     delay = math.ceil(stages / speedup)
