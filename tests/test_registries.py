@@ -48,7 +48,10 @@ def choosing(key: str, name: str) -> dict:
         return {"topology": {"kind": name, **SMALL[name]}}
     if key == "routing.algorithm":
         kinds = R.ROUTINGS[name].attrs.get("kinds") or ("torus",)
-        return {"topology": {"kind": kinds[0], **SMALL[kinds[0]]}, "routing": {"algorithm": name}}
+        topology = {"kind": kinds[0], **SMALL[kinds[0]]}
+        if name == "dor_express":  # a mesh with express channels (BookSim2's cmesh): a run refuses it on one without
+            topology["express"] = 1
+        return {"topology": topology, "routing": {"algorithm": name}}
     if key.startswith("mpi."):
         collective = next(c for c in ("allreduce", "allgather") if c in R.COLLECTIVE_ALGORITHMS[name].collectives)
         return {"mpi": {collective: name}}
