@@ -595,8 +595,8 @@ def refused(i: int) -> list[tuple[str, dict, str]]:
         ("a2a", {"workload": {"kind": "mpi", "jobs": [{"colour": 1}]}}, "workload.jobs[0].colour"),
         ("a2a", {"workload": {"kind": "graph500", "cycle_ns": 1.0, "link_gbps": 40}}, "workload.cycle_ns"),
         ("a2a", {"workload": {"kind": "trace"}}, "workload.file"),
-        ("a2a", {"workload": {"kind": "trace", "file": MISSING}}, MISSING),  # a trace error names the file
-        ("a2a", {"workload": {"kind": "trace", "file": DIRECTORY}}, DIRECTORY),
+        ("a2a", {"workload": {"kind": "trace", "file": MISSING}}, "workload.file"),  # a file not there: its key
+        ("a2a", {"workload": {"kind": "trace", "file": DIRECTORY}}, DIRECTORY),  # a bad trace: its file
         ("a2a", {"workload": {"kind": "mpi", "mapping": MISSING + ".txt"}}, "workload.mapping"),
         ("torus", {"machine": {"name": "trinity"}, "topology": {"kind": "torus", "dims": [1, 4]}}, "topology.dims"),
     ]
