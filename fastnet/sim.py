@@ -77,7 +77,8 @@ def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int
     routes = routes._replace(vcr=layout.ranges)
     cfg["router"].update(vcs=layout.vcs[LOCAL], vcs_global=layout.vcs[GLOBAL], vcs_injection=layout.vcs[NODE])
     closed = _closed_loop(cfg)
-    prm = _params(cfg, net, layout, buffers, closed, faults=plan is not None)
+    # the kernels' failure handling only where something fails: with nothing down the run is the one without it
+    prm = _params(cfg, net, layout, buffers, closed, faults=plan is not None and plan.fails)
     tr, wl, program, prm = _traffic_and_workload(cfg, net, prm)
     # refuse now, before the state (most of a large run's memory) exists, rather than swap or be killed
     check_memory(memory_estimate(net, routes, cfg, prm.vcs, layout.hop_limit, extra=(tr, wl)), cfg)

@@ -198,6 +198,20 @@ def test_unsupported_or_disconnecting_failures_are_refused(cfg, field, words):
     assert e.value.field == field and words in str(e.value)
 
 
+def test_a_faults_section_with_nothing_failed_takes_any_routing():
+    """docs/faults.md: a sweep over faults.fraction starts at 0, also for a routing that has no detour (it was
+    refused for the routing before anything was drawn): the run is the one without the section."""
+    base = {"topology": {"kind": "fattree", "k": 2, "n": 2}, "routing": {"algorithm": "val"},
+            "sim": {"warmup": 200, "measure": 500, "drain": 1000}}
+    plain = fastnet.run(base)
+    for faults in ({"fraction": 0.0}, {"links": [], "events": []}):
+        ds = fastnet.run({**base, "faults": faults})
+        assert ds.packet_latency_mean.item() == plain.packet_latency_mean.item()
+        assert ds.packets_delivered.item() == plain.packets_delivered.item()
+    with pytest.raises(ConfigError, match="does not route around failures"):
+        S.prepare({**base, "faults": {"fraction": 0.5}})
+
+
 def test_faults_from_a_file_and_the_json_summary(tmp_path):
     (tmp_path / "f.toml").write_text("[faults]\nlinks = [[0, 1]]\n")
     result = CliRunner().invoke(app, [

@@ -46,6 +46,11 @@ class FaultPlan:
     recompute_seconds: list[float] = field(default_factory=list)  # one per distance-table recompute
 
     @property
+    def fails(self) -> bool:
+        """Whether anything is down at some cycle: else the kernels run as without the section (prepare)."""
+        return any(state.links or state.routers for _, state in self.states)
+
+    @property
     def next_cycle(self) -> int:
         """The cycle of the next change (a very large number when there is none)."""
         return self.states[self.step + 1][0] if self.step + 1 < len(self.states) else 2**62
@@ -201,12 +206,12 @@ def plan_faults(cfg: dict[str, Any], net: Network, routes: Routes) -> FaultPlan:
     f = cfg["faults"]
     routing = cfg["routing"]["algorithm"]
     table = minimal_scan(routes) == SCAN_TABLE
-    why = _supported(net, routing, table)
-    if why:
-        raise ConfigError("faults", why)
     peer, pair_u, pair_v, pairs = _port_pairs(net)
     names = _Names(pairs, net.n_routers, net.kind, routing, table)
     states = _with_events(f, names, _at_start(f, names))
+    why = _supported(net, routing, table)
+    if why and any(s.links or s.routers for _, s in states):  # nothing failed: any routing (a sweep over
+        raise ConfigError("faults", why)  # faults.fraction starts at 0)
     _check_open_loop(cfg, f, states)
     updown = _switch_levels(net) if routing == "updown" else None
     plan = FaultPlan(table=table and updown is None, updown=updown, states=states, peer=peer, pair_u=pair_u,
