@@ -9,10 +9,11 @@ the checkpoint). Resuming prepares the config again (network, routes, parameters
 the network to the fault plan's current state, so the run goes on exactly where it stopped.
 
 The file is two pickles (protocol 5): a header of plain data (format, fastnet version, the state's layout, the
-resolved config, a checksum of the built network), read and checked before anything is built, then the body. It
-is written to a temporary file in the same directory, fsynced, and renamed over the last one: a run killed at any
-moment (even by SIGKILL) leaves either the previous checkpoint or the new one. A checkpoint is a pickle: resume
-only your own.
+resolved config, a checksum of the built network), read and checked before anything is built, then the body,
+followed by a trailer with the body's length and CRC-32, checked before the body is unpickled (a damaged body
+could otherwise unpickle into a state that crashes the kernels). It is written to a temporary file in the same
+directory, fsynced, and renamed over the last one: a run killed at any moment (even by SIGKILL) leaves either
+the previous checkpoint or the new one. A checkpoint is a pickle: resume only your own.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import glob
 import os
 import pickle
 import signal
+import struct
 import threading
 import time
 import uuid
@@ -36,7 +38,8 @@ from .errors import ConfigError
 from .version import __version__
 
 CHECKPOINT_MAGIC = "fastnet-checkpoint"
-FORMAT = 1  # the file's layout; the state's own layout is checked field by field (state_layout)
+FORMAT = 2  # the file's layout (2: the body's trailer); the state's own layout is checked field by field (state_layout)
+TRAILER = struct.Struct("<8sQI")  # b"fnbody\0\0", the body's bytes, their CRC-32
 DEFAULT_EVERY = "10 min"  # sim.checkpoint_every = "auto" with a checkpoint file
 # keys that change no result: a run may be resumed with other values
 IGNORED_KEYS = ("sim.checkpoint_every", "sim.memory_check")
@@ -164,7 +167,10 @@ def restore(s: Any, path: str | Path, header: dict[str, Any]) -> tuple[dict[str,
     try:
         with path.open("rb") as f:
             pickle.load(f)
+            _check_body(f, path)
             body = pickle.load(f)
+    except ConfigError:
+        raise
     except Exception as e:  # noqa: BLE001 - a truncated or damaged body
         raise ConfigError("--resume", f"{path} is damaged ({type(e).__name__}: {e})") from None
     s.state, s.workload, s.traffic = body["state"], body["workload"], body["traffic"]
@@ -173,6 +179,42 @@ def restore(s: Any, path: str | Path, header: dict[str, Any]) -> tuple[dict[str,
         s.faults = body["faults"]
         s.faults.restore(s)
     return body["occupancy"], checksum
+
+
+class _Crc:
+    """A file written or read through it: counts the bytes and their CRC-32 (streamed: no copy of the body)."""
+
+    def __init__(self, f: Any):
+        self.f, self.crc, self.n = f, 0, 0
+
+    def write(self, data: Any) -> int:
+        self.crc = zlib.crc32(data, self.crc)
+        self.n += memoryview(data).nbytes
+        return self.f.write(data)
+
+
+def _check_body(f: Any, path: Path) -> None:
+    """ConfigError(--resume) unless the body from f's position has the length and CRC-32 its trailer gives; leaves
+    f at the body's start."""
+    start = f.tell()
+    end = f.seek(0, os.SEEK_END)
+    if end - start < TRAILER.size:
+        raise ConfigError("--resume", f"{path} is damaged (it ends before its body's trailer)")
+    f.seek(end - TRAILER.size)
+    tag, size, crc = TRAILER.unpack(f.read(TRAILER.size))
+    if tag != b"fnbody\0\0" or size != end - TRAILER.size - start:
+        raise ConfigError("--resume", f"{path} is damaged (its body's trailer is missing or its length is wrong)")
+    f.seek(start)
+    got, left = 0, size
+    while left:
+        chunk = f.read(min(left, 1 << 24))
+        if not chunk:
+            break
+        got = zlib.crc32(chunk, got)
+        left -= len(chunk)
+    if left or got != crc:
+        raise ConfigError("--resume", f"{path} is damaged (its body's CRC-32 differs from the one written with it)")
+    f.seek(start)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -184,14 +226,16 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
-def write_atomically(path: Path, *objects: Any) -> int:
-    """Pickle `objects` one after the other into `path`: a temporary file in the same directory, fsynced, then
-    renamed over `path`. Returns the bytes written."""
+def write_atomically(path: Path, header: Any, body: Any) -> int:
+    """Pickle `header`, then `body` and its trailer, into `path`: a temporary file in the same directory, fsynced,
+    then renamed over `path`. Returns the bytes written."""
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with tmp.open("wb") as f:
-            for obj in objects:
-                pickle.dump(obj, f, protocol=5)
+            pickle.dump(header, f, protocol=5)
+            counted = _Crc(f)
+            pickle.dump(body, counted, protocol=5)
+            f.write(TRAILER.pack(b"fnbody\0\0", counted.n, counted.crc))
             f.flush()
             os.fsync(f.fileno())
             size = f.tell()

@@ -231,6 +231,23 @@ def test_a_checkpoint_of_another_version_is_refused(checkpoint):
         fastnet.run(resume=checkpoint)
 
 
+@pytest.mark.parametrize("damage", ["flipped", "cut"])
+def test_a_damaged_checkpoint_body_is_one_line_and_left_alone(checkpoint, damage):
+    """Bytes flipped in the body (it unpickled into a state that crashed the kernels: a segfault, or a failed
+    conservation check at the end) or the file cut short: its trailer's CRC-32 refuses it before anything runs."""
+    data = bytearray(checkpoint.read_bytes())
+    if damage == "flipped":
+        middle = len(data) // 2
+        data[middle:middle + 64] = bytes(255 - b for b in data[middle:middle + 64])
+    else:
+        data = data[: len(data) - 100]
+    checkpoint.write_bytes(bytes(data))
+    r = CliRunner().invoke(app, ["run", "--resume", str(checkpoint)])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert r.output.startswith(f"error: --resume: {checkpoint} is damaged"), r.output
+    assert checkpoint.read_bytes() == bytes(data)  # not overwritten by the refused run
+
+
 def test_what_is_not_a_checkpoint_and_misuse_are_one_line_errors(tmp_path, checkpoint):
     junk = tmp_path / "junk"
     junk.write_bytes(b"not a pickle")
