@@ -56,10 +56,13 @@ class RunStopped(KeyboardInterrupt):
     """SIGINT or SIGTERM stopped the run at a chunk boundary (after writing a checkpoint where one is configured).
     A KeyboardInterrupt, so that code catching Ctrl-C catches it."""
 
-    def __init__(self, signum: int, cycle: int | None, path: Path | None):
+    def __init__(self, signum: int, cycle: int | None, path: Path | None, finished: bool = False):
         self.signum, self.cycle, self.path = signum, cycle, path
         name = signal.Signals(signum).name
-        if cycle is None:
+        if finished:
+            text = (f"stopped by {name} after the simulation's loop had ended (its results were written first "
+                    "where --out asks for them)")
+        elif cycle is None:
             text = f"stopped by {name} before the simulation's loop"
         elif path is not None:
             text = f"stopped by {name} at cycle {cycle:,}; checkpoint written to {path}"
@@ -269,7 +272,8 @@ class Checkpointer:
                                   "or remove it to start again")
         self.network: int | None = None  # network_checksum, computed once per process
         self.signum: int | None = None  # the stop a signal asked for
-        self.deferring = False  # in simulate's loop: a signal stops the run at the next chunk boundary
+        self.deferring = False  # from simulate's loop on: a first signal stops the run at the next chunk boundary,
+        # or, once the loop has ended, when the results are out (finished); a second one at once
         self.next_cycle = 2**62
         self.last_wall = 0.0
         self.loop_started = 0.0
@@ -292,9 +296,6 @@ class Checkpointer:
         if self.signum is not None:
             self.deferring = False
             raise RunStopped(self.signum, s.cycle, self.path)
-
-    def stop(self) -> None:
-        self.deferring = False
 
     def save(self, s: Any, occupancy: Any) -> None:
         t0 = time.perf_counter()
@@ -324,6 +325,9 @@ class Checkpointer:
             self.path.unlink(missing_ok=True)
             for torn in self.path.parent.glob(f".{glob.escape(self.path.name)}.*.tmp"):
                 torn.unlink(missing_ok=True)
+        if self.signum is not None:  # it came after the loop's last chunk boundary: the results went out first
+            self.deferring = False
+            raise RunStopped(self.signum, None, None, finished=True)
 
     # -- signals ---------------------------------------------------------------------------------------------------
     def _on_signal(self, signum: int, frame: Any) -> None:

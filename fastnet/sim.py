@@ -376,8 +376,6 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
             progress(t, end)
         if checkpoint is not None and t < end:  # a chunk boundary: nothing is half done here
             checkpoint.boundary(s, occupancy)
-    if checkpoint is not None:
-        checkpoint.stop()
     s.simulate_seconds += time.perf_counter() - started
     if s.closed_loop and not s.workload.wc[WC_FINISHED]:
         raise WorkloadError(f"workload did not finish within sim.max_cycles = {end}")

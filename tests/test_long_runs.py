@@ -168,6 +168,26 @@ def test_without_a_checkpoint_file_a_signal_still_stops_the_run_cleanly():
         fastnet.run(cfg, progress=lambda t, end: t > 2000 and os.kill(os.getpid(), signal.SIGINT))
 
 
+def test_a_signal_after_the_loop_waits_for_the_results(tmp_path, monkeypatch):
+    """SIGINT while the results are made (the loop over) said "before the simulation's loop" and lost the run; it
+    now stops the run once the results are written, and says so."""
+    from fastnet import results
+
+    made = results.to_dataset
+
+    def interrupted(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(results, "to_dataset", interrupted)
+    out = tmp_path / "r.zarr"
+    with pytest.raises(RunStopped, match="after the simulation's loop had ended"):
+        fastnet.run(SLIMFLY, out=out, checkpoint=tmp_path / "c.ckpt")
+    monkeypatch.setattr(results, "to_dataset", made)
+    assert_same(xr.open_zarr(out).load(), reference(tmp_path, SLIMFLY))
+    assert not (tmp_path / "c.ckpt").exists()  # the run finished: its checkpoint is stale
+
+
 def test_cli_sigterm_prints_the_command_that_resumes_and_it_does(tmp_path):
     toml, ck, out = tmp_path / "run.toml", tmp_path / "run.ckpt", tmp_path / "out.zarr"
     toml.write_text(config.to_toml(SLIMFLY))
