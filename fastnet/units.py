@@ -26,6 +26,7 @@ from typing import Any
 from .errors import ConfigError
 
 PERIOD_ONE = 1 << 16  # a link's period (cycles per phit, fixed point) when it moves one phit per cycle
+MAX_PERIOD = 2**31 - 1  # the slowest: ports keep their period in int32
 CLASSES = ("injection", "local", "global")  # build/network.py NODE, LOCAL, GLOBAL
 DEFAULT_LINK_GBPS = 40.0  # with no stated timing: 40 Gb/s QDR/FDR10 InfiniBand (seed 000 Table IV)
 
@@ -170,20 +171,22 @@ def timing(cfg: dict[str, Any]) -> Timing:
                               "links.cycle)")
         return ns, exact
 
-    def cycles(field_: str, v: Any, lo: int) -> int:
+    def cycles(field_: str, v: Any, lo: int, named: str | None = None) -> int:
         ns, exact = bounded(field_, v)
         if ns is None:
             return int(v)
         n = int(math.floor(exact + 0.5))
-        if n < lo:
-            raise ConfigError(field_, f"{v} is {exact:.3g} cycles of {cycle_ns:.4g} ns, which rounds to {n}; it "
+        if n < lo:  # (`named`: the key the value was given as, where a class took links.latency's)
+            raise ConfigError(named or field_, f"{v} is {exact:.3g} cycles of {cycle_ns:.4g} ns, which rounds to {n}; it "
                               f"must be at least {lo} (a shorter cycle: a larger bandwidth or links.cycle)")
         err = (n - exact) / exact * 100 if exact else 0.0
         rounding.append(f"{field_}: {v} = {exact:.4g} cycles -> {n} ({err:+.2f} %)")
         return n
 
     bounded("links.latency", links["latency"])  # the classes' "auto" took it: name it first if it is too long
-    latency = {c: cycles(f"links.latency_{c}", links[f"latency_{c}"], 1) for c in (*CLASSES, "ejection")}
+    latency = {c: cycles(f"links.latency_{c}", links[f"latency_{c}"], 1,
+                         "links.latency" if links[f"latency_{c}"] == links["latency"] else None)
+               for c in (*CLASSES, "ejection")}
     delay = cycles("router.delay", router["delay"], 0)
     period: dict[str, int] = {}
     for c, key in bw_keys.items():
@@ -201,6 +204,10 @@ def timing(cfg: dict[str, Any]) -> Timing:
                               f"of {phit} B per cycle of {cycle_ns:.4g} ns): state the fastest link as "
                               "links.bandwidth, or a shorter links.cycle")
         exact = PERIOD_ONE * reference / bw
+        if exact > MAX_PERIOD:  # a port's period is an int32 record field
+            raise ConfigError(f"links.{key}", f"{v} is {reference / bw:.3g} times slower than the reference "
+                              f"({reference:.4g} GB/s); at most {MAX_PERIOD // PERIOD_ONE:,} times (a longer "
+                              "links.cycle, or a slower links.bandwidth)")
         period[c] = int(round(exact))
         if period[c] != PERIOD_ONE:
             rate = PERIOD_ONE / period[c]

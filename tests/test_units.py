@@ -70,7 +70,8 @@ def test_no_units_is_one_phit_per_cycle_and_the_workload_cycle():
 @pytest.mark.parametrize("cfg, field", [
     ({"links": {"bandwidth": "0 GB/s"}}, "links.bandwidth"),
     ({"links": {"bandwidth": "fast"}}, "links.bandwidth"),
-    ({"links": {"bandwidth": "2 GB/s", "latency": "0.5 ns"}}, "links.latency_injection"),  # 0.25 cycles
+    ({"links": {"bandwidth": "2 GB/s", "latency": "0.5 ns"}}, "links.latency"),  # 0.25 cycles: the key given
+    ({"links": {"bandwidth": "2 GB/s", "bandwidth_local": "60 kB/s"}}, "links.bandwidth_local"),  # an int32 period
     ({"links": {"bandwidth": "2 GB/s", "latency_global": "0.9 ns"}}, "links.latency_global"),
     ({"links": {"bandwidth": "2 GB/s", "bandwidth_injection": "4 GB/s"}}, "links.bandwidth_injection"),
     ({"links": {"latency": "40 ns"}}, "links.latency"),  # a time with no cycle time
