@@ -161,6 +161,22 @@ def test_crosscheck_mcf_is_the_saturation_load_and_mmf_the_saturated_throughput(
     np.testing.assert_allclose(m.sel(model="mmf"), m.sel(model="waterfill"), atol=1e-9)
 
 
+def test_crosscheck_models_links_at_the_engines_rates():
+    """Router links at half the reference rate: the models give them half the capacity, so MCF (the saturation
+    load) halves with them (it stayed 1/3, twice what the engine can carry)."""
+    from fastnet.config import resolve
+    from fastnet.sim import network_and_routes
+
+    slow = resolve(dict(RING, links={"bandwidth": "2 GB/s", "bandwidth_local": "1 GB/s"}))
+    net, routes = network_and_routes(slow)
+    inst = engine_instance(net, routes, slow)
+    node = net.port_peer_router < 0
+    assert set(inst.capacity[: net.n_ports][~node].tolist()) == {0.5}
+    assert set(inst.capacity[: net.n_ports][node].tolist()) == {1.0} == set(inst.capacity[net.n_ports:].tolist())
+    ds = crosscheck(slow, loads=[0.1])
+    assert float(ds.model_throughput_per_node.sel(model="mcf")) == pytest.approx(1 / 6)
+
+
 def test_crosscheck_refuses_multipath_routing():
     from fastnet.errors import ConfigError
 

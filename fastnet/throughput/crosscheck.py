@@ -33,6 +33,7 @@ from ..errors import ConfigError
 from ..kernels._jit import jit_alloc
 from ..kernels.minimal import hx_first_dim, min_ports, scan_of
 from ..topology import build_network
+from ..units import PERIOD_ONE
 from ..version import __version__
 from .build import _assemble, links_of
 from .evaluate import MODELS, resolve
@@ -130,7 +131,8 @@ def engine_routes(net: Network, routes: Routes, algorithm: str, pair_s: np.ndarr
 
 
 def engine_instance(net: Network, routes: Routes, cfg: dict[str, Any]) -> Instance:
-    """The engine's pattern (traffic.pattern, sim.seed) on the engine's routes, link capacity 1 phit/cycle."""
+    """The engine's pattern (traffic.pattern, sim.seed) on the engine's routes, each link's capacity the phits a
+    cycle the engine moves on it (1 at the reference rate, less on a slower class: units.py)."""
     flows = engine_pattern(net, cfg["traffic"], cfg["sim"]["seed"])
     R = net.n_routers
     src_r = net.node_router[flows.src].astype(np.int64)
@@ -142,7 +144,9 @@ def engine_instance(net: Network, routes: Routes, cfg: dict[str, Any]) -> Instan
     ports, length, count = engine_routes(net, routes, cfg["routing"]["algorithm"], keys // R, keys % R)
     path_ptr, link_ptr, links = _assemble(flows.src.astype(np.int64), flows.dst.astype(np.int64), flow_pair,
                                           net.node_port.astype(np.int64), net.n_ports, ports, length, count)
-    lsrc, ldst, cap = links_of(net, 1.0, 1.0)
+    lsrc, ldst, _ = links_of(net, 1.0, 1.0)
+    rate = PERIOD_ONE / net.port_period.astype(np.float64)  # a port's link, both ways (a node's: its injection too)
+    cap = np.concatenate([rate, rate[net.node_port]])
     return Instance(lsrc, ldst, cap, R + flows.src, R + flows.dst, path_ptr, link_ptr, links, flows.weight)
 
 
