@@ -32,6 +32,16 @@ def test_preset_builds_to_its_stated_size(name):
     assert net.n_nodes == stated_nodes(name)
 
 
+def test_stampedes_buffers_outlast_its_credit_loop():
+    """Its fat tree routes on one VC a port: with 256-phit buffers over a 2 x 1225-cycle credit loop a link carried
+    about 0.1 phit a cycle, and the machine saturated at load 0.1 (docs/machines.md: 4096-phit buffers)."""
+    from fastnet.units import timing
+
+    cfg = resolve({"machine": {"name": "stampede"}})
+    loop = 2 * max(timing(cfg).latency.values())
+    assert min(cfg["router"][k] for k in ("buffer_phits", "buffer_phits_global", "buffer_phits_injection")) > loop
+
+
 def test_every_machine_of_the_issue_is_shipped():
     assert {"sequoia", "mira", "hopper", "trinity", "darter", "stampede"} <= set(machines.names())
 
