@@ -87,6 +87,20 @@ def test_sr_waves_follow_each_other_through_the_compute_phase():
     assert (net <= ds.wave_messages.values).all() and net.sum() == ds.messages_posted.item()
 
 
+def test_a_wave_of_local_copies_takes_no_time():
+    """A message to its own task is a local copy that completes at once: a wave of them alone ends where it
+    starts, and with no computation the next wave starts in that cycle, as it does after a network wave (it
+    started a cycle later, and a last such wave ended the run a cycle late)."""
+    ds = fastnet.run(config("sr", messages=60, wave=1, message_bytes=64, tasks=2))
+    start, end, net = ds.wave_start.values, ds.wave_end.values, ds.wave_network_messages.values
+    assert 0 < (net == 0).sum() < len(net)  # both kinds of wave
+    assert (end[net == 0] == start[net == 0]).all() and (start[1:] == end[:-1]).all()
+    assert ds.execution_cycles.item() == end[-1] + 1
+    one = {**config("gups", messages=1, tasks=2), "sim": {"seed": 2}}  # its one message is a local copy
+    ds = fastnet.run(one)
+    assert ds.messages_local.item() == 1 and ds.execution_cycles.item() == 1
+
+
 def test_gups_is_one_wave_of_the_same_messages():
     sr = fastnet.run(config("sr", messages=40, wave=5, message_bytes=128))
     gups = fastnet.run(config("gups", messages=40, message_bytes=128))

@@ -63,17 +63,16 @@ def advance_sr(wl, packet_bytes, t):
         wc[WC_ROW] += 1
         wc[WC_WAKE] = t + wl.compute_cycles
         stage = SR.COMPUTE
-    if stage == SR.COMPUTE and t >= wc[WC_WAKE]:
-        if wc[WC_DRAWN] == wl.messages:
+    # the next wave, and again at once after a wave of local copies only that computes for no time
+    while stage == SR.SEND or (stage == SR.COMPUTE and t >= wc[WC_WAKE]):
+        if stage == SR.COMPUTE and wc[WC_DRAWN] == wl.messages:
             stage = SR.DONE
             wc[WC_FINISHED] = 1
             wc[WC_END] = t
-        else:
-            stage = SR.SEND
-    if stage == SR.SEND:
+            break
         post_wave(wl, packet_bytes, t)
         stage = SR.WAIT if wc[WC_OUTSTANDING] > 0 else SR.COMPUTE
-        if stage == SR.COMPUTE:  # a wave of local copies only: it ends where it starts
+        if stage == SR.COMPUTE:  # a wave of local copies only: it ends where it starts, and the next may start now
             table[wc[WC_ROW], TB_END] = t
             wc[WC_ROW] += 1
             wc[WC_WAKE] = t + wl.compute_cycles
