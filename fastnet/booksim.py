@@ -303,6 +303,11 @@ def to_fastnet(given: dict[str, Value], base_dir: Path = Path(".")) -> dict[str,
                                          f"packet_size (got {router['buffer_phits']} < {traffic['packet_phits']}): "
                                          "fastnet's held crossbar is virtual cut-through (smaller buffers map with "
                                          "hold_switch_for_packet = 0)")
+    chunk = min(math.ceil(router["speedup"]), traffic["packet_phits"])
+    if router["buffer_phits"] < chunk and router["crossbar"] == "flit":  # (sim._buffers' bound, in BookSim2's keys)
+        raise ConfigError("vc_buf_size", f"fastnet's flit crossbar moves ceil(internal_speedup) flits of a packet "
+                                         f"a cycle, credit for each: a VC must hold {chunk} (got "
+                                         f"{router['buffer_phits']}); or lower internal_speedup")
     return {"topology": topology, "router": router, "links": links, "routing": routing, "traffic": traffic,
             "sim": sim}
 

@@ -39,7 +39,8 @@ from .version import __version__
 
 CHECKPOINT_MAGIC = "fastnet-checkpoint"
 FORMAT = 2  # the file's layout (2: the body's trailer); the state's own layout is checked field by field (state_layout)
-TRAILER = struct.Struct("<8sQI")  # b"fnbody\0\0", the body's bytes, their CRC-32
+TRAILER = struct.Struct("<8sQI")  # TRAILER_TAG, the body's bytes, their CRC-32
+TRAILER_TAG = b"fnbody\0\0"
 DEFAULT_EVERY = "10 min"  # sim.checkpoint_every = "auto" with a checkpoint file
 # keys that change no result: a run may be resumed with other values
 IGNORED_KEYS = ("sim.checkpoint_every", "sim.memory_check")
@@ -53,15 +54,19 @@ def interval(value: Any) -> tuple[int, float]:
 
 
 class RunStopped(KeyboardInterrupt):
-    """SIGINT or SIGTERM stopped the run at a chunk boundary (after writing a checkpoint where one is configured).
+    """SIGINT or SIGTERM stopped the run at a chunk boundary (after writing a checkpoint where one is configured),
+    once its results were out (`finished`: the signal came after the loop), or at once (`second`: a second signal).
     A KeyboardInterrupt, so that code catching Ctrl-C catches it."""
 
-    def __init__(self, signum: int, cycle: int | None, path: Path | None, finished: bool = False):
-        self.signum, self.cycle, self.path = signum, cycle, path
+    def __init__(self, signum: int, cycle: int | None, path: Path | None, finished: bool = False,
+                 second: bool = False):
+        self.signum, self.cycle, self.path, self.finished = signum, cycle, path, finished
         name = signal.Signals(signum).name
-        if finished:
+        if second:
+            text = f"stopped at once by a second {name}: no checkpoint and no results were written"
+        elif finished:
             text = (f"stopped by {name} after the simulation's loop had ended (its results were written first "
-                    "where --out asks for them)")
+                    "where --out asked for them)")
         elif cycle is None:
             text = f"stopped by {name} before the simulation's loop"
         elif path is not None:
@@ -133,6 +138,9 @@ def read_header(path: str | Path) -> dict[str, Any]:
         raise ConfigError("--resume", f"{path} is not a fastnet checkpoint ({type(e).__name__})") from None
     if not isinstance(header, dict) or header.get("magic") != CHECKPOINT_MAGIC:
         raise ConfigError("--resume", f"{path} is not a fastnet checkpoint")
+    if header.get("fastnet_version") == __version__ and header.get("format") != FORMAT:
+        raise ConfigError("--resume", f"{path} is in checkpoint format {header.get('format')}, which this fastnet "
+                          f"{__version__} no longer reads (format {FORMAT}): start the run again")
     if header.get("format") != FORMAT or header.get("fastnet_version") != __version__:
         raise ConfigError("--resume", f"{path} was written by fastnet {header.get('fastnet_version')} (checkpoint "
                           f"format {header.get('format')}); this is fastnet {__version__} (format {FORMAT}): resume "
@@ -185,7 +193,7 @@ def restore(s: Any, path: str | Path, header: dict[str, Any]) -> tuple[dict[str,
 
 
 class _Crc:
-    """A file written or read through it: counts the bytes and their CRC-32 (streamed: no copy of the body)."""
+    """A file written through it: counts the bytes and their CRC-32 (streamed: no copy of the body)."""
 
     def __init__(self, f: Any):
         self.f, self.crc, self.n = f, 0, 0
@@ -205,7 +213,7 @@ def _check_body(f: Any, path: Path) -> None:
         raise ConfigError("--resume", f"{path} is damaged (it ends before its body's trailer)")
     f.seek(end - TRAILER.size)
     tag, size, crc = TRAILER.unpack(f.read(TRAILER.size))
-    if tag != b"fnbody\0\0" or size != end - TRAILER.size - start:
+    if tag != TRAILER_TAG or size != end - TRAILER.size - start:
         raise ConfigError("--resume", f"{path} is damaged (its body's trailer is missing or its length is wrong)")
     f.seek(start)
     got, left = 0, size
@@ -238,7 +246,7 @@ def write_atomically(path: Path, header: Any, body: Any) -> int:
             pickle.dump(header, f, protocol=5)
             counted = _Crc(f)
             pickle.dump(body, counted, protocol=5)
-            f.write(TRAILER.pack(b"fnbody\0\0", counted.n, counted.crc))
+            f.write(TRAILER.pack(TRAILER_TAG, counted.n, counted.crc))
             f.flush()
             os.fsync(f.fileno())
             size = f.tell()
@@ -334,7 +342,7 @@ class Checkpointer:
         if self.deferring and self.signum is None:  # the first, in the loop: stop at the next chunk boundary
             self.signum = signum
             return
-        raise RunStopped(signum, None, self.path)  # outside the loop, or a second signal: stop now
+        raise RunStopped(signum, None, self.path, second=self.signum is not None)  # before the loop, or a second
 
     @contextlib.contextmanager
     def signals(self) -> Iterator[Checkpointer]:

@@ -247,6 +247,8 @@ def run(
         fail(str(e))
         return
     except RunStopped as e:
+        if e.finished:  # the signal came once the loop was over: the results are complete, show them first
+            _print_run(ds, s, as_json)
         err.print(str(e), highlight=False, soft_wrap=True)
         if e.path is not None and e.path.exists():
             again = ["fastnet", "run", "--resume", str(e.path)] + (["--out", str(out_path)] if out_path else [])
@@ -462,7 +464,8 @@ def throughput(
     set_: list[str] = typer.Option([], "--set", help="override section.key=value (e.g. throughput.k=4)"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     out_path: Optional[Path] = typer.Option(None, "--out", help="write the results dataset to this .zarr"),
-    write_instance: Optional[Path] = typer.Option(None, "--write-instance", help="save the instance as JSON (of several samples: NAME.0.json, NAME.1.json, ...)"),
+    write_instance: Optional[Path] = typer.Option(None, "--write-instance", help="save the instance as JSON (of "
+                                                  "several samples: NAME.0.json, NAME.1.json, ...)"),
     simulate: bool = typer.Option(False, "--simulate", help="cross-check: models vs the cycle engine on the "
                                   "config's pattern and single-path routing"),
     loads: Optional[str] = typer.Option(None, "--loads", help="with --simulate: comma list of offered loads"),

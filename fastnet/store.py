@@ -19,7 +19,6 @@ import xarray as xr
 
 from .errors import ConfigError
 
-
 SWEEP_TITLE = "fastnet sweep"  # the title attribute of a sweep's store (fastnet/sweeps/store.py)
 
 

@@ -23,10 +23,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .checks import INT_MAX
 from .errors import ConfigError
 
 PERIOD_ONE = 1 << 16  # a link's period (cycles per phit, fixed point) when it moves one phit per cycle
-MAX_PERIOD = 2**31 - 1  # the slowest: ports keep their period in int32
 CLASSES = ("injection", "local", "global")  # build/network.py NODE, LOCAL, GLOBAL
 DEFAULT_LINK_GBPS = 40.0  # with no stated timing: 40 Gb/s QDR/FDR10 InfiniBand (seed 000 Table IV)
 
@@ -177,8 +177,8 @@ def timing(cfg: dict[str, Any]) -> Timing:
             return int(v)
         n = int(math.floor(exact + 0.5))
         if n < lo:  # (`named`: the key the value was given as, where a class took links.latency's)
-            raise ConfigError(named or field_, f"{v} is {exact:.3g} cycles of {cycle_ns:.4g} ns, which rounds to {n}; it "
-                              f"must be at least {lo} (a shorter cycle: a larger bandwidth or links.cycle)")
+            raise ConfigError(named or field_, f"{v} is {exact:.3g} cycles of {cycle_ns:.4g} ns, which rounds to "
+                              f"{n}; it must be at least {lo} (a shorter cycle: a larger bandwidth or links.cycle)")
         err = (n - exact) / exact * 100 if exact else 0.0
         rounding.append(f"{field_}: {v} = {exact:.4g} cycles -> {n} ({err:+.2f} %)")
         return n
@@ -204,9 +204,9 @@ def timing(cfg: dict[str, Any]) -> Timing:
                               f"of {phit} B per cycle of {cycle_ns:.4g} ns): state the fastest link as "
                               "links.bandwidth, or a shorter links.cycle")
         exact = PERIOD_ONE * reference / bw
-        if exact > MAX_PERIOD:  # a port's period is an int32 record field
+        if exact > INT_MAX:  # a port's period is an int32 record field
             raise ConfigError(f"links.{key}", f"{v} is {reference / bw:.3g} times slower than the reference "
-                              f"({reference:.4g} GB/s); at most {MAX_PERIOD // PERIOD_ONE:,} times (a longer "
+                              f"({reference:.4g} GB/s); at most {INT_MAX // PERIOD_ONE:,} times (a longer "
                               "links.cycle, or a slower links.bandwidth)")
         period[c] = int(round(exact))
         if period[c] != PERIOD_ONE:

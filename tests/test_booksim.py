@@ -383,6 +383,7 @@ FLATFLY = "topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2
     ("routing_function = dim_order; output_speedup = 2;", "output_speedup"),
     ("routing_function = dim_order; internal_speedup = 0;", "internal_speedup"),  # was a ZeroDivisionError
     ("routing_function = dim_order; internal_speedup = 0.5;", "internal_speedup"),  # was named router.speedup
+    ("routing_function = dim_order; internal_speedup = 2.0; vc_buf_size = 1; packet_size = 4;", "vc_buf_size"),
     ("routing_function = dim_order; hold_switch_for_packet = 1; internal_speedup = 2.0;", "hold_switch_for_packet"),
     ("routing_function = dim_order; hold_switch_for_packet = 2;", "hold_switch_for_packet"),
     ("routing_function = dim_order; sim_type = batch;", "sim_type"),

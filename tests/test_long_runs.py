@@ -168,6 +168,18 @@ def test_without_a_checkpoint_file_a_signal_still_stops_the_run_cleanly():
         fastnet.run(cfg, progress=lambda t, end: t > 2000 and os.kill(os.getpid(), signal.SIGINT))
 
 
+def test_a_second_signal_stops_at_once_and_says_so():
+    cfg = {**SLIMFLY, "sim": {**SLIMFLY["sim"], "checkpoint_every": "auto"}}
+
+    def twice(t, end):
+        if t > 2000:
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(RunStopped, match="stopped at once by a second SIGINT"):  # it said "before the loop"
+        fastnet.run(cfg, progress=twice)
+
+
 def test_a_signal_after_the_loop_waits_for_the_results(tmp_path, monkeypatch):
     """SIGINT while the results are made (the loop over) said "before the simulation's loop" and lost the run; it
     now stops the run once the results are written, and says so."""

@@ -249,9 +249,10 @@ def test_round_trip_otf2(tmp_path, name):
 
 
 @pytest.mark.parametrize("damage", ["missing", "cut", "empty"])
-def test_a_damaged_otf2_archive_is_one_trace_error(tmp_path, damage):
+def test_a_damaged_otf2_archive_is_one_trace_error(tmp_path, damage, capfd):
     """An event file missing, cut short or emptied: the OTF2 library's error becomes a TraceError naming the
-    archive (the CLI's one line, exit 2), not its own exception."""
+    archive (the CLI's one line, exit 2), not its own exception, and the dozen lines the library printed to the
+    C stderr give way to the first thing they said (for a missing file, its name)."""
     anchor = write_otf2(PROGRAMS[next(iter(PROGRAMS))](), tmp_path / "prog.otf2")
     events = sorted((tmp_path / "prog").glob("*.evt"))
     assert len(events) > 1
@@ -261,8 +262,12 @@ def test_a_damaged_otf2_archive_is_one_trace_error(tmp_path, damage):
         events[1].write_bytes(events[1].read_bytes()[:50])
     else:
         events[0].write_bytes(b"")
-    with pytest.raises(TraceError, match=r"prog\.otf2: cannot be read: .*missing or damaged"):
+    capfd.readouterr()
+    with pytest.raises(TraceError, match=r"prog\.otf2: cannot be read: .*missing or damaged") as e:
         read_otf2(anchor)
+    assert "[OTF2]" not in capfd.readouterr().err
+    if damage == "missing":
+        assert events[1].name in str(e.value)
 
 
 def test_otf2_alltoallv_spreads_totals_evenly(tmp_path):

@@ -209,14 +209,14 @@ def plan_faults(cfg: dict[str, Any], net: Network, routes: Routes) -> FaultPlan:
     peer, pair_u, pair_v, pairs = _port_pairs(net)
     names = _Names(pairs, net.n_routers, net.kind, routing, table)
     states = _with_events(f, names, _at_start(f, names))
-    why = _supported(net, routing, table)
-    if why and any(s.links or s.routers for _, s in states):  # nothing failed: any routing (a sweep over
-        raise ConfigError("faults", why)  # faults.fraction starts at 0)
-    _check_open_loop(cfg, f, states)
     updown = _switch_levels(net) if routing == "updown" else None
     plan = FaultPlan(table=table and updown is None, updown=updown, states=states, peer=peer, pair_u=pair_u,
                      pair_v=pair_v, n_routers=net.n_routers,
                      n_leaves=net.params["switches_per_level"] if updown is not None else 0)
+    why = _supported(net, routing, table)
+    if why and plan.fails:  # with nothing failed, any routing (a sweep over faults.fraction starts at 0)
+        raise ConfigError("faults", why)
+    _check_open_loop(cfg, f, states)
     if not f["allow_disconnected"]:
         for cycle, s in states:
             problem = _disconnected(plan, net, routes, routing, s)

@@ -93,15 +93,9 @@ def run_instance(path: Path, models: list[str], as_json: bool, out_path: Optiona
 
 def run_topology(cfg: dict[str, Any], as_json: bool, out_path: Optional[Path], write_instance: Optional[Path],
                  quiet: bool, out: Console, err: Console) -> None:
-    from ..checks import check_output_file
-    from ..store import check_out_path
     from .evaluate import evaluate, summary
     from .instance import write_instance as write
 
-    if out_path is not None:  # before the models run, not after
-        check_out_path(out_path)
-    if write_instance is not None:
-        check_output_file(write_instance, "--write-instance")
     t = cfg["throughput"]
     instances: list = []
     if quiet or as_json or not sys.stderr.isatty():
@@ -207,8 +201,15 @@ def run_crosscheck(cfg: dict[str, Any], loads: Optional[str], as_json: bool, out
 def main(config: Optional[Path], instance: Optional[Path], overrides: list[str], options: dict[str, Any],
          models: Optional[str], as_json: bool, out_path: Optional[Path], write_instance: Optional[Path],
          simulate: bool, loads: Optional[str], quiet: bool, out: Console, err: Console) -> None:
-    """Dispatch to one of the three modes; every user error is a ConfigError."""
+    """Dispatch to one of the three modes; every user error is a ConfigError (output paths before any work)."""
+    from ..checks import check_output_file
+    from ..store import check_out_path
+
     names = _models_arg(models)
+    if out_path is not None:
+        check_out_path(out_path)
+    if write_instance is not None:
+        check_output_file(write_instance, "--write-instance")
     if instance is not None:
         if config is not None or overrides or any(v is not None for v in options.values()) or simulate:
             raise ConfigError("--instance", "an instance file brings its own links, flows and paths; give no "

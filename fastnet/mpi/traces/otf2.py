@@ -21,7 +21,12 @@ global offset.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from fastnet.errors import TraceError
@@ -56,14 +61,51 @@ SINGLE_WAITS = ("MPI_Wait", "MPI_Waitany", "MPI_Test", "MPI_Testany")
 
 def read_otf2(path: str | Path) -> Trace:
     """Read the OTF2 archive whose anchor file is `path` (or the one anchor file in directory `path`)."""
-    import otf2  # lazy: importing fastnet must not load the OTF2 library
-    from _otf2.ErrorCodes import Error as LibraryError  # the OTF2 library's own errors, raised through the package
-
     anchor = _anchor(Path(path))
+    with _library_stderr() as said:
+        return _read(anchor, said)
+
+
+@contextlib.contextmanager
+def _library_stderr() -> Iterator[Callable[[], str]]:
+    """The OTF2 library prints each error to the C stderr, a dozen lines for one missing file, before the Python
+    error: capture file descriptor 2 while reading, pass it on if the read succeeds, and let a failed read name
+    the first thing the library said (`said()`), which is the file, in its one line."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        failed = False
+
+        def said() -> str:
+            caught.seek(0)
+            lines = caught.read().decode(errors="replace").splitlines()
+            return next((line.split("error: ", 1)[-1] for line in lines if "error: " in line), "")
+
+        try:
+            yield said
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            if not failed:  # warnings of a read that worked: as the library printed them
+                caught.seek(0)
+                sys.stderr.write(caught.read().decode(errors="replace"))
+
+
+def _read(anchor: Path, said: Callable[[], str]) -> Trace:
+    # lazy: importing fastnet must not load the OTF2 library; LibraryError: its own errors, raised through the package
+    import otf2
+    from _otf2.ErrorCodes import Error as LibraryError
+
     try:
         opened = otf2.reader.open(str(anchor))
     except Exception as e:  # the otf2 package raises its own error types from C
-        raise TraceError(anchor, f"cannot be opened as an OTF2 archive: {e}") from None
+        first = said()
+        raise TraceError(anchor, f"cannot be opened as an OTF2 archive: {e}" + (f" ({first})" if first else "")) \
+            from None
     try:
         with opened as archive:
             defs = archive.definitions
@@ -81,8 +123,9 @@ def read_otf2(path: str | Path) -> Trace:
                 ns = float(t) if resolution == 1_000_000_000 else t * 1e9 / resolution
                 ranks[r].event(event, ns)
     except (LibraryError, otf2.error.Error) as e:  # a definition or event file missing, cut short or damaged
-        raise TraceError(anchor, f"cannot be read: {e} (a file of the archive, {anchor.stem}/*.def or *.evt, is "
-                         "missing or damaged)") from None
+        first = said()
+        raise TraceError(anchor, f"cannot be read: {first or e} (a file of the archive, {anchor.stem}/*.def or "
+                         "*.evt, is missing or damaged)") from None
     return Trace(ranks=[rk.calls for rk in ranks], comms=comms.table, files=[rk.where for rk in ranks],
                  source="otf2", not_recorded=dict(sum((rk.unrecorded for rk in ranks), Counter())))
 
