@@ -270,6 +270,20 @@ def test_a_damaged_otf2_archive_is_one_trace_error(tmp_path, damage, capfd):
         assert events[1].name in str(e.value)
 
 
+def test_an_otf2_archive_missing_a_ranks_definitions_names_the_file(tmp_path):
+    """Score-P's archive without one rank's local definitions: the library reads on without them and the records
+    then read wrong (a communicator of the wrong kind); the error names the file the library could not open."""
+    import shutil
+
+    archive = tmp_path / "ember"
+    shutil.copytree(reference("sst_ember_otf2"), archive)
+    for path in archive.rglob("*"):
+        path.chmod(0o644 if path.is_file() else 0o755)
+    (archive / "traces" / "1.def").unlink()
+    with pytest.raises(TraceError, match=r"cannot be read: .*1\.def"):
+        read_otf2(archive)
+
+
 def test_otf2_alltoallv_spreads_totals_evenly(tmp_path):
     trace = alltoallv()
     read = read_otf2(write_otf2(trace, tmp_path / "a.otf2"))

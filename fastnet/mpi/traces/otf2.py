@@ -126,6 +126,12 @@ def _read(anchor: Path, said: Callable[[], str]) -> Trace:
         first = said()
         raise TraceError(anchor, f"cannot be read: {first or e} (a file of the archive, {anchor.stem}/*.def or "
                          "*.evt, is missing or damaged)") from None
+    except TraceError as e:  # the records read wrong because the library skipped a file it could not open
+        first = said()
+        if not first:
+            raise
+        raise TraceError(anchor, f"cannot be read: {first} (a file of the archive is missing or damaged; what was "
+                         f"read says: {e})") from None
     return Trace(ranks=[rk.calls for rk in ranks], comms=comms.table, files=[rk.where for rk in ranks],
                  source="otf2", not_recorded=dict(sum((rk.unrecorded for rk in ranks), Counter())))
 
