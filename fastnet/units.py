@@ -129,6 +129,38 @@ def _workload_cycle(cfg: dict[str, Any]) -> tuple[float, str] | None:
 MAX_CYCLES = 2**24  # a link latency or router delay: the event wheel spans a hop (sim.MAX_HORIZON)
 
 
+def _periods(links: dict[str, Any], bw_keys: dict[str, str], reference: float, phit: int, cycle_ns: float,
+             rounding: list[str]) -> dict[str, int]:
+    """Each link class's period (cycles per phit, fixed point: PERIOD_ONE) from its bandwidth against the
+    reference; what was rounded is added to `rounding`."""
+    period: dict[str, int] = {}
+    for c, key in bw_keys.items():
+        v = links[key]
+        if v == "auto":
+            v = links["bandwidth_local"] if c == "black" else "auto"
+        if v == "auto":
+            v = links["bandwidth"]
+        if v == "auto":
+            period[c] = PERIOD_ONE
+            continue
+        bw = parse_gbytes(v)
+        if bw > reference * (1 + 1e-9):
+            raise ConfigError(f"links.{key}", f"{v} is faster than the reference ({reference:.4g} GB/s, one phit "
+                              f"of {phit} B per cycle of {cycle_ns:.4g} ns): state the fastest link as "
+                              "links.bandwidth, or a shorter links.cycle")
+        exact = PERIOD_ONE * reference / bw
+        if exact > INT_MAX:  # a port's period is an int32 record field
+            raise ConfigError(f"links.{key}", f"{v} is {reference / bw:.3g} times slower than the reference "
+                              f"({reference:.4g} GB/s); at most {INT_MAX // PERIOD_ONE:,} times (a longer "
+                              "links.cycle, or a slower links.bandwidth)")
+        period[c] = int(round(exact))
+        if period[c] != PERIOD_ONE:
+            rate = PERIOD_ONE / period[c]
+            rounding.append(f"links.{key}: {v} = {reference / bw:.4g} cycles a phit -> {rate:.6f} phits a cycle "
+                            f"({(rate * phit / cycle_ns / bw - 1) * 100:+.4f} %)")
+    return period
+
+
 def timing(cfg: dict[str, Any]) -> Timing:
     """The timing of a resolved config (config.resolve calls it to check the values, so errors name fields)."""
     links, router, phit = cfg["links"], cfg["router"], cfg["traffic"]["phit_bytes"]
@@ -188,30 +220,6 @@ def timing(cfg: dict[str, Any]) -> Timing:
                          "links.latency" if links[f"latency_{c}"] == links["latency"] else None)
                for c in (*CLASSES, "ejection")}
     delay = cycles("router.delay", router["delay"], 0)
-    period: dict[str, int] = {}
-    for c, key in bw_keys.items():
-        v = links[key]
-        if v == "auto":
-            v = links["bandwidth_local"] if c == "black" else "auto"
-        if v == "auto":
-            v = links["bandwidth"]
-        if v == "auto":
-            period[c] = PERIOD_ONE
-            continue
-        bw = parse_gbytes(v)
-        if bw > reference * (1 + 1e-9):
-            raise ConfigError(f"links.{key}", f"{v} is faster than the reference ({reference:.4g} GB/s, one phit "
-                              f"of {phit} B per cycle of {cycle_ns:.4g} ns): state the fastest link as "
-                              "links.bandwidth, or a shorter links.cycle")
-        exact = PERIOD_ONE * reference / bw
-        if exact > INT_MAX:  # a port's period is an int32 record field
-            raise ConfigError(f"links.{key}", f"{v} is {reference / bw:.3g} times slower than the reference "
-                              f"({reference:.4g} GB/s); at most {INT_MAX // PERIOD_ONE:,} times (a longer "
-                              "links.cycle, or a slower links.bandwidth)")
-        period[c] = int(round(exact))
-        if period[c] != PERIOD_ONE:
-            rate = PERIOD_ONE / period[c]
-            rounding.append(f"links.{key}: {v} = {reference / bw:.4g} cycles a phit -> {rate:.6f} phits a cycle "
-                            f"({(rate * phit / cycle_ns / bw - 1) * 100:+.4f} %)")
+    period = _periods(links, bw_keys, reference, phit, cycle_ns, rounding)
     return Timing(cycle_ns=cycle_ns, physical=physical, basis=basis, latency=latency, delay=delay, period=period,
                   rounding=rounding)
