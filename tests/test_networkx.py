@@ -201,6 +201,17 @@ def test_bad_edge_lists(tmp_path):
         build_network({"topology": {"kind": "graph", "edges": [[0, 1], [1, 2]], "p": [1, 1]}})
     with pytest.raises(ConfigError, match="topology.edges"):
         build_network({"topology": {"kind": "graph", "edges": [[0, 1, "optical"]]}})
+    path.write_text("0 1 glbal\n1 2\n2 0\n")  # a class misspelt was taken as local; a weight is still ignored
+    with pytest.raises(ConfigError, match="topology.file: .*:1: the third column is a link class"):
+        build_network({"topology": {"kind": "graph", "file": str(path)}})
+    path.write_text("0 1 2.5\n1 2 global\n2 0\n")
+    assert build_network({"topology": {"kind": "graph", "file": str(path)}}).n_routers == 3
+    for topology, field in [({"edges": [[0, 0], [0, 1], [1, 2]]}, "topology.edges"),  # it named `topology`
+                            ({"file": str(path)}, "topology.file")]:
+        path.write_text("0 1\n1 1\n1 2\n")
+        with pytest.raises(ConfigError, match="to itself: self-loops") as e:
+            build_network({"topology": {"kind": "graph", **topology}})
+        assert e.value.field == field
     result = CliRunner().invoke(app, ["info", "--export", str(tmp_path / "net.dot")])
     assert result.exit_code == 2 and "--export" in result.output
 

@@ -33,6 +33,7 @@ from .network import CLASS_NAMES, GLOBAL, LOCAL, NODE, Network, RouterGraph
 LINK_CLASSES = dict(zip(GRAPH_LINK_CLASSES, (LOCAL, GLOBAL)))  # router-to-router classes a graph may name
 EDGE_LIST_SUFFIXES = (".edges", ".edgelist", ".txt")
 _P_LINE = re.compile(r"#\s*p\s*=\s*(.*)$")
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")  # a third column that is a weight (ignored)
 
 
 def from_edges(edges: list[tuple[int, int]] | np.ndarray, n_routers: int | None, p: int | list[int] | np.ndarray,
@@ -112,6 +113,9 @@ def read_edge_list(path: Path) -> tuple[list[list[Any]], list[int] | None]:
         edge: list[Any] = [int(words[0]), int(words[1])]
         if len(words) > 2 and words[2] in LINK_CLASSES:
             edge.append(words[2])
+        elif len(words) > 2 and not _NUMBER.fullmatch(words[2]):  # a weight is ignored; a word is a class misspelt
+            raise ConfigError(field, f"{path}:{n}: the third column is a link class, local or global (or a number, "
+                              f"which is ignored), got {words[2]!r}")
         edges.append(edge)
     return edges, p
 
@@ -130,6 +134,9 @@ def edge_list(edges: list[list[Any]], file: str, p: int | list[int]) -> RouterGr
     if not edges:
         raise ConfigError(field, "the graph has no links")
     pairs = [e[:2] for e in edges]
+    loop = next((u for u, v in pairs if u == v), None)
+    if loop is not None:
+        raise ConfigError(field, f"a link from router {loop} to itself: self-loops are not allowed")
     classes = [LINK_CLASSES[e[2]] if len(e) > 2 else LOCAL for e in edges]
     R = max(max(u, v) for u, v in pairs) + 1
     if isinstance(p, list):

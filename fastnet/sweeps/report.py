@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from .runner import Progress, sweep
 from .spec import load_spec
@@ -46,8 +47,8 @@ def run(spec_path: Path, out: Path, workers: int | None, scheduler: str | None, 
                       f"{len(failed)} failed; {time.perf_counter() - t0:.1f} s -> {out}", highlight=False)
         errors = ds["error"].values.ravel()
         for i in failed[:5]:
-            console.print(f"  failed: {spec.describe(spec.position(i))}: {str(errors[i]).splitlines()[0]}",
-                          highlight=False, soft_wrap=True)
+            line = f"  failed: {spec.describe(spec.position(i))}: {str(errors[i]).splitlines()[0]}"
+            console.print(escape(line), highlight=False, soft_wrap=True)  # ("[u, v]" in a message is no markup)
         if len(failed) > 5:
             console.print(f"  ... and {len(failed) - 5} more (the dataset's error variable has every message)")
     return len(failed)
