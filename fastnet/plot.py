@@ -254,13 +254,21 @@ def _title(ds: xr.Dataset, seeds: str = "") -> str:
     base = json.loads(ds.attrs.get("base_config", "{}"))
     parts = []
     if base:
-        parts.append(base["topology"]["kind"])
+        parts.append(_swept(ds, "topology.kind", base["topology"]["kind"]))
     if "nodes" in ds and np.isfinite(ds["nodes"].values).any():
         n = np.unique(ds["nodes"].values[np.isfinite(ds["nodes"].values)])
         parts.append(f"{int(n[0])} nodes" if len(n) == 1 else f"{int(n.min())}-{int(n.max())} nodes")
     if base:
-        parts.append(f"{base['traffic']['pattern']} traffic")
+        parts.append(f"{_swept(ds, 'traffic.pattern', base['traffic']['pattern'])} traffic")
     return ", ".join(parts + ([seeds] if seeds else []))
+
+
+def _swept(ds: xr.Dataset, key: str, base: str) -> str:
+    """A key's value for the title: the base config's, or where the sweep varies it, the values left (one after
+    --sel)."""
+    if key not in ds.coords:
+        return base
+    return "/".join(dict.fromkeys(str(v) for v in np.asarray(ds[key].values).ravel()))
 
 
 def _router_matrix(values: np.ndarray, port_router: np.ndarray) -> np.ndarray:

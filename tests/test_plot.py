@@ -39,6 +39,13 @@ def test_latency_and_throughput_curves_one_per_hue_value_with_units_and_legend(r
     assert "mean of 2 seeds" in fig._suptitle.get_text() and "16 nodes" in fig._suptitle.get_text()
 
 
+def test_the_title_names_the_swept_values_not_the_base_configs(result):
+    """The sweep varies traffic.pattern: the title named the base config's (uniform) whatever was drawn."""
+    ds = open_sweep(result)
+    assert "uniform/tornado traffic" in figure(ds)._suptitle.get_text()
+    assert ", tornado traffic" in figure(ds, sel=["traffic.pattern=tornado"])._suptitle.get_text()
+
+
 def test_saturated_points_are_left_out_of_latency_but_not_of_throughput(result):
     ds = open_sweep(result).load()
     ds["unstable"].loc[{"traffic.load": 0.7, "traffic.pattern": "tornado"}] = 1
