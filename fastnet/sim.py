@@ -93,6 +93,9 @@ def _resolved(cfg: dict[str, Any] | str | Path | None) -> dict[str, Any]:
         cfg = _config.DEFAULT_CONFIG
     if isinstance(cfg, (str, Path)):
         cfg = _config.read_toml(cfg)
+    if not isinstance(cfg, dict):
+        raise ConfigError("config", f"must be a table of sections, the path of a TOML config, or None (got "
+                          f"{type(cfg).__name__})")
     return _config.resolve(cfg)
 
 
@@ -473,8 +476,7 @@ def run(config: dict[str, Any] | str | Path | None = None, *, progress: Callable
     if config is None and resume is not None:
         cfg = read_header(resume)["config"]
     else:
-        cfg = _config.resolve(_config.read_toml(config) if isinstance(config, (str, Path)) else
-                              _config.read_toml(_config.DEFAULT_CONFIG) if config is None else config)
+        cfg = _resolved(config)
     if out is not None:
         check_out_path(Path(out))
     ck = Checkpointer(checkpoint if checkpoint is not None else resume, cfg, fresh=resume is None)

@@ -189,6 +189,25 @@ def test_bad_graphs_name_the_field(cfg, field, words):
     assert e.value.field == field and words in str(e.value)
 
 
+def test_a_sweep_over_a_networkx_graph_stores_it_as_edges():
+    """A sweep stores its spec as JSON: a networkx graph in its base was a TypeError; it becomes the same edges
+    and p a run's config gets."""
+    from fastnet.sweeps.spec import load_spec
+
+    spec = load_spec({"base": {"topology": {"kind": "graph", "graph": nx.petersen_graph(), "p": 2}},
+                      "sweep": {"traffic.load": [0.1, 0.2]}})
+    assert "graph" not in spec.base["topology"] and len(spec.base["topology"]["edges"]) == 15
+    assert json.loads(spec.to_json())["base"]["topology"]["p"] == 2
+
+
+def test_a_config_that_is_not_a_table_is_one_config_error():
+    for bad in ([1, 2], 5):
+        with pytest.raises(ConfigError, match="config: must be a table of sections"):
+            fastnet.run(bad)
+        with pytest.raises(ConfigError, match="spec: must be a table of base and sweep"):
+            fastnet.sweep(bad)
+
+
 def test_bad_edge_lists(tmp_path):
     path = tmp_path / "g.edges"
     path.write_text("# p = 1 2\n0 1\n1 2\n")

@@ -128,6 +128,9 @@ def apply(base: dict[str, Any], values: list[tuple[str, Any]]) -> dict[str, Any]
 def load_spec(spec: str | Path | dict[str, Any]) -> Spec:
     """Read a spec (TOML path or dict) and expand its axes; ConfigError names the bad `sweep.*` or `base` field."""
     here = Path.cwd()
+    if not isinstance(spec, (dict, str, Path)):
+        raise ConfigError("spec", f"must be a table of base and sweep, or the path of a spec file (got "
+                          f"{type(spec).__name__})")
     if not isinstance(spec, dict):
         here = Path(spec).resolve().parent
         spec = _config.read_toml(spec)
@@ -142,6 +145,10 @@ def load_spec(spec: str | Path | dict[str, Any]) -> Spec:
         base = _config.read_toml(path if path.is_absolute() else here / path)
     elif not isinstance(base, dict):
         raise ConfigError("base", "must be a table of run-config sections or the path of a run config")
+    elif isinstance(base.get("topology"), dict) and base["topology"].get("graph") is not None:
+        from ..graph_input import resolve_graph  # a networkx graph as plain edges: the spec is stored as JSON
+
+        base = {**base, "topology": resolve_graph(base["topology"])}
     table = spec.get("sweep", {})
     if not isinstance(table, dict) or not table:
         raise ConfigError("sweep", "must be a table with at least one axis, e.g. traffic.load = [0.1, 0.2]")
