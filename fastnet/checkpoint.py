@@ -33,7 +33,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .checks import wall_seconds
+from .checks import check_parent_dir, wall_seconds
 from .errors import ConfigError
 from .version import __version__
 
@@ -273,8 +273,7 @@ class Checkpointer:
                               "PATH (fastnet.run(config, checkpoint=PATH)), or leave it \"auto\"")
         self.cycles, self.seconds = interval(value) if self.path is not None else (0, 0.0)
         if self.path is not None:
-            if not self.path.parent.is_dir():
-                raise ConfigError("--checkpoint", f"directory {self.path.parent} does not exist")
+            check_parent_dir(self.path, "--checkpoint")
             if fresh and self.path.exists():
                 raise ConfigError("--checkpoint", f"{self.path} exists: continue that run with --resume {self.path}, "
                                   "or remove it to start again")

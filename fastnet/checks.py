@@ -16,12 +16,17 @@ Check = Callable[[Any], str | None]  # returns what is allowed when the value is
 Schema = dict[str, tuple[Any, Check]]  # key -> (default, check)
 
 
+def check_parent_dir(path: Path, option: str) -> None:
+    """ConfigError(option) unless the directory `path` would be written in exists: before the work, not after."""
+    if not path.parent.is_dir():
+        raise ConfigError(option, f"directory {path.parent} does not exist")
+
+
 def check_output_file(path: Path, option: str) -> None:
     """ConfigError(option) unless `path` can be written as a file: before the work that makes it, not after."""
     if path.is_dir():
         raise ConfigError(option, f"{path} is a directory; name a file")
-    if not path.parent.is_dir():
-        raise ConfigError(option, f"directory {path.parent} does not exist")
+    check_parent_dir(path, option)
 
 
 INT_MAX = 2**31 - 1  # the default upper bound: the kernels keep ids, sizes and times in int32 records

@@ -17,6 +17,7 @@ from types import TracebackType
 import numpy as np
 import xarray as xr
 
+from .checks import check_parent_dir
 from .errors import ConfigError
 
 SWEEP_TITLE = "fastnet sweep"  # the title attribute of a sweep's store (fastnet/sweeps/store.py)
@@ -53,8 +54,7 @@ def check_out_path(path: Path) -> None:
         if title == SWEEP_TITLE:
             raise ConfigError("--out", f"{path} holds a sweep's results, which a single run would replace; choose "
                               "another path")
-    if not path.parent.exists():
-        raise ConfigError("--out", f"directory {path.parent} does not exist")
+    check_parent_dir(path, "--out")
 
 
 class StagedStore:

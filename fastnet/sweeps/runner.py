@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterator
 import xarray as xr
 
 from .. import config as _config
+from ..checks import check_parent_dir
 from ..errors import ConfigError, FastnetError
 from ..version import __version__
 from . import store
@@ -73,8 +74,7 @@ def _run(spec: Spec, configs: list[dict[str, Any]], path: Path, workers: int | N
     exists = path.exists()
     if exists and not resume:
         raise ConfigError("--out", f"{path} exists; pass --resume to finish that sweep, or choose another path")
-    if not path.parent.is_dir():
-        raise ConfigError("--out", f"directory {path.parent} does not exist")
+    check_parent_dir(path, "--out")
     attrs = _same_spec(path, spec) if exists else {}
     probes, probe_configs = probe(spec, configs)
     lay = store.layout_from_probes(spec, configs, probes)
