@@ -58,24 +58,23 @@ def advance_sr(wl, packet_bytes, t):
         retire(msg, wc, m, t)
     wc[WC_N_INBOX] = 0
     stage = wc[WC_STAGE]
-    if stage == SR.WAIT and wc[WC_OUTSTANDING] == 0:
-        table[wc[WC_ROW], TB_END] = t
-        wc[WC_ROW] += 1
-        wc[WC_WAKE] = t + wl.compute_cycles
-        stage = SR.COMPUTE
-    # the next wave, and again at once after a wave of local copies only that computes for no time
-    while stage == SR.SEND or (stage == SR.COMPUTE and t >= wc[WC_WAKE]):
-        if stage == SR.COMPUTE and wc[WC_DRAWN] == wl.messages:
-            stage = SR.DONE
-            wc[WC_FINISHED] = 1
-            wc[WC_END] = t
-            break
-        post_wave(wl, packet_bytes, t)
-        stage = SR.WAIT if wc[WC_OUTSTANDING] > 0 else SR.COMPUTE
-        if stage == SR.COMPUTE:  # a wave of local copies only: it ends where it starts, and the next may start now
+    while True:  # a wave of local copies only ends where it starts, and the next may start in the same cycle
+        if stage == SR.WAIT and wc[WC_OUTSTANDING] == 0:  # the wave is over
             table[wc[WC_ROW], TB_END] = t
             wc[WC_ROW] += 1
             wc[WC_WAKE] = t + wl.compute_cycles
+            stage = SR.COMPUTE
+        if stage == SR.COMPUTE and t >= wc[WC_WAKE]:
+            if wc[WC_DRAWN] == wl.messages:
+                stage = SR.DONE
+                wc[WC_FINISHED] = 1
+                wc[WC_END] = t
+            else:
+                stage = SR.SEND
+        if stage != SR.SEND:
+            break
+        post_wave(wl, packet_bytes, t)
+        stage = SR.WAIT
     wc[WC_STAGE] = stage
     wc[WC_NEXT] = wc[WC_WAKE] if stage == SR.COMPUTE else NEVER  # otherwise only messages move it on
 
