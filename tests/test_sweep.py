@@ -194,3 +194,18 @@ def test_workload_tables_hold_the_longest_run(tmp_path):
         n = int(one.levels)
         np.testing.assert_array_equal(got.level_messages.values[:n], one.level_messages.values)
         assert np.isnan(got.level_messages.values[n:]).all()
+
+
+def test_a_closed_loop_point_the_probe_ran_whole_is_kept_not_run_again(tmp_path):
+    """A closed-loop probe runs its point to the end (it has no shorter form): that run is the point's result,
+    written by the parent, and no worker runs it a second time."""
+    base = {"topology": {"kind": "torus", "dims": [4, 4]}, "workload": {"kind": "a2a", "message_bytes": 256}}
+    spec = {"base": base, "sweep": {"sim.seed": [5, 6]}}
+    seen = []
+    ds = fastnet.sweep(spec, tmp_path / "a.zarr", workers=1, progress=lambda p: seen.append((p.done, p.skipped)))
+    marks = store.markers(tmp_path / "a.zarr")
+    assert marks[0]["session"] == "probe" and marks[1]["session"] != "probe"
+    assert marks[0]["pid"] == os.getpid() and marks[1]["pid"] != os.getpid()
+    assert seen[0] == (1, 0) and seen[-1] == (2, 0)
+    for seed in (5, 6):
+        assert_point_equals_run(ds.sel({"sim.seed": seed}).load(), fastnet.run({**base, "sim": {"seed": seed}}))

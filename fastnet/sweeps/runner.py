@@ -76,8 +76,8 @@ def _run(spec: Spec, configs: list[dict[str, Any]], path: Path, workers: int | N
         raise ConfigError("--out", f"{path} exists; pass --resume to finish that sweep, or choose another path")
     check_parent_dir(path, "--out")
     attrs = _same_spec(path, spec) if exists else {}
-    probes, probe_configs = probe(spec, configs)
-    lay = store.layout_from_probes(spec, configs, probes)
+    probes = probe(spec, configs)
+    lay = store.layout_from_probes(spec, configs, probes.datasets)
     if exists:
         if attrs.get("sweep_layout") != lay.to_json():
             raise ConfigError("--resume", f"{path} was written by fastnet {attrs.get('fastnet_version')} with other "
@@ -90,13 +90,14 @@ def _run(spec: Spec, configs: list[dict[str, Any]], path: Path, workers: int | N
             if m["status"] != "ok":
                 store.forget(path, i)
                 del done[i]
-    todo = [i for i in range(spec.size) if i not in done]
     state = Progress(total=spec.size, skipped=len(done))
+    state.done = _keep_probed_points(path, lay, probes, done)
+    todo = [i for i in range(spec.size) if i not in done]
     if progress:
         progress(state)
     if todo:
         point_checkpoint(path, 0).parent.mkdir(exist_ok=True)
-        with _client(workers, scheduler, probe_configs, len(todo)) as client:
+        with _client(workers, scheduler, probes.configs, len(todo)) as client:
             _submit_all(client, str(path), lay, todo, configs, state, progress)
     with contextlib.suppress(OSError):  # every point done: no checkpoint is left (a failed task's may be)
         point_checkpoint(path, 0).parent.rmdir()
@@ -126,26 +127,54 @@ def point_checkpoint(path: Path, index: int) -> Path:
     return path.with_name(path.name + ".checkpoints") / f"point-{index}.ckpt"
 
 
-def probe(spec: Spec, configs: list[dict[str, Any]]) -> tuple[list[xr.Dataset], list[dict[str, Any]]]:
-    """A short run of the first point of each kind that runs at all (trying up to PROBE_TRIES); a point that
-    fails here will fail in the sweep too and be recorded there. Raises the first error if no point runs."""
-    from ..sim import run
+@dataclass
+class Probes:
+    datasets: list[xr.Dataset]  # one per kind that ran: the store's variables and extra dims
+    configs: list[dict[str, Any]]  # what each ran (a remote cluster's workers run them to fill their caches)
+    points: dict[int, tuple[xr.Dataset, float]]  # closed-loop probes: the point itself, and its seconds
 
-    done, used, first_error = [], [], None
+
+def probe(spec: Spec, configs: list[dict[str, Any]]) -> Probes:
+    """A short run of the first point of each kind that runs at all (trying up to PROBE_TRIES); a point that
+    fails here will fail in the sweep too and be recorded there. Raises the first error if no point runs.
+    A closed-loop workload has no shorter form: its probe is the point's own run, kept as that point's result."""
+    from ..sim import run
+    from ..workloads.build import workload_section
+
+    out, first_error = Probes([], [], {}), None
     for kind in probe_kinds(configs):
         for i in kind[:PROBE_TRIES]:
-            cfg = short(configs[i])
+            whole = workload_section(configs[i])["kind"] != "open_loop"
+            cfg = configs[i] if whole else short(configs[i])
+            t0 = time.perf_counter()
             try:
-                done.append(run(cfg))
+                ds = run(cfg)
             except FastnetError as e:
                 first_error = first_error or (i, e)
                 continue
-            used.append(cfg)
+            out.datasets.append(ds)
+            out.configs.append(cfg)
+            if whole:
+                out.points[i] = (ds, time.perf_counter() - t0)
             break
-    if not done:
+    if not out.datasets:
         i, e = first_error
         raise spec.error_at(e, spec.position(i)) from None
-    return done, used
+    return out
+
+
+def _keep_probed_points(path: Path, lay: store.Layout, probes: Probes, done: dict[int, Any]) -> int:
+    """Write the closed-loop points the probes ran whole, as a worker would have, so they do not run twice;
+    returns how many."""
+    kept = 0
+    for i, (ds, seconds) in probes.points.items():
+        if i not in done:
+            kept += 1
+            marker = {"status": "ok", "session": "probe", "pid": os.getpid(), "seconds": seconds,
+                      "compiled": kernel_compiles(), "resumed_from_cycle": 0}
+            store.write_point(path, lay, i, store.point_dataset(lay, ds), marker)
+            done[i] = marker
+    return kept
 
 
 def _same_spec(path: Path, spec: Spec) -> dict[str, Any]:
