@@ -375,10 +375,10 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
             raise DeadlockError(t, blocked_vcs(s))
         elif status == FAILED:
             raise WorkloadError(f"workload failed at cycle {t}: {ERRORS[int(s.workload.wc[WC_ERROR])]}")
-        elif status in (DRAINED, FINISHED):
-            break
-        if progress:
+        if progress:  # after every kernel call, the last one included (a drained or finished run: t < end)
             progress(t, end)
+        if status in (DRAINED, FINISHED):
+            break
         if checkpoint is not None and t < end:  # a chunk boundary: nothing is half done here
             checkpoint.boundary(s, occupancy)
     s.simulate_seconds += time.perf_counter() - started
@@ -458,7 +458,9 @@ def check_conservation(s: Simulation) -> dict[str, int]:
 
 def run(config: dict[str, Any] | str | Path | None = None, *, progress: Callable[[int, int], None] | None = None,
         out: str | Path | None = None, checkpoint: str | Path | None = None, resume: str | Path | None = None):
-    """Simulate one config (dict or TOML path; None: the embedded default) and return an xarray.Dataset. With
+    """Simulate one config (dict or TOML path; None: the embedded default) and return an xarray.Dataset.
+    `progress(t, end)` is called after every kernel call (about every half second), the last one included: t the
+    cycle reached, end the last cycle the run may reach (a run that drained or finished stops before it). With
     `out`, the results are also written to that zarr store (replaced only once the run has finished), and the
     dataset returned is the store opened lazily: with sim.occupancy_interval, `port_occupancy` streams there.
 
