@@ -16,6 +16,8 @@ import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
+
 from .build.kinds import TOPOLOGIES, topology_schema
 from .checks import (
     MAX_VCS, Check, boolean, check_section, choice, cycles_or_wall_time, integer, integer_list, integer_or_auto,
@@ -321,9 +323,21 @@ def _resolve_topology(topo: Any) -> dict[str, Any]:
     return {"kind": kind, **check_section("topology", given, schema)}
 
 
+def plain(value: Any) -> Any:
+    """A config built in Python as TOML would give it: NumPy scalars and arrays (np.arange, np.linspace, a sweep's
+    coordinate) as ints, floats, bools, strings and lists, tuples as lists; tables copied, other objects kept."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    return value
+
+
 def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Fill in defaults and check every value; raise ConfigError naming the first bad field."""
-    cfg = apply_machine(copy.deepcopy(cfg or {}))
+    cfg = apply_machine(copy.deepcopy(plain(cfg or {})))
     extra = {k: v for k, v in cfg.items() if k not in SECTION_ORDER and k not in EXTRA_SECTIONS}
     if extra:
         key = next(iter(extra))

@@ -144,3 +144,16 @@ def test_throughput_starts_from_the_same_base():
 
     assert load_config(None, ["topology.kind=torus"], {})["links"]["latency_local"] == 1
     assert load_config(None, [], {"k": 2})["links"]["latency_local"] == 10
+
+
+def test_numpy_values_read_as_the_toml_values_they_stand_for():
+    """A config built in Python with NumPy (a scalar from an array, np.arange) resolves as the plain values do."""
+    import numpy as np
+
+    given = {"topology": {"kind": "torus", "dims": np.array([4, 4])},
+             "traffic": {"packet_phits": np.int64(8), "load": np.float32(0.25), "pattern": np.str_("tornado")},
+             "sim": {"seed": np.int32(3), "measure": np.uint16(100)}, "router": {"vcs": (2 + np.int8(0))}}
+    assert config.resolve(given) == config.resolve(
+        {"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"packet_phits": 8, "load": 0.25,
+                                                                   "pattern": "tornado"},
+         "sim": {"seed": 3, "measure": 100}, "router": {"vcs": 2}})

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fastnet.errors import ConfigError
@@ -110,3 +111,10 @@ def test_unknown_tables_in_a_spec_are_refused():
 def test_example_specs_resolve_every_point(path):
     s = load_spec(path)
     assert len(s.configs()) == s.size > 1
+
+
+def test_numpy_axes_are_lists_of_plain_values():
+    spec = load_spec({"base": {"topology": {"kind": "torus", "dims": [4, 4]}},
+                      "sweep": {"traffic.load": np.linspace(0.1, 0.3, 3), "sim.seed": np.arange(2)}})
+    assert spec.to_json() == load_spec({"base": {"topology": {"kind": "torus", "dims": [4, 4]}},
+                                        "sweep": {"traffic.load": [0.1, 0.2, 0.3], "sim.seed": [0, 1]}}).to_json()

@@ -131,7 +131,9 @@ def load_spec(spec: str | Path | dict[str, Any]) -> Spec:
     if not isinstance(spec, (dict, str, Path)):
         raise ConfigError("spec", f"must be a table of base and sweep, or the path of a spec file (got "
                           f"{type(spec).__name__})")
-    if not isinstance(spec, dict):
+    if isinstance(spec, dict):
+        spec = _config.plain(spec)  # np.linspace axes, NumPy scalars: stored as JSON, compared with a resume's
+    else:
         here = Path(spec).resolve().parent
         spec = _config.read_toml(spec)
     unknown = [k for k in spec if k not in ("base", "sweep")]
