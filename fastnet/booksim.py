@@ -17,7 +17,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Union
 
-from .config import SECTIONS
+from .config import SECTIONS, vc_floor
 from .registry import SWITCH_ALLOCATORS
 from .errors import ConfigError
 
@@ -298,15 +298,15 @@ def to_fastnet(given: dict[str, Value], base_dir: Path = Path(".")) -> dict[str,
     router = _router(b, topo, routing)
     traffic = _traffic(b, topo)
     sim = _sim(b, given)
-    if router["buffer_phits"] < traffic["packet_phits"] and router["crossbar"] == "packet":
+    floor = vc_floor(router["crossbar"], router["speedup"], traffic["packet_phits"])  # sim._buffers', in BookSim2's keys
+    if router["buffer_phits"] < floor and router["crossbar"] == "packet":
         raise ConfigError("vc_buf_size", f"with hold_switch_for_packet = 1 a VC must hold one packet, vc_buf_size >= "
-                                         f"packet_size (got {router['buffer_phits']} < {traffic['packet_phits']}): "
+                                         f"packet_size (got {router['buffer_phits']} < {floor}): "
                                          "fastnet's held crossbar is virtual cut-through (smaller buffers map with "
                                          "hold_switch_for_packet = 0)")
-    chunk = min(math.ceil(router["speedup"]), traffic["packet_phits"])
-    if router["buffer_phits"] < chunk and router["crossbar"] == "flit":  # (sim._buffers' bound, in BookSim2's keys)
+    if router["buffer_phits"] < floor:
         raise ConfigError("vc_buf_size", f"fastnet's flit crossbar moves ceil(internal_speedup) flits of a packet "
-                                         f"a cycle, credit for each: a VC must hold {chunk} (got "
+                                         f"a cycle, credit for each: a VC must hold {floor} (got "
                                          f"{router['buffer_phits']}); or lower internal_speedup")
     return {"topology": topology, "router": router, "links": links, "routing": routing, "traffic": traffic,
             "sim": sim}

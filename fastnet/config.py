@@ -323,6 +323,14 @@ def _resolve_topology(topo: Any) -> dict[str, Any]:
     return {"kind": kind, **check_section("topology", given, schema)}
 
 
+def vc_floor(crossbar: str, speedup: float, packet_phits: int) -> int:
+    """The fewest phits a VC's buffer may hold: a whole packet with the packet crossbar (virtual cut-through); with
+    the flit crossbar (wormhole, credits flit by flit) what one cycle of crossbar time moves, ceil(speedup) phits of
+    a packet, which must all be there and have room downstream (kernels/timing.py room_needed, chunk_ready): a
+    smaller VC would never let a packet go."""
+    return packet_phits if crossbar == "packet" else min(math.ceil(speedup), packet_phits)
+
+
 def plain(value: Any) -> Any:
     """A config built in Python as TOML would give it: NumPy scalars and arrays (np.arange, np.linspace, a sweep's
     coordinate) as ints, floats, bools, strings and lists, tuples as lists; tables copied, other objects kept."""

@@ -100,25 +100,21 @@ def _resolved(cfg: dict[str, Any] | str | Path | None) -> dict[str, Any]:
 
 
 def _buffers(cfg: dict[str, Any]) -> dict[int, int]:
-    """Phits of one VC's buffer by port class; ConfigError if one cannot hold a whole packet but with the flit
-    crossbar (wormhole: its credits go flit by flit, and a VC is allocated whatever room it has, as BookSim2's),
-    and with it if one cannot hold what a cycle of crossbar time moves."""
+    """Phits of one VC's buffer by port class; ConfigError if one is below config.vc_floor."""
     router, traffic = cfg["router"], cfg["traffic"]
     buffers = {NODE: router["buffer_phits_injection"], LOCAL: router["buffer_phits"],
                GLOBAL: router["buffer_phits_global"]}
-    flit = CROSSBARS.code(router["crossbar"]) == X_FLIT
-    # a cycle of flit crossbar time moves up to ceil(speedup) phits of a packet, and needs them all here and that
-    # much room downstream (kernels/timing.py room_needed, chunk_ready): a smaller VC would never let it go
-    chunk = min(math.ceil(router["speedup"]), traffic["packet_phits"])
+    floor = _config.vc_floor(router["crossbar"], router["speedup"], traffic["packet_phits"])
     for cls, key in ((LOCAL, "buffer_phits"), (GLOBAL, "buffer_phits_global"), (NODE, "buffer_phits_injection")):
-        if not flit and buffers[cls] < traffic["packet_phits"]:
+        if buffers[cls] >= floor:
+            continue
+        if router["crossbar"] == "packet":
             raise ConfigError(f"router.{key}", f"must hold a whole packet for virtual cut-through "
-                              f"(>= traffic.packet_phits = {traffic['packet_phits']}, got {buffers[cls]}); "
+                              f"(>= traffic.packet_phits = {floor}, got {buffers[cls]}); "
                               "router.crossbar = \"flit\" (wormhole, credits flit by flit) takes smaller buffers")
-        if flit and buffers[cls] < chunk:
-            raise ConfigError(f"router.{key}", f"must hold the phits one cycle of the flit crossbar moves (>= {chunk}"
-                              f" = min(ceil(router.speedup), traffic.packet_phits), got {buffers[cls]}); or lower "
-                              "router.speedup")
+        raise ConfigError(f"router.{key}", f"must hold the phits one cycle of the flit crossbar moves (>= {floor}"
+                          f" = min(ceil(router.speedup), traffic.packet_phits), got {buffers[cls]}); or lower "
+                          "router.speedup")
     return buffers
 
 
