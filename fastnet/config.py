@@ -184,13 +184,30 @@ def load_config(path: str | Path) -> dict[str, dict[str, Any]]:
     return resolve(read_toml(path))
 
 
+FILE_KEYS = (("topology", "file"), ("workload", "file"), ("workload", "mapping"), ("faults", "file"))
+
+
+def beside(cfg: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """A config read from a file in `folder`: each relative path it names (FILE_KEYS) that is not found from the
+    working directory but is next to the config is taken from there, as the BookSim2 converter finds a
+    network_file."""
+    for section, key in FILE_KEYS:
+        table = cfg.get(section)
+        name = table.get(key) if isinstance(table, dict) else None
+        if isinstance(name, str) and name and not Path(name).is_absolute() and not Path(name).exists() \
+                and (folder / name).exists():
+            table[key] = str(folder / name)
+    return cfg
+
+
 def read_toml(path: str | Path) -> dict[str, Any]:
+    """A TOML file as a dict; a run config's relative file names are found as `beside` says."""
     p = Path(path)
     try:
         if not p.is_file():
             raise ConfigError("config", f"no such file: {p}")
         with p.open("rb") as f:
-            return tomllib.load(f)
+            return beside(tomllib.load(f), p.absolute().parent)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError("config", f"{p} is not valid TOML ({e})") from None
     except OSError as e:  # unreadable, a name too long, ...

@@ -257,3 +257,25 @@ def test_run_with_networkx_equals_edge_list(tmp_path):
 
     write_dataset(ds, tmp_path / "run.zarr")  # the config attribute is plain data
     assert json.loads(xr.open_zarr(tmp_path / "run.zarr").attrs["config"]) == json.loads(ds.attrs["config"])
+
+
+def test_a_configs_file_names_are_found_next_to_it_when_not_in_the_working_directory(tmp_path, monkeypatch):
+    """`fastnet run sub/ring.toml` from elsewhere finds the edge list beside the config (as the BookSim2 converter
+    finds a network_file); a file of that name in the working directory comes first."""
+    from fastnet.config import read_toml
+    from fastnet.sweeps.spec import load_spec
+
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "ring.edges").write_text("0 1\n1 2\n2 3\n3 0\n")
+    (sub / "ring.toml").write_text('[topology]\nkind = "graph"\nfile = "ring.edges"\n')
+    (sub / "spec.toml").write_text('[base.topology]\nkind = "graph"\nfile = "ring.edges"\n\n'
+                                   '[sweep]\n"traffic.load" = [0.1]\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert build_network(resolve(read_toml("../sub/ring.toml"))).n_routers == 4
+    assert build_network(resolve(load_spec("../sub/spec.toml").configs()[0])).n_routers == 4
+    (elsewhere / "ring.edges").write_text("0 1\n1 2\n2 0\n")
+    assert build_network(resolve(read_toml("../sub/ring.toml"))).n_routers == 3
+    assert read_toml(sub / "ring.toml")["topology"]["file"] == "ring.edges"

@@ -151,6 +151,8 @@ def load_spec(spec: str | Path | dict[str, Any]) -> Spec:
         from ..graph_input import resolve_graph  # a networkx graph as plain edges: the spec is stored as JSON
 
         base = {**base, "topology": resolve_graph(base["topology"])}
+    else:
+        base = _config.beside(base, here)  # a spec file's own table: its file names as a run config's
     table = spec.get("sweep", {})
     if not isinstance(table, dict) or not table:
         raise ConfigError("sweep", "must be a table with at least one axis, e.g. traffic.load = [0.1, 0.2]")
