@@ -188,11 +188,15 @@ FILE_KEYS = (("topology", "file"), ("workload", "file"), ("workload", "mapping")
 
 
 def beside(cfg: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """A config read from a file in `folder`: each relative path it names (FILE_KEYS) that is not found from the
-    working directory but is next to the config is taken from there, as the BookSim2 converter finds a
-    network_file."""
-    for section, key in FILE_KEYS:
-        table = cfg.get(section)
+    """A config read from a file in `folder`: each relative path it names (FILE_KEYS, and each of workload.jobs'
+    file and mapping) that is not found from the working directory but is next to the config is taken from
+    there, as the BookSim2 converter finds a network_file."""
+    workload = cfg.get("workload")
+    jobs = workload.get("jobs") if isinstance(workload, dict) else None
+    tables = [(cfg.get(section), key) for section, key in FILE_KEYS]
+    if isinstance(jobs, list):
+        tables += [(job, key) for job in jobs for key in ("file", "mapping")]
+    for table, key in tables:
         name = table.get(key) if isinstance(table, dict) else None
         if isinstance(name, str) and name and not Path(name).is_absolute() and not Path(name).exists() \
                 and (folder / name).exists():
