@@ -140,6 +140,11 @@ def test_remote_scheduler_runs_the_same_sweep(tmp_path):
         ds = fastnet.sweep(spec, tmp_path / "r.zarr", scheduler=cluster.scheduler_address)
         with pytest.raises(ConfigError, match="--workers"):
             fastnet.sweep(spec, tmp_path / "r2.zarr", scheduler=cluster.scheduler_address, workers=2)
+        assert not (tmp_path / "r2.zarr").exists()  # refused before anything was written
+        address = cluster.scheduler_address
+    with pytest.raises(ConfigError, match="--scheduler: cannot connect"):  # the cluster is gone
+        fastnet.sweep(spec, tmp_path / "r3.zarr", scheduler=address)
+    assert not list(tmp_path.glob("r3.zarr*"))
     assert_point_equals_run(ds.isel({"traffic.load": 0, "traffic.pattern": 0}).load(), single_run(0.3, "uniform"))
 
 
@@ -209,3 +214,27 @@ def test_a_closed_loop_point_the_probe_ran_whole_is_kept_not_run_again(tmp_path)
     assert seen[0] == (1, 0) and seen[-1] == (2, 0)
     for seed in (5, 6):
         assert_point_equals_run(ds.sel({"sim.seed": seed}).load(), fastnet.run({**base, "sim": {"seed": seed}}))
+
+
+def test_mpi_points_whose_tables_differ_in_length_each_fit_and_keep_their_labels(tmp_path):
+    """An MPI program's rank, timeline and comm-matrix tables differ from point to point (more ranks a node, a
+    longer program): the store is sized by the longest any point fills (each point's program lowered before the
+    store is made), shorter tables padded; named coordinates (call) keep their labels."""
+    base = {"topology": {"kind": "torus", "dims": [4, 4]},
+            "workload": {"kind": "mpi", "program": "allreduce", "message_bytes": 64}}
+    spec = {"base": base, "sweep": {"workload.iterations": [1, 3], "workload.ranks_per_node": [1, 2]}}
+    ds = fastnet.sweep(spec, tmp_path / "m.zarr", workers=1)
+    assert (ds.status == store.STATUS_OK).all(), ds.error.values
+    assert ds.sizes["task"] == 32 and ds.sizes["rank_from"] == 32
+    assert "allreduce" in list(ds["call"].values)
+    for it in (1, 3):
+        for rpn in (1, 2):
+            one = fastnet.run({**base, "workload": {**base["workload"], "iterations": it, "ranks_per_node": rpn}})
+            got = ds.sel({"workload.iterations": it, "workload.ranks_per_node": rpn}).load()
+            assert int(got.execution_cycles) == int(one.execution_cycles)
+            n, k = one.sizes["task"], one.sizes["interval"]
+            np.testing.assert_array_equal(got.task_finish_cycle.values[:n], one.task_finish_cycle.values)
+            np.testing.assert_array_equal(got.timeline_start.values[:k], one.timeline_start.values)
+            np.testing.assert_array_equal(got.comm_matrix_bytes.values[:n, :n], one.comm_matrix_bytes.values)
+            np.testing.assert_array_equal(got.call_count.values, one.call_count.values)
+            assert np.isnan(got.task_finish_cycle.values[n:]).all()

@@ -162,11 +162,10 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Program]:
-    w, m, traffic = cfg["workload"], mpi_section(cfg), cfg["traffic"]
-    packet_bytes = traffic["packet_phits"] * traffic["phit_bytes"]
-    cycle_ns = timing(cfg).cycle_ns
-    opt = Options(cycle_ns=cycle_ns, compute_scale=w["compute_scale"], compute=w["compute"],
+def lowered(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Program, np.ndarray]:
+    """The run's program (every job's ranks, lowered) and the node of each rank."""
+    w, m = cfg["workload"], mpi_section(cfg)
+    opt = Options(cycle_ns=timing(cfg).cycle_ns, compute_scale=w["compute_scale"], compute=w["compute"],
                   count_init=w["count_init"], skip_unknown=w["skip_unknown"],
                   allreduce=m["allreduce"], allreduce_short_bytes=m["allreduce_short_bytes"],
                   allgather=m["allgather"], allgather_long_bytes=m["allgather_long_bytes"])
@@ -178,8 +177,37 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
             raise ConfigError("workload.file" if w["kind"] == "trace" else "workload.program", str(e)) from None
     prog.task_job = task_job
     prog.background = background
-    R = trace.n_ranks
-    cell = -(-R // m["comm_matrix_cells"])
+    return prog, task_node
+
+
+def table_rows(cfg: dict[str, Any], net: Network) -> dict[str, int]:
+    """The lengths of an MPI run's tables, which only its lowered program tells (a sweep sizes its store by the
+    longest any point fills): ranks, comm-matrix cells, jobs, timeline intervals (the most it may log)."""
+    prog, task_node = lowered(cfg, net, cfg["sim"]["seed"])
+    m, R = mpi_section(cfg), len(task_node)
+    cells = -(-R // comm_cell(R, m))
+    rows = {"task": R, "rank_from": cells, "rank_to": cells, "interval": timeline_rows(prog, m)}
+    if prog.task_job is not None:
+        rows["job"] = len(cfg["workload"]["jobs"])
+    return rows
+
+
+def comm_cell(ranks: int, m: dict[str, Any]) -> int:
+    """Ranks per side of a comm-matrix cell: the matrix has at most mpi.comm_matrix_cells a side."""
+    return -(-ranks // m["comm_matrix_cells"])
+
+
+def timeline_rows(prog: Program, m: dict[str, Any]) -> int:
+    return min(m["timeline_intervals"], timeline_bound(prog))
+
+
+def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Program]:
+    w, m, traffic = cfg["workload"], mpi_section(cfg), cfg["traffic"]
+    packet_bytes = traffic["packet_phits"] * traffic["phit_bytes"]
+    cycle_ns = timing(cfg).cycle_ns
+    prog, task_node = lowered(cfg, net, seed)
+    R = len(task_node)
+    cell = comm_cell(R, m)
     rank_time = compute_times(w, task_node, net.n_nodes)
     prog.expected = expected_cycles(prog, rank_time)
     inbox = inbox_size(net.n_nodes, net.n_ports, cfg["router"]["ejection"])
@@ -206,7 +234,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
         ready=np.arange(R - 1, -1, -1, dtype=np.int64),  # rank 0 runs first
         heap_t=np.zeros(2 * R + pool, np.int64), heap_r=np.zeros(2 * R + pool, np.int64), seen=np.zeros(R, np.int64),
         call_time=np.zeros(len(CALLS), np.int64), msg_hist=np.zeros((len(CALLS), HIST_BINS), np.int64),
-        timeline=np.zeros((min(m["timeline_intervals"], timeline_bound(prog)), N_TL), np.int64),
+        timeline=np.zeros((timeline_rows(prog, m), N_TL), np.int64),
         comm_matrix=np.zeros((-(-R // cell), -(-R // cell)), np.int64), comm_cell=cell,
         scratch_peer=np.zeros(MAX_FANOUT, np.int64), scratch_bytes=np.zeros(MAX_FANOUT, np.int64),
         mem_latency=int(round(m["memory_latency_ns"] / cycle_ns)), mem_bytes_per_cycle=m["memory_gbytes"] * cycle_ns,

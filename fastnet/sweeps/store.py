@@ -68,6 +68,10 @@ AXIS_UNITS: dict[str, str] = {
     "topology.p": "nodes/router",
     "topology.a": "routers/group",
     "topology.h": "global links/router",
+    "workload.message_bytes": "bytes",
+    "workload.query_time_ns": "ns",
+    "workload.link_gbps": "Gb/s",
+    "workload.compute_cycles": "cycles",
 }
 
 
@@ -95,10 +99,14 @@ class Layout:
 
 
 def fill_value(dtype: str) -> Any:
-    """What a not-yet-run (or failed) point holds: NaN, -1 for integers (decoded as NaN by xarray), ''."""
+    """What a not-yet-run (or failed) point holds: NaN; for integers the type's least value (an unsigned one's
+    greatest), decoded as NaN by xarray (not -1: a run's integers may be -1, e.g. task_finish_cycle); ''."""
     if dtype == "str":
         return ""
-    return np.nan if np.dtype(dtype).kind == "f" else -1
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return np.nan
+    return int(np.iinfo(dt).min if dt.kind == "i" else np.iinfo(dt).max)
 
 
 def layout_from_probes(spec: Spec, configs: list[dict[str, Any]], probes: list[xr.Dataset]) -> Layout:
@@ -111,9 +119,8 @@ def layout_from_probes(spec: Spec, configs: list[dict[str, Any]], probes: list[x
                                          {"units": units, "description": doc}))
         for dim, n in ds.sizes.items():
             lay.dims[dim] = max(lay.dims.get(dim, 0), n)
-    for c in configs:  # a workload's level / wave tables: as long as the longest any point may fill
-        for dim, n in table_rows(c).items():
-            lay.dims[dim] = max(lay.dims.get(dim, 0), n)
+    for dim, n in _table_rows(configs).items():
+        lay.dims[dim] = max(lay.dims.get(dim, 0), n)
     intervals = {c["sim"]["timeseries"] for c in configs}
     if "time" in lay.dims or len(intervals) > 1:
         if len(intervals) > 1:
@@ -128,7 +135,7 @@ def layout_from_probes(spec: Spec, configs: list[dict[str, Any]], probes: list[x
         first = next(ds[name] for ds in probes if name in ds.coords)
         if first.dims == (name,):
             if name != "time":
-                lay.coords[name] = (name, np.arange(lay.dims[name]), dict(first.attrs))  # port, latency_bin
+                lay.coords[name] = _dim_coord(name, [ds[name] for ds in probes if name in ds.coords], lay.dims[name])
             continue
         same = all(name in ds.coords and ds[name].sizes == first.sizes and np.array_equal(ds[name], first)
                    for ds in probes)
@@ -139,6 +146,42 @@ def layout_from_probes(spec: Spec, configs: list[dict[str, Any]], probes: list[x
     for name, (dtype, units, doc) in PER_POINT_VARIABLES.items():
         lay.fields[name] = ((), dtype, {"units": units, "description": doc})
     return lay
+
+
+def _dim_coord(name: str, seen: list[xr.DataArray], n: int) -> tuple[str, np.ndarray, dict[str, Any]]:
+    """A dim's own coordinate: its labels (call, drop_cause, the first rank of each comm-matrix cell) where every
+    probe that has it agrees with the longest, and the longest spans the store's dim; else 0..n-1."""
+    longest = max(seen, key=len)
+    if all(np.array_equal(c.values, longest.values[:len(c)]) for c in seen):
+        if len(longest) == n:
+            return name, longest.values, dict(longest.attrs)
+        if np.array_equal(longest.values, np.arange(len(longest))):  # task, interval, port: longer for some points
+            return name, np.arange(n), dict(longest.attrs)
+    return name, np.arange(n), {"description": f"index (the points' own {name} labels differ)"}
+
+
+def _table_rows(configs: list[dict[str, Any]]) -> dict[str, int]:
+    """The longest table any point may fill, by extra dim (a workload's level or wave table; an MPI run's ranks,
+    comm-matrix cells, jobs and timeline, from its program lowered once per distinct config): a point's own may
+    only be known once it has run, and the store is created before."""
+    from ..mpi.build import table_rows as mpi_table_rows
+    from ..topology import build_network
+    from ..workloads.build import workload_section
+
+    rows: dict[str, int] = {}
+    lowered: set[str] = set()
+    for c in configs:
+        if workload_section(c)["kind"] in ("mpi", "trace"):
+            key = json.dumps({k: v for k, v in c.items() if k != "sim"}, sort_keys=True, default=str)
+            if key in lowered:
+                continue
+            lowered.add(key)
+            got = mpi_table_rows(c, build_network(c))
+        else:
+            got = table_rows(c)
+        for dim, n in got.items():
+            rows[dim] = max(rows.get(dim, 0), n)
+    return rows
 
 
 def dtype_name(dt: np.dtype) -> str:
@@ -153,7 +196,9 @@ def _axis_coords(spec: Spec) -> dict[str, Any]:
     coords: dict[str, Any] = {}
     for a in spec.axes:
         for key, values in zip(a.keys, a.values):
-            attrs = {"units": AXIS_UNITS.get(key, ""), "description": f"swept config key {key}"}
+            # a time or bandwidth given with its unit ("20 ns", "2 GB/s") is text, not cycles
+            units = "" if any(isinstance(v, str) for v in values) else AXIS_UNITS.get(key, "")
+            attrs = {"units": units, "description": f"swept config key {key}"}
             coords[key] = xr.Variable((a.dim,), coordinate(values), attrs=attrs)
     return coords
 
@@ -185,7 +230,7 @@ def create(path: Path, spec: Spec, lay: Layout, base_config: dict[str, Any]) -> 
                                                             chunks=chunks), attrs=attrs)
         encoding[name] = {"chunks": chunks}
         if dtype != "str" and np.dtype(dtype).kind in "iu":
-            encoding[name].update(_FillValue=-1, fill_value=-1)
+            encoding[name].update(_FillValue=fill_value(dtype), fill_value=fill_value(dtype))
     data_vars["status"].attrs.update(flag_values=[STATUS_PENDING, STATUS_OK, STATUS_FAILED],
                                      flag_meanings="pending finished failed")
     encoding["status"] = {"chunks": (1,) * len(dims)}  # 0 = pending is a value, not a missing one
