@@ -118,3 +118,11 @@ def test_numpy_axes_are_lists_of_plain_values():
                       "sweep": {"traffic.load": np.linspace(0.1, 0.3, 3), "sim.seed": np.arange(2)}})
     assert spec.to_json() == load_spec({"base": {"topology": {"kind": "torus", "dims": [4, 4]}},
                                         "sweep": {"traffic.load": [0.1, 0.2, 0.3], "sim.seed": [0, 1]}}).to_json()
+
+
+def test_an_axis_of_values_with_their_own_units_is_not_labelled_in_cycles():
+    from fastnet.sweeps.store import _axis_coords
+
+    coords = _axis_coords(load_spec({"base": {"topology": {"kind": "torus", "dims": [4, 4]}},
+                                     "sweep": {"links.latency": ["20 ns", "50 ns"], "router.delay": [2, 3]}}))
+    assert coords["links.latency"].attrs["units"] == "" and coords["router.delay"].attrs["units"] == "cycles"

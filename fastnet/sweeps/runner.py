@@ -71,33 +71,39 @@ def _run(spec: Spec, configs: list[dict[str, Any]], path: Path, workers: int | N
          resume: bool, retry_failed: bool, progress: Callable[[Progress], None] | None) -> xr.Dataset:
     if workers is not None and workers < 1:
         raise ConfigError("--workers", f"must be >= 1 (got {workers})")
+    if workers is not None and scheduler:
+        raise ConfigError("--workers", "sets the size of a local cluster; a --scheduler has its own workers")
     exists = path.exists()
     if exists and not resume:
         raise ConfigError("--out", f"{path} exists; pass --resume to finish that sweep, or choose another path")
     check_parent_dir(path, "--out")
     attrs = _same_spec(path, spec) if exists else {}
-    probes = probe(spec, configs)
-    lay = store.layout_from_probes(spec, configs, probes.datasets)
-    if exists:
-        if attrs.get("sweep_layout") != lay.to_json():
-            raise ConfigError("--resume", f"{path} was written by fastnet {attrs.get('fastnet_version')} with other "
-                              f"variables than fastnet {__version__} produces; use another --out")
-    else:
-        store.create(path, spec, lay, _config.resolve(spec.base))
-    done = store.markers(path)
-    if retry_failed:
-        for i, m in list(done.items()):
-            if m["status"] != "ok":
-                store.forget(path, i)
-                del done[i]
-    state = Progress(total=spec.size, skipped=len(done))
-    state.done = _keep_probed_points(path, lay, probes, done)
-    todo = [i for i in range(spec.size) if i not in done]
-    if progress:
-        progress(state)
-    if todo:
-        point_checkpoint(path, 0).parent.mkdir(exist_ok=True)
-        with _client(workers, scheduler, probes.configs, len(todo)) as client:
+    with contextlib.ExitStack() as stack:  # a remote scheduler is reached first: a bad address writes nothing
+        remote = stack.enter_context(_remote(scheduler)) if scheduler else None
+        probes = probe(spec, configs)
+        lay = store.layout_from_probes(spec, configs, probes.datasets)
+        if exists:
+            if attrs.get("sweep_layout") != lay.to_json():
+                raise ConfigError("--resume", f"{path} was written by fastnet {attrs.get('fastnet_version')} with "
+                                  f"other variables than fastnet {__version__} produces; use another --out")
+        else:
+            store.create(path, spec, lay, _config.resolve(spec.base))
+        done = store.markers(path)
+        if retry_failed:
+            for i, m in list(done.items()):
+                if m["status"] != "ok":
+                    store.forget(path, i)
+                    del done[i]
+        state = Progress(total=spec.size, skipped=len(done))
+        state.done = _keep_probed_points(path, lay, probes, done)
+        todo = [i for i in range(spec.size) if i not in done]
+        if progress:
+            progress(state)
+        if todo:
+            point_checkpoint(path, 0).parent.mkdir(exist_ok=True)
+            if remote is not None:
+                _warm_workers(remote, probes.configs)
+            client = remote or stack.enter_context(_local_cluster(workers, len(todo)))
             _submit_all(client, str(path), lay, todo, configs, state, progress)
     with contextlib.suppress(OSError):  # every point done: no checkpoint is left (a failed task's may be)
         point_checkpoint(path, 0).parent.rmdir()
@@ -189,31 +195,34 @@ def _same_spec(path: Path, spec: Spec) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _client(workers: int | None, scheduler: str | None, probes: list[dict[str, Any]], points: int
-            ) -> Iterator[Any]:
+def _remote(scheduler: str) -> Iterator[Any]:
+    """A client of an existing dask.distributed scheduler."""
+    from distributed import Client
+
+    try:
+        client = Client(scheduler, timeout="10s")
+    except (OSError, TimeoutError, ValueError) as e:
+        raise ConfigError("--scheduler", f"cannot connect to {scheduler} ({e})") from None
+    with client:
+        yield client
+
+
+@contextlib.contextmanager
+def _local_cluster(workers: int | None, points: int) -> Iterator[Any]:
+    """A LocalCluster of single-threaded worker processes and its client."""
     import numba
     from distributed import Client, LocalCluster
 
     from ..kernels import _jit  # noqa: F401  (sets numba's cache directory)
 
-    if scheduler:
-        if workers is not None:
-            raise ConfigError("--workers", "sets the size of a local cluster; a --scheduler has its own workers")
-        try:
-            client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError, ValueError) as e:
-            raise ConfigError("--scheduler", f"cannot connect to {scheduler} ({e})") from None
-        with client:
-            _warm_workers(client, probes)
-            yield client
-        return
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     n = min(workers or cores, points)  # a resume with one point left needs one worker
     # One single-threaded process per core: points are independent and each is one sequential kernel loop;
     # numba's parallel routing-table build gets the cores a worker would otherwise oversubscribe.
     # The workers load the kernels the parent's probe compiled, from the cache directory the parent uses.
     env = {"NUMBA_NUM_THREADS": str(max(1, cores // n)), "NUMBA_CACHE_DIR": numba.config.CACHE_DIR}
-    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+    # ":0": the scheduler's HTTP server on a free port (None still takes 8787, and warns when another has it)
+    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=logging.ERROR, env=env) as cluster, Client(cluster) as client:
         yield client
 
