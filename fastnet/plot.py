@@ -166,6 +166,9 @@ def _select(ds: xr.Dataset, sel: list[str] | tuple[str, ...]) -> xr.Dataset:
         hits = np.flatnonzero(coord.values == (json.dumps(value) if isinstance(value, list) else value))
         if not len(hits):
             raise ConfigError("--sel", f"{key} has no value {value!r} ({_values(ds, key)})")
+        if len(hits) > 1:  # a zip's follower may repeat a value
+            raise ConfigError("--sel", f"{key} = {value!r} is at {len(hits)} points of the axis {dim}; select on "
+                              f"{dim} instead")
         ds = ds.isel({dim: int(hits[0])})
     return ds
 
@@ -259,7 +262,11 @@ def _title(ds: xr.Dataset, seeds: str = "") -> str:
         n = np.unique(ds["nodes"].values[np.isfinite(ds["nodes"].values)])
         parts.append(f"{int(n[0])} nodes" if len(n) == 1 else f"{int(n.min())}-{int(n.max())} nodes")
     if base:
-        parts.append(f"{_swept(ds, 'traffic.pattern', base['traffic']['pattern'])} traffic")
+        kind = _swept(ds, "workload.kind", base.get("workload", {}).get("kind", "open_loop"))
+        if kind == "open_loop":
+            parts.append(f"{_swept(ds, 'traffic.pattern', base['traffic']['pattern'])} traffic")
+        else:  # a closed-loop workload: its own traffic
+            parts.append(f"{kind} workload")
     return ", ".join(parts + ([seeds] if seeds else []))
 
 

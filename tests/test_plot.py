@@ -1,5 +1,7 @@
 """fastnet plot: curves per hue value with labelled units and a legend, seeds averaged, heatmaps per port."""
 
+import json
+
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -179,3 +181,17 @@ def test_a_run_store_without_occupancy_is_refused(tmp_path):
                 out=out)
     r = CliRunner().invoke(app, ["plot", str(out), "-o", str(tmp_path / "x.png")])
     assert r.exit_code == 2 and "sim.occupancy_interval" in r.output and len(r.output.strip().splitlines()) == 1
+
+
+def test_a_selection_on_a_zipped_coordinate_that_repeats_is_refused_not_taken_at_its_first_point(result):
+    ds = open_sweep(result).load().assign_coords({"router.delay": ("traffic.load", [1, 1, 2, 2])})  # a zip follower
+    with pytest.raises(ConfigError, match="router.delay = 1 is at 2 points of the axis traffic.load"):
+        figure(ds, sel=["router.delay=1"])
+
+
+def test_a_closed_loop_sweeps_title_names_its_workload_not_the_unused_traffic_pattern(result):
+    ds = open_sweep(result).load()
+    base = json.loads(ds.attrs["base_config"])
+    ds.attrs["base_config"] = json.dumps({**base, "workload": {**base.get("workload", {}), "kind": "graph500"}})
+    title = figure(ds)._suptitle.get_text()
+    assert "graph500 workload" in title and "traffic" not in title
