@@ -519,6 +519,18 @@ def test_background_traffic_slows_a_job_that_shares_its_links_and_is_measured_al
     assert last.job_execution_cycles.values[1] == -1 and last.job_ranks.values.tolist() == [8, 0]
 
 
+def test_a_message_of_several_bursts_is_not_held_back_by_busy_background_sources():
+    """A rank's next burst of packets is made when its node's source queue empties. That was told by the count of
+    nodes with queued packets falling, which background sources filling their own queues kept from falling: at
+    load 0.8 a 1 KB ping-pong (27 packets a message, bursts of 16) took 5,780 cycles instead of 554, at 0.9 it
+    never ended."""
+    pp = {"program": "pingpong", "message_bytes": 1024, "tasks": 2, "nodes": [0, 2]}
+    alone = run({"kind": "mpi", "jobs": [pp]}).execution_cycles.item()
+    for load in (0.5, 0.9):
+        busy = run({"kind": "mpi", "jobs": [pp, {"kind": "open_loop", "nodes": [2, 16], "load": load}]})
+        assert alone <= busy.execution_cycles.item() < 1.3 * alone, load
+
+
 @pytest.mark.parametrize("jobs, field", [
     ([{"kind": "open_loop", "nodes": [0, 8]}, {"kind": "open_loop", "nodes": [8, 16]}, {"program": "barrier"}],
      "workload.jobs"),

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from ..kernels._jit import jit_inline, no_implementation
-from ..kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_LAST_PROGRESS, C_N_ACTIVE_NODES
+from ..kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_EMPTIED, C_LAST_PROGRESS
 from ..mpi.kernel import advance_mpi
 from ..registry import (
     GEN_COLLECTIVE, GEN_GRAPH500, GEN_GRAPH500_FOGSIM, GEN_MPI, GEN_OPEN_LOOP, GEN_SR, W_A2A, W_A2O, W_GRAPH500,
@@ -22,7 +22,7 @@ from ..workloads.graph500 import advance_graph500
 from ..workloads.graph500_fogsim import advance_graph500_fogsim
 from ..workloads.messages import packetise
 from ..workloads.micro import advance_collective, advance_sr
-from ..workloads.state import V_PAPER, WC_ACTIVE_NODES, WC_ERROR, WC_FINISHED, WC_N_INBOX, WC_NEXT, WC_WAKE
+from ..workloads.state import V_PAPER, WC_EMPTIED, WC_ERROR, WC_FINISHED, WC_N_INBOX, WC_NEXT, WC_WAKE
 
 WS_RUNNING, WS_FINISHED, WS_FAILED, WS_STALLED = 0, 1, 2, 3
 
@@ -63,12 +63,12 @@ def advance_workload(wl, prm, st, t, generator):
         raise ValueError("no generate stage for this code")
     packetise(wl.msg, wl.tk, wl.wc, wl.senders, wl.task_node, st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm,
               wl.packet_phits, wl.phit_bytes, wl.packets_per_message, t)
-    wl.wc[WC_ACTIVE_NODES] = st.ctr[C_N_ACTIVE_NODES]
+    wl.wc[WC_EMPTIED] = st.ctr[C_EMPTIED]
 
 
 @jit_inline
 def workload_due(wc, ctr, t):
-    return wc[WC_N_INBOX] > 0 or t >= wc[WC_NEXT] or ctr[C_N_ACTIVE_NODES] < wc[WC_ACTIVE_NODES]
+    return wc[WC_N_INBOX] > 0 or t >= wc[WC_NEXT] or ctr[C_EMPTIED] != wc[WC_EMPTIED]
 
 
 @jit_inline

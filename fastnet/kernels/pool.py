@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ._jit import jit_inline
 from .state import (
-    C_CREATED, C_DROPPED, C_EV_FREE_COUNT, C_EV_FREE_HEAD, C_FREE_COUNT, C_FREE_HEAD, C_MEAS_CREATED, C_MEAS_DROPPED,
+    C_CREATED, C_DROPPED, C_EMPTIED, C_EV_FREE_COUNT, C_EV_FREE_HEAD, C_FREE_COUNT, C_FREE_HEAD, C_MEAS_CREATED, C_MEAS_DROPPED,
     C_N_ACTIVE_NODES, C_QUEUED, HIST_SUB, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, ND_POS, ND_TAIL, PK_BIRTH,
     PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_LOST, PK_MSG, PK_NEXT, PK_OUT, PK_PHASE, PK_DVC, PK_SIZE, PK_SRC, PK_VCC, S_OFFERED_PHITS,
     PT_HELD, TS_CREATED_PHITS, VC_CAP, VC_FREE, VC_HEAD, VC_TAIL,
@@ -132,6 +132,7 @@ def pop_source(pk, nd, node_act, ctr, n):
     if nxt < 0:
         nd[n, ND_TAIL] = -1
         list_remove(node_act, nd, ND_POS, ctr, C_N_ACTIVE_NODES, n)
+        ctr[C_EMPTIED] += 1
     pk[h, PK_NEXT] = -1
     ctr[C_QUEUED] -= 1
     return h

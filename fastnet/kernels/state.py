@@ -28,7 +28,8 @@ C_DROPPED, C_MEAS_DROPPED = 16, 17  # packets dropped by failures (fastnet/fault
 C_DROP_LINK, C_DROP_ROUTER, C_DROP_UNROUTABLE = 18, 19, 20  # by cause: on a link or in a router as it failed,
 # or at a router with no live route to the destination (faults.allow_disconnected, or a detour a VC class lacks)
 C_N_ASLEEP = 21  # VCs on the ready list whose head sleeps (VC_WAKE = ASLEEP; kernels/ready.py fall_asleep)
-N_CTR = 22
+C_EMPTIED = 22  # source queues that emptied, whole run: a closed-loop workload packetises more then (generate.py)
+N_CTR = 23
 NEVER = 2**62  # a cycle that never comes: a timer not set, a link that frees at no known cycle
 DROP_CAUSES = ("link", "router", "unroutable")  # the order of C_DROP_LINK ..
 
