@@ -231,6 +231,10 @@ def test_bad_inputs_get_one_line_errors(tmp_path):
         run({"kind": "mpi", "program": "fft4d"})
     with pytest.raises(ConfigError, match="mpi.eager_bytes"):
         run({"kind": "mpi"}, {"eager_bytes": -1})
+    for program in ("fanout", "bcast"):  # a root past the last rank: fanout's was an IndexError
+        with pytest.raises(ConfigError, match="must name one of the program's 4 ranks") as e:
+            run({"kind": "mpi", "program": program, "tasks": 4, "root": 4})
+        assert e.value.field == "workload.root"
     ranks = [[Call("unknown", name="MPI_Win_fence")], []]
     with pytest.raises(ConfigError, match="MPI_Win_fence"):
         trace_run(tmp_path, ranks)
@@ -437,6 +441,7 @@ def test_jobs_interfere_when_interleaved_and_less_on_disjoint_groups():
     ([{"program": "barrier", "nodes": [5, 2]}], "workload.jobs[0].nodes"),
     ([{"kind": "trace"}], "workload.jobs[0].file"),
     ([{"program": "barrier", "tasks": 20, "nodes": [0, 8]}], "workload.jobs[0].tasks"),
+    ([{"program": "bcast", "root": 9, "nodes": [0, 8]}], "workload.jobs[0].root"),
 ])
 def test_bad_jobs_name_the_job_and_field(jobs, field):
     with pytest.raises(ConfigError) as e:
