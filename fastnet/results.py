@@ -89,7 +89,8 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "job_wait_cycles": (("job",), "rank-cycles", "cycles the job's ranks spent blocked in waits and collectives"),
     "rank_wait_cycles": (("task",), "cycles", "MPI: cycles each rank spent blocked in waits and collectives"),
     "call_count": (("call",), "calls", "MPI calls of each kind"),
-    "call_cycles": (("call",), "rank-cycles", "cycles ranks spent inside each kind of blocking call"),
+    "call_cycles": (("call",), "rank-cycles", "cycles ranks spent inside each kind of blocking call (compute: "
+                                              "computing)"),
     "call_message_latency_histogram": (("call", "latency_bin"), "messages",
                                        "MPI data-message latency (as message_latency_mean) per latency bin, by "
                                        "the call that sent it"),

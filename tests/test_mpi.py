@@ -640,3 +640,10 @@ def test_a_fragment_of_a_run_says_so_in_every_output(tmp_path):
     assert summary["warnings"] == ds.attrs["warnings"]
     table = CliRunner().invoke(app, args)
     assert "warning: the tracer did not record" in table.output and "MPI_Allreduce x3" in table.output
+
+
+def test_call_cycles_holds_the_computation_under_compute():
+    """call_cycles' compute entry was 0 while call_count counted the computations."""
+    ds = run({"kind": "mpi", "program": "halo3d", "tasks": 8, "compute_cycles": 100})
+    assert ds.call_cycles.sel(call="compute").item() == ds.rank_compute_cycles.sum().item() > 0
+    assert ds.call_cycles.sum().item() == ds.rank_compute_cycles.sum().item() + ds.rank_wait_cycles.sum().item()

@@ -24,6 +24,13 @@ def latency(wc: Any, col: int) -> tuple[float, float]:
 UNRECORDED_WARNING = "the tracer did not record some calls the program made, so only part of the run is replayed: "
 
 
+def _call_cycles(wl: Any) -> np.ndarray:
+    """Rank-cycles in each kind of blocking call, and under "compute" the ranks' computation."""
+    out = wl.call_time.copy()
+    out[CALLS.index("compute")] = wl.tk[:, RK_COMPUTE_CYC].sum()
+    return out
+
+
 def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     from ..kernels.state import S_INJECTED_PHITS
 
@@ -55,7 +62,7 @@ def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         "rank_compute_cycles": wl.tk[:, RK_COMPUTE_CYC].copy(),
         "rank_wait_cycles": wl.tk[:, RK_WAIT_CYC].copy(),
         "call_count": prog.call_counts.copy(),
-        "call_cycles": wl.call_time.copy(),
+        "call_cycles": _call_cycles(wl),
         "call_message_latency_histogram": wl.msg_hist.copy(),
         "comm_matrix_bytes": wl.comm_matrix.copy(),
     }
