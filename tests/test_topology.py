@@ -209,3 +209,19 @@ def test_edge_list_config():
     assert net.n_routers == 4 and net.link_counts()["local"] == 5
     with pytest.raises(ConfigError, match="not connected"):
         net_of(kind="graph", edges=[[0, 1], [2, 3]], p=1)
+
+
+@pytest.mark.parametrize("dims, traffic, field", [
+    ([4, 4], {"pattern": "shift", "shift": 16}, "traffic.shift"),  # shift 0 is refused; N is the same pattern
+    ([2, 2], {"pattern": "tornado"}, "traffic.pattern"),  # ceil(k / 2) - 1 = 0 in every dimension
+])
+def test_a_pattern_that_sends_every_node_to_itself_is_refused(dims, traffic, field):
+    from fastnet.config import resolve
+    from fastnet.traffic.patterns import compile_traffic
+
+    cfg = resolve({"topology": {"kind": "torus", "dims": dims}, "traffic": traffic})
+    with pytest.raises(ConfigError, match="sends every node to itself") as e:
+        compile_traffic(build_network(cfg), cfg["traffic"], 1)
+    assert e.value.field == field
+    cfg = resolve({"topology": {"kind": "torus", "dims": [2, 4]}, "traffic": {"pattern": "tornado"}})
+    compile_traffic(build_network(cfg), cfg["traffic"], 1)  # one dimension still moves

@@ -103,7 +103,7 @@ K_MESH = TOPOLOGIES.add("mesh", "a grid without wrap-around links (build/torus.p
                         # channels, each `express` x links.latency long (0: none)
                         **_torus_like("mesh"), algebra="large")
 K_TWISTED_TORUS = TOPOLOGIES.add(
-    "twisted_torus", "a 2-D torus whose first dimension's wrap-around links are twisted (build/torus.py)",
+    "twisted_torus", "a 2-D torus whose second (Y) dimension's wrap-around links are shifted in X (build/torus.py)",
     keys={"dims": ([8, 4], integer_list(2, 2)), "twist": (4, integer(0)), "links": (1, _per_dimension),
           "p": (1, integer(1))},
     **_torus_like("twisted_torus"), algebra="never")

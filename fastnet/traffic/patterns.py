@@ -393,6 +393,11 @@ def compile_traffic(net: Network, tcfg: dict, seed: int) -> Traffic:
             hot = to[hot]
         elif pattern != PAT_UNIFORM:
             raise ConfigError("traffic.numbering", f"chip does not apply to {tcfg['pattern']}")
+    if pattern == PAT_TABLE:
+        sends = table >= 0
+        if sends.any() and (table[sends] == np.flatnonzero(sends)).all():  # e.g. shift by N, tornado on k = 2
+            raise ConfigError("traffic.shift" if tcfg["pattern"] == "shift" else "traffic.pattern",
+                              f"{tcfg['pattern']} sends every node to itself on this {N}-node network")
     if table is None:
         table = np.zeros(1, dtype=np.int32)
     sizes = packet_sizes(tcfg)
