@@ -225,3 +225,17 @@ def test_a_pattern_that_sends_every_node_to_itself_is_refused(dims, traffic, fie
     assert e.value.field == field
     cfg = resolve({"topology": {"kind": "torus", "dims": [2, 4]}, "traffic": {"pattern": "tornado"}})
     compile_traffic(build_network(cfg), cfg["traffic"], 1)  # one dimension still moves
+
+
+@pytest.mark.parametrize("topology, want", [
+    ({"p": 1, "a": 4, "h": 2, "g": 2}, 2),  # each router has links to the other group: global, then local
+    ({"p": 1, "a": 4, "h": 3, "g": 3, "global_bundle": 2}, 2),
+    ({"p": 1, "a": 4, "h": 2}, 3),  # the most groups: local, global, local
+])
+def test_a_dragonflys_diameter_is_its_router_graphs(topology, want):
+    from fastnet.config import resolve
+
+    net = build_network(resolve({"topology": {"kind": "dragonfly", **topology}}))
+    peer = net.port_peer_router
+    routers = nx.Graph((int(r), int(q)) for r, q in zip(net.topo.port[:, 0], peer) if q >= 0)
+    assert net.params["diameter"] == nx.diameter(routers) == want

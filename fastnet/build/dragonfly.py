@@ -131,6 +131,13 @@ def build(p: int, a: int, h: int, g: int | str, arrangement: str, group_shape: l
         wire[:, n1 - 1:n_local] = BLACK
         wire = wire.ravel()
     local_diameter = (n1 > 1) + (n2 > 1)
+    # with fewer groups than global ports allow, every router may have a link to every other group: then one
+    # global hop and the local diameter reach anyone; else local, global, local (an upper bound in the rare
+    # small network where third groups still bring every pair closer)
+    reach = np.zeros((R, g), dtype=bool)
+    reach[np.repeat(r, h), nbr[:, n_local:].ravel() // a] = True
+    reach[r, G] = True
+    diameter = local_diameter if g == 1 else local_diameter + 1 if reach.all() else 2 * local_diameter + 1
     return RouterGraph(
         kind="dragonfly",
         nodes_per_router=np.full(R, p, dtype=np.int32),
@@ -139,6 +146,6 @@ def build(p: int, a: int, h: int, g: int | str, arrangement: str, group_shape: l
         nbr_class=cls.ravel(),
         router_group=(np.arange(R) // a).astype(np.int32),
         params={"p": p, "a": a, "h": h, "g": g, "arrangement": arrangement, "group_shape": [n1, n2],
-                "global_bundle": b, "diameter": 2 * local_diameter + 1 if g > 1 else local_diameter},
+                "global_bundle": b, "diameter": diameter},
         nbr_wire=wire,
     )
