@@ -167,3 +167,16 @@ def test_fixed_min_path_is_booksim2_anynet_path():
             out = fixed_min_port(ps, port, routes.dist, r, d, buf, n)
             assert net.port_peer_router[out] == nxt, (r, d)
     assert ties > 100  # the choice was made, not forced
+
+
+def test_valiant_on_a_two_group_dragonfly_sends_a_flow_within_a_group_through_the_other_group():
+    """With two groups there is no third group for a flow between them (it goes minimally), but a flow within a
+    group has the other group to go through: it took the minimal path, as if there were none."""
+    def hops(algorithm):
+        return fastnet.run({"topology": {"kind": "dragonfly", "p": 1, "a": 4, "h": 2, "g": 2},
+                            "routing": {"algorithm": algorithm},
+                            "traffic": {"pattern": "shift", "shift": 1, "load": 0.02, "packet_phits": 1},
+                            "sim": {"warmup": 200, "measure": 4000, "drain": 2000}}).hops_global_mean.item()
+
+    assert hops("min") == pytest.approx(2 / 8, abs=0.1)  # node i to i + 1: 6 of the 8 flows stay in their group
+    assert hops("val") == pytest.approx((6 * 2 + 2 * 1) / 8, abs=0.1)  # (packets per flow vary)

@@ -508,8 +508,8 @@ def random_intermediate(ip, rng, n_routers, r, d, any_router):
     if kind == K_DRAGONFLY:
         a, n_groups = ip[IP_A], ip[IP_G]
         G, Gd = r // a, d // a
-        if n_groups < 3:
-            return Gd
+        if n_groups < 3:  # no third group: minimal between the two, the other group within one
+            return 1 - G if n_groups == 2 and G == Gd else Gd
         x = below(rng, r, n_groups - 2 if G != Gd else n_groups - 1)
         lo, hi = min(G, Gd), max(G, Gd)
         x += x >= lo
