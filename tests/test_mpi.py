@@ -647,3 +647,20 @@ def test_call_cycles_holds_the_computation_under_compute():
     ds = run({"kind": "mpi", "program": "halo3d", "tasks": 8, "compute_cycles": 100})
     assert ds.call_cycles.sel(call="compute").item() == ds.rank_compute_cycles.sum().item() > 0
     assert ds.call_cycles.sum().item() == ds.rank_compute_cycles.sum().item() + ds.rank_wait_cycles.sum().item()
+
+
+def test_an_mpi_program_may_have_one_rank_and_send_zero_byte_messages():
+    """MPI allows a one-rank MPI_COMM_WORLD (its collectives move nothing) and 0-byte messages (the header alone:
+    a latency test's first point); seed 002's kernels still need two tasks and a byte."""
+    one = run({"kind": "mpi", "program": "allreduce", "tasks": 1})
+    assert one.messages.item() == 0 and one.execution_cycles.item() == 0
+    empty = run({"kind": "mpi", "program": "pingpong", "message_bytes": 0})
+    eight = run({"kind": "mpi", "program": "pingpong", "message_bytes": 8})
+    assert empty.bytes.item() == 0 and empty.messages.item() == 2
+    assert 0 < empty.execution_cycles.item() < eight.execution_cycles.item()
+    with pytest.raises(ConfigError, match="at least 2 tasks") as e:
+        run({"kind": "sr", "tasks": 1})
+    assert e.value.field == "workload.tasks"
+    with pytest.raises(ConfigError, match="must be >= 1 for sr") as e:
+        run({"kind": "sr", "message_bytes": 0})
+    assert e.value.field == "workload.message_bytes"

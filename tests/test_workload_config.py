@@ -31,7 +31,7 @@ def test_defaults_are_filled_and_resolution_is_idempotent():
     ({"kind": "graph500", "cycle_ns": 1.0, "link_gbps": 40}, "workload.cycle_ns"),
     ({"kind": "graph500", "variant": "booksim"}, "workload.variant"),
     ({"kind": "graph500", "query_time_ns": 0}, "workload.query_time_ns"),
-    ({"kind": "a2a", "tasks": 1}, "workload.tasks"),
+    ({"kind": "a2a", "tasks": 0}, "workload.tasks"),
     ({"kind": "a2a", "colour": 1}, "workload.colour"),
 ])
 def test_bad_values_name_the_field(workload, field):
@@ -42,6 +42,7 @@ def test_bad_values_name_the_field(workload, field):
 
 @pytest.mark.parametrize("workload,field", [
     ({"kind": "a2a", "tasks": 9}, "workload.tasks"),  # 8 nodes
+    ({"kind": "a2a", "tasks": 1}, "workload.tasks"),  # (an MPI program may have one rank)
     ({"kind": "o2a", "root": 8}, "workload.root"),
     ({"kind": "graph500", "root_task": 8}, "workload.root_task"),
 ])

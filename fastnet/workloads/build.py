@@ -66,6 +66,8 @@ def compile_workload(cfg: dict[str, Any], net: Network, seed: int) -> Workload:
     T = N if w["tasks"] == "all" else w["tasks"]
     if kind != W_OPEN_LOOP and T > N * w["ranks_per_node"]:
         raise ConfigError("workload.tasks", f"must be at most the {N} nodes of the network (got {T})")
+    if kind != W_OPEN_LOOP and T < 2:  # (an MPI program may have one rank)
+        raise ConfigError("workload.tasks", f"{w['kind']} needs at least 2 tasks (got {T})")
     if w["ranks_per_node"] > 1 and w["kind"] not in ("mpi", "trace"):
         raise ConfigError("workload.ranks_per_node", f"{w['kind']} runs one task per node; several ranks a node "
                           "are for the MPI kinds (mpi, trace)")
@@ -105,6 +107,9 @@ def compile_workload(cfg: dict[str, Any], net: Network, seed: int) -> Workload:
     else:
         headroom = 0
     packet_bytes = traffic["packet_phits"] * traffic["phit_bytes"]
+    if kind not in (W_OPEN_LOOP, W_GRAPH500) and w["message_bytes"] < 1:
+        raise ConfigError("workload.message_bytes", f"must be >= 1 for {w['kind']} (its messages are packets of "
+                          "data; an MPI program's may be 0 bytes, header only)")
     per_message = 1 if kind in (W_OPEN_LOOP, W_GRAPH500) else -(-w["message_bytes"] // packet_bytes)
     arrays = new_arrays(T, inbox_size(N, net.n_ports, cfg["router"]["ejection"]), 2 * headroom + 16, rows)
     if kind == W_GRAPH500:

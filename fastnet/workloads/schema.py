@@ -41,9 +41,9 @@ def _auto_or(inner: Check) -> Check:
 
 
 def _tasks(v: Any) -> str | None:
-    if v == "all" or (isinstance(v, int) and not isinstance(v, bool) and v >= 2):
+    if v == "all" or (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
         return None
-    return "must be \"all\" or an integer >= 2"
+    return "must be \"all\" or an integer >= 1"
 
 
 WORKLOAD_KEYS: dict[str, tuple[Any, Check]] = {
@@ -57,7 +57,7 @@ WORKLOAD_KEYS: dict[str, tuple[Any, Check]] = {
     "mapping_seed": ("auto", _auto_or(integer(0, 2**63 - 1))),  # auto: sim.seed
     "ranks_per_node": (1, integer(1, 4096)),  # mpi, trace: ranks a node holds (their messages bypass the network)
     # seed 002 micro-kernels
-    "message_bytes": (1024, integer(1)),  # S
+    "message_bytes": (1024, integer(0)),  # S (0: an MPI program's header-only messages; seed 002's kernels need 1)
     "messages": (10000, integer(1)),  # M (sr, gups)
     "wave": (10, integer(1)),  # W (sr; gups uses W = M)
     "compute_cycles": (0, integer(0, 2**62)),  # computation phase after every SR/GUPS wave, cycles
