@@ -105,6 +105,7 @@ def test_checkpoints_change_no_result(tmp_path):
                                    checkpoint=tmp_path / "c.ckpt")
     for name, var in plain.data_vars.items():
         np.testing.assert_array_equal(with_checkpoints[name].values, var.values, err_msg=name)
+    assert with_checkpoints.attrs["config"] == plain.attrs["config"]  # what reruns it, without a checkpoint file
 
 
 def stopped_at(cfg: dict, ck: Path, cycle: int, signum: int = signal.SIGINT, **kw) -> RunStopped:
