@@ -39,12 +39,12 @@ def mpi_section(cfg: dict[str, Any]) -> dict[str, Any]:
 def load_trace(w: dict[str, Any], n_nodes: int) -> Trace:
     """The program of a `[workload]`: a built-in generator's, or a trace read from its file."""
     if w["kind"] == "mpi":
-        from .generators import ROOTED, generate
+        from .generators import ROOT_PROGRAMS, generate
 
         n = n_nodes * w["ranks_per_node"] if w["tasks"] == "all" else w["tasks"]
         if w["program"] == "pingpong" and n < 2:
             raise ConfigError("workload.tasks", "pingpong needs 2 ranks")
-        if w["program"] in ROOTED and w["root"] >= n:
+        if w["program"] in ROOT_PROGRAMS and w["root"] >= n:
             raise ConfigError("workload.root", f"must name one of the program's {n} ranks (got {w['root']})")
         return generate(w["program"], n, w)
     from .traces import read_trace

@@ -173,7 +173,7 @@ for _kind in ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"
 PROGRAMS.add("halo3d", "a 3-D halo exchange with the six face neighbours", make=halo3d)
 PROGRAMS.add("fft3d", "a 3-D FFT's transposes (all-to-alls in row and column communicators)", make=fft3d)
 PROGRAMS.add("sweep3d", "a wavefront sweep over a 2-D process grid, eight octants", make=sweep3d)
-ROOTED = ("fanout", "bcast", "reduce")  # the programs `root` names a rank of
+ROOT_PROGRAMS = ("fanout", "bcast", "reduce")  # the programs `root` names a rank of
 
 
 def generate(program: str, n_ranks: int, params: dict[str, Any]) -> Trace:
