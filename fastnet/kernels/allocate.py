@@ -158,23 +158,28 @@ def output_key(ps, prm, pt, n_ports, r, x, o):
 
 
 @jit_inline
-def next_request(topo, rt, prm, st, t, i, routing, scan, crossbar):
-    """The ready list's next head that asks for an output, from slot i on (asleep heads are passed over: FULL, as
-    they were when they fell asleep): (the slot after it, its VC, output, downstream VC, own_link, lively), the VC
-    -1 at the list's end. On the way, a head that waits is parked, one whose route failed is dropped, one short
-    of downstream room falls asleep; lively: one of the others may ask next cycle without an event first."""
+def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
+    """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
+    ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
+    multiple ejection, every input asking for its node's ejection port wins it). Inputs are crossbar inputs
+    (xbar_input: a port's, or with input_speedup S one of its S). Appends the granted crossbar inputs to
+    st.grants from n0 on and returns how many, and whether a head that did not ask may ask next cycle with no
+    event in between (any but FULL: run_chunk skips cycles only without one)."""
     pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
     epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
-    lively = False
-    while True:
+    ps, port = topo.router_port_start, topo.port
+    V, P = prm.vcs, len(port)
+    n_in = 0
+    lively = False  # a head that may ask next cycle without an event first
+    i = 0
+    while True:  # VCs whose head is ready and awake (asleep: FULL, as it was when it fell asleep)
         i = next_awake(st.awake, st.ctr, i, st.ctr[C_N_ACTIVE])
         if i == st.ctr[C_N_ACTIVE]:
-            return i, -1, -1, -1, False, lively
+            break
         v = act[i]
-        prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, prm.vcs, i)
-        o, dvc, own_link = head_request(topo.router_port_start, topo.port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr,
-                                        vc, st.vc_ptr, st.vs, pt, prm, pk, st.rng_router, st.buf, st.buf2, t, epoch,
-                                        v, routing, scan, crossbar)
+        prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
+        o, dvc, own_link = head_request(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, st.vc_ptr, st.vs, pt,
+                                        prm, pk, st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan, crossbar)
         if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
             continue  # the last ready VC moved into slot i
         if o == DROP and drop_head(topo.port, prm, st, v, t):
@@ -186,28 +191,6 @@ def next_request(topo, rt, prm, st, t, i, routing, scan, crossbar):
         if o < 0:
             lively = True
             continue
-        return i, v, o, dvc, own_link, lively
-
-
-@jit_inline
-def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
-    """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
-    ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
-    multiple ejection, every input asking for its node's ejection port wins it). Inputs are crossbar inputs
-    (xbar_input: a port's, or with input_speedup S one of its S). Appends the granted crossbar inputs to
-    st.grants from n0 on and returns how many, and whether a head that did not ask may ask next cycle with no
-    event in between (any but FULL: run_chunk skips cycles only without one)."""
-    pk, vc, pt = st.pk, st.vc, st.pt
-    ps, port = topo.router_port_start, topo.port
-    V, P = prm.vcs, len(port)
-    n_in = 0
-    lively = False  # a head that may ask next cycle without an event first
-    i = 0
-    while True:
-        i, v, o, dvc, _, more = next_request(topo, rt, prm, st, t, i, routing, scan, crossbar)
-        lively = lively or more
-        if v < 0:
-            break
         x = xbar_input(prm, P, v)
         key = input_key(ps, port[v // V, P_ROUTER], pt, V, x, o, v)
         n_in, took = arbitrate(pt, x, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
@@ -246,18 +229,35 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar
     iteration (iSLIP moves them in the first only). Inputs are crossbar inputs (xbar_input). Appends the granted
     crossbar inputs to st.grants from n0 on and returns how many, and whether a head that did not ask may ask
     next cycle unprompted (request_round)."""
-    pk, vc, pt = st.pk, st.vc, st.pt
-    ps, port = topo.router_port_start, topo.port
+    pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
+    epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
+    ps, port, node = topo.router_port_start, topo.port, topo.node
+    dist, ip, alg, vcr = rt.dist, rt.ip, rt.alg, rt.vcr
+    rng, buf, buf2 = st.rng_router, st.buf, st.buf2
     V, P = prm.vcs, len(port)
     n_in = 0
     n_out = 0
     lively = False  # a head that may ask next cycle without an event first
     i = 0
     while True:  # requests from awake heads, and the grant phase: each output keeps the first input
-        i, v, o, dvc, own_link, more = next_request(topo, rt, prm, st, t, i, routing, scan, crossbar)
-        lively = lively or more
-        if v < 0:
+        i = next_awake(st.awake, st.ctr, i, st.ctr[C_N_ACTIVE])
+        if i == st.ctr[C_N_ACTIVE]:
             break
+        v = act[i]
+        prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
+        o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, st.vc_ptr, st.vs, pt, prm, pk, rng,
+                                        buf, buf2, t, epoch, v, routing, scan, crossbar)
+        if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
+            continue  # the last ready VC moved into slot i
+        if o == DROP and drop_head(topo.port, prm, st, v, t):
+            continue
+        i += 1
+        if o == FULL:
+            fall_asleep(vc, st.awake, st.ctr, v, dvc)
+            continue
+        if o < 0:
+            lively = True
+            continue
         x = xbar_input(prm, P, v)
         r = port[v // V, P_ROUTER]
         if not own_link:  # multiple ejection: granted; the input's accept arbiter sees it directly
