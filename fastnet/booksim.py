@@ -298,7 +298,7 @@ def to_fastnet(given: dict[str, Value], base_dir: Path = Path(".")) -> dict[str,
     router = _router(b, topo, routing)
     traffic = _traffic(b, topo)
     sim = _sim(b, given)
-    floor = vc_floor(router["crossbar"], router["speedup"], traffic["packet_phits"])  # sim._buffers', in BookSim2's keys
+    floor = vc_floor(router["crossbar"], router["speedup"], traffic["packet_phits"])  # sim._buffers' check, in its keys
     if router["buffer_phits"] < floor and router["crossbar"] == "packet":
         raise ConfigError("vc_buf_size", f"with hold_switch_for_packet = 1 a VC must hold one packet, vc_buf_size >= "
                                          f"packet_size (got {router['buffer_phits']} < {floor}): "

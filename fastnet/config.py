@@ -354,7 +354,8 @@ def vc_floor(crossbar: str, speedup: float, packet_phits: int) -> int:
 
 def plain(value: Any) -> Any:
     """A config built in Python as TOML would give it: NumPy scalars and arrays (np.arange, np.linspace, a sweep's
-    coordinate) as ints, floats, bools, strings and lists, tuples as lists; tables copied, other objects kept."""
+    coordinate) as ints, floats, bools, strings and lists, tuples as lists; every table and list a copy (resolve
+    changes none of the caller's), other objects (a networkx graph, read only) kept."""
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -366,7 +367,7 @@ def plain(value: Any) -> Any:
 
 def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Fill in defaults and check every value; raise ConfigError naming the first bad field."""
-    cfg = apply_machine(copy.deepcopy(plain(cfg or {})))
+    cfg = apply_machine(plain(cfg or {}))
     extra = {k: v for k, v in cfg.items() if k not in SECTION_ORDER and k not in EXTRA_SECTIONS}
     if extra:
         key = next(iter(extra))

@@ -134,10 +134,9 @@ def build(p: int, a: int, h: int, g: int | str, arrangement: str, group_shape: l
     # with fewer groups than global ports allow, every router may have a link to every other group: then one
     # global hop and the local diameter reach anyone; else local, global, local (an upper bound in the rare
     # small network where third groups still bring every pair closer)
-    reach = np.zeros((R, g), dtype=bool)
-    reach[np.repeat(r, h), nbr[:, n_local:].ravel() // a] = True
-    reach[r, G] = True
-    diameter = local_diameter if g == 1 else local_diameter + 1 if reach.all() else 2 * local_diameter + 1
+    far = np.sort(nbr[:, n_local:] // a, axis=1)  # each router's global neighbours' groups (never its own)
+    to_all = h >= g - 1 and bool((1 + (np.diff(far, axis=1) != 0).sum(axis=1) == g - 1).all())
+    diameter = local_diameter if g == 1 else local_diameter + 1 if to_all else 2 * local_diameter + 1
     return RouterGraph(
         kind="dragonfly",
         nodes_per_router=np.full(R, p, dtype=np.int32),

@@ -187,16 +187,17 @@ def table_rows(cfg: dict[str, Any], net: Network) -> dict[str, int]:
     longest any point fills): ranks, comm-matrix cells, jobs, timeline intervals (the most it may log)."""
     prog, task_node = lowered(cfg, net, cfg["sim"]["seed"])
     m, R = mpi_section(cfg), len(task_node)
-    cells = -(-R // comm_cell(R, m))
-    rows = {"task": R, "rank_from": cells, "rank_to": cells, "interval": timeline_rows(prog, m)}
+    side = comm_cells(R, m)[1]
+    rows = {"task": R, "rank_from": side, "rank_to": side, "interval": timeline_rows(prog, m)}
     if prog.task_job is not None:
         rows["job"] = len(cfg["workload"]["jobs"])
     return rows
 
 
-def comm_cell(ranks: int, m: dict[str, Any]) -> int:
-    """Ranks per side of a comm-matrix cell: the matrix has at most mpi.comm_matrix_cells a side."""
-    return -(-ranks // m["comm_matrix_cells"])
+def comm_cells(ranks: int, m: dict[str, Any]) -> tuple[int, int]:
+    """(ranks per side of a comm-matrix cell, cells per side of the matrix: at most mpi.comm_matrix_cells)."""
+    cell = -(-ranks // m["comm_matrix_cells"])
+    return cell, -(-ranks // cell)
 
 
 def timeline_rows(prog: Program, m: dict[str, Any]) -> int:
@@ -209,7 +210,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
     cycle_ns = timing(cfg).cycle_ns
     prog, task_node = lowered(cfg, net, seed)
     R = len(task_node)
-    cell = comm_cell(R, m)
+    cell, side = comm_cells(R, m)
     rank_time = compute_times(w, task_node, net.n_nodes)
     prog.expected = expected_cycles(prog, rank_time)
     inbox = inbox_size(net.n_nodes, net.n_ports, cfg["router"]["ejection"])
@@ -237,7 +238,7 @@ def compile_mpi(cfg: dict[str, Any], net: Network, seed: int) -> tuple[Mpi, Prog
         heap_t=np.zeros(2 * R + pool, np.int64), heap_r=np.zeros(2 * R + pool, np.int64), seen=np.zeros(R, np.int64),
         call_time=np.zeros(len(CALLS), np.int64), msg_hist=np.zeros((len(CALLS), HIST_BINS), np.int64),
         timeline=np.zeros((timeline_rows(prog, m), N_TL), np.int64),
-        comm_matrix=np.zeros((-(-R // cell), -(-R // cell)), np.int64), comm_cell=cell,
+        comm_matrix=np.zeros((side, side), np.int64), comm_cell=cell,
         scratch_peer=np.zeros(MAX_FANOUT, np.int64), scratch_bytes=np.zeros(MAX_FANOUT, np.int64),
         mem_latency=int(round(m["memory_latency_ns"] / cycle_ns)), mem_bytes_per_cycle=m["memory_gbytes"] * cycle_ns,
         compute_model=bool((rank_time != 1.0).any() or w["compute_noise"] > 0), rank_time=rank_time,
