@@ -203,7 +203,7 @@ def _packet_statistics(s: Any, N: int, window: int, background: bool) -> dict[st
     return {
         "accepted_phits_per_node_cycle": sc[K.S_ACCEPTED_PHITS] / (N * window),
         "offered_phits_per_node_cycle": sc[K.S_OFFERED_PHITS] / (N * window),
-        "injected_phits_per_node_cycle": sc[K.S_INJECTED_PHITS] / (N * window),
+        "injected_phits_per_node_cycle": sc[K.S_MEAS_INJECTED_PHITS] / (N * window),
         "packet_latency_mean": _mean(sc[K.S_LAT_SUM], count),
         "packet_latency_p50": percentile(st.lat_hist, 0.5),
         "packet_latency_p99": percentile(st.lat_hist, 0.99),

@@ -442,6 +442,11 @@ def test_jobs_interfere_when_interleaved_and_less_on_disjoint_groups():
     ([{"kind": "trace"}], "workload.jobs[0].file"),
     ([{"program": "barrier", "tasks": 20, "nodes": [0, 8]}], "workload.jobs[0].tasks"),
     ([{"program": "bcast", "root": 9, "nodes": [0, 8]}], "workload.jobs[0].root"),
+    ([{"program": "alltoall", "nodes": [20, 40]}], "workload.jobs[0].nodes"),  # the torus has 16 nodes
+    ([{"program": "barrier", "nodes": [0, 40]}], "workload.jobs[0].nodes"),  # not cut down to 16
+    ([{"program": "barrier", "nodes": [0, 8]}, {"kind": "open_loop", "nodes": [8, 100]}], "workload.jobs[1].nodes"),
+    ([{"program": "barrier", "nodes": [0, 8]}, {"kind": "open_loop", "nodes": [8, 16], "program": "alltoall"}],
+     "workload.jobs[1].program"),  # background traffic runs no program
 ])
 def test_bad_jobs_name_the_job_and_field(jobs, field):
     with pytest.raises(ConfigError) as e:
@@ -513,6 +518,7 @@ def test_background_traffic_slows_a_job_that_shares_its_links_and_is_measured_al
     assert busy[1].job_execution_cycles[1] > 1.05 * alone.job_execution_cycles[0]
     for ds, load in zip(busy, (0.3, 0.6)):
         assert ds.offered_phits_per_node_cycle.item() == pytest.approx(load, rel=0.1)
+        assert ds.injected_phits_per_node_cycle.item() == pytest.approx(load, rel=0.1)  # not the ranks' phits too
         assert ds.messages.item() == alone.messages.item() and ds.bytes.item() == alone.bytes.item()
         assert ds.packets_delivered.item() > alone.packets_delivered.item()  # the background's too
     assert busy[0].packet_latency_mean.item() < alone.packet_latency_mean.item()  # no MPI packet in them

@@ -7,12 +7,12 @@ from __future__ import annotations
 from ..build.network import NODE, NODE_PORT
 from ..registry import X_FLIT
 from ._jit import jit_callee, jit_inline, jit_stage
-from .pool import pop_source, push_vc, schedule, vc_reserve
+from .pool import is_measured, pop_source, push_vc, schedule, vc_reserve
 from .ready import wake
 from .state import (
     C_EPOCH, C_INJECTED, C_LAST_PROGRESS, C_N_ACTIVE_NODES, E_READY, ND_BUSY, ND_HEAD, ND_LAST_VC, ND_TAIL, NEVER,
-    PK_ARRIVE, PK_INJECT, PK_READY, PK_SIZE, PK_SRC, STREAMING, S_INJECTED_PHITS, VC_CAP, VC_FREE, VS_NODE_END,
-    VS_NODE_PKT, VS_NODE_SENT,
+    PK_ARRIVE, PK_INJECT, PK_READY, PK_SIZE, PK_SRC, STREAMING, S_INJECTED_PHITS, S_MEAS_INJECTED_PHITS, VC_CAP,
+    VC_FREE, VS_NODE_END, VS_NODE_PKT, VS_NODE_SENT,
 )
 from .timing import serialise, streaming, tail_arrives
 
@@ -107,4 +107,6 @@ def inject(topo, rt, prm, st, t):
         ctr[C_LAST_PROGRESS] = t
         if prm.w0 <= t < prm.w1:
             st.sc[S_INJECTED_PHITS] += size
+            if is_measured(pk, prm, h):
+                st.sc[S_MEAS_INJECTED_PHITS] += size
     return soon

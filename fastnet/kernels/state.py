@@ -104,6 +104,8 @@ E_CREDIT, E_DELIVER, E_READY = 0, 1, 2  # EV_KIND values: credits back to a VC, 
 # sc[...]: statistics of the measurement window
 S_COUNT, S_LAT_SUM, S_LAT_MAX, S_NET_SUM, S_NET_MAX, S_HOPS_SUM = 0, 1, 2, 3, 4, 5
 S_OFFERED_PHITS, S_ACCEPTED_PHITS, S_HOPS_LOCAL, S_HOPS_GLOBAL, S_INJECTED_PHITS = 6, 7, 8, 9, 10
+S_MEAS_INJECTED_PHITS = 11  # the measured packets' (pool.is_measured), as offered and accepted count them;
+# S_INJECTED_PHITS counts every packet (an MPI run's network usage): beside background traffic, the ranks' too
 N_SC = 12
 
 # ts[row, ...]: time-series columns

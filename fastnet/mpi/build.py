@@ -89,7 +89,9 @@ def load_jobs(w: dict[str, Any], net: Network, seed: int
     traces, nodes, ids, held, background = [], [], [], np.zeros(N, np.int64), None
     for i, job in enumerate(w["jobs"]):
         where = np.arange(N) if job["nodes"] == "all" else np.arange(*job["nodes"])
-        where = where[where < N]
+        if where[-1] >= N:  # a range is not cut down silently: the job would run on fewer nodes than it says
+            raise ConfigError(f"workload.jobs[{i}].nodes", f"node {int(where[-1])} is past the network's last node "
+                              f"{N - 1}: give a range within 0..{N - 1} (or \"all\")")
         if job["kind"] == "open_loop":
             if len(where) < 2:
                 raise ConfigError(f"workload.jobs[{i}].nodes", "background traffic needs at least 2 nodes of the "

@@ -90,6 +90,7 @@ ALL_KEYS = {**WORKLOAD_KEYS, **PROGRAM_KEYS}  # the whole [workload] section, ev
 # at `load` phits per node per cycle (Bernoulli, as [traffic])
 JOB_KEYS = ("kind", "program", "tasks", "mapping", "mapping_seed", "message_bytes", "iterations", "compute_cycles",
             "root", "grid", "chunks", "file", "format", "nodes", "load")
+BACKGROUND_KEYS = ("kind", "nodes", "load")  # a job of kind open_loop: the only keys it takes
 
 
 def _nodes(v: Any) -> str | None:
@@ -129,7 +130,13 @@ def resolve_jobs(out: dict[str, Any]) -> list[dict[str, Any]]:
             raise ConfigError(f"{name}.kind", f"must be mpi, trace or open_loop (got {resolved['kind']!r})")
         if "load" in job and resolved["kind"] != "open_loop":
             raise ConfigError(f"{name}.load", "is the background traffic of a job of kind open_loop")
-        if resolved["kind"] != "open_loop":
+        if resolved["kind"] == "open_loop":  # its packets are [traffic]'s: a program's keys would be ignored
+            extra = next((k for k in job if k not in BACKGROUND_KEYS), None)
+            if extra is not None:
+                raise ConfigError(f"{name}.{extra}", "is not a key of background traffic (a job of kind open_loop "
+                                  "takes nodes and load; its packets are traffic.packet_phits long)")
+            resolved = {k: resolved[k] for k in BACKGROUND_KEYS}  # so that a resolved config resolves again
+        else:
             del resolved["load"]
         _check_trace_file(name, resolved)
         jobs.append(resolved)
