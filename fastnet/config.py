@@ -241,6 +241,8 @@ def _toml_value(v: Any, field: str) -> str:
                              for c in v) + '"'
     if isinstance(v, list):
         return "[" + ", ".join(_toml_value(x, field) for x in v) + "]"
+    if isinstance(v, dict):  # an inline table: workload.jobs is a list of them
+        return "{" + ", ".join(f"{_toml_key(k, field)} = {_toml_value(x, field)}" for k, x in v.items()) + "}"
     raise ConfigError(field, f"cannot be written as TOML (got {v!r}, a {type(v).__name__})")
 
 

@@ -102,7 +102,9 @@ def test_booksim_file_plus_set(tmp_path):
 
 
 @pytest.mark.parametrize("args", [(), ("--set", "topology.kind=jellyfish", "--set", "traffic.pattern=permutation"),
-                                  ("--set", 'workload.kind="a2a"', "--set", "router.speedup=1.25")])
+                                  ("--set", 'workload.kind="a2a"', "--set", "router.speedup=1.25"),
+                                  ("--set", 'workload.kind="mpi"', "--set", 'workload.jobs=[{program="barrier", '
+                                   'nodes=[0, 8]}, {kind="open_loop", nodes=[8, 16]}]')])
 def test_show_config_round_trips(tmp_path, args):
     first = invoke("run", *args, "--show-config")
     assert first.exit_code == 0, first.output
@@ -120,13 +122,14 @@ def test_show_config_round_trips(tmp_path, args):
     "plain", 'quote " and \\ backslash', "tab\tnew\nline\rcr\bbs\ffeed", "nul\x00 esc\x1b del\x7f",
     "unicode é ✓ 🙂", "", 0, -(2**63), 2**63 - 1, 0.1, 1e-07, 1e16, 2.0, -0.0, True, False,
     [], [[0, 1], [1, 2, "global"]], [0.5, "mixed", [True]],
+    {"a": 1}, [{"program": "barrier", "nodes": [0, 8]}, {"odd key": {"b": [1.5]}}],
 ])
 def test_to_toml_values_read_back(value):
     cfg = {"topology": {"kind": "graph", "x": value}, "sim": {"seed": 1}}
     assert tomllib.loads(config.to_toml(cfg, "a header\nof two lines")) == cfg
 
 
-@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, None, {"a": 1}, (1, 2), "lone \udc80 surrogate", [1, None]])
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, None, {"a": None}, (1, 2), "lone \udc80 surrogate", [1, None]])
 def test_to_toml_refuses_what_toml_cannot_hold(value):
     with pytest.raises(ConfigError, match=r"^traffic\.x: cannot be written as TOML"):
         config.to_toml({"traffic": {"x": value}})
