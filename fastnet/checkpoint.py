@@ -35,6 +35,7 @@ import numpy as np
 
 from .checks import check_parent_dir, wall_seconds
 from .errors import ConfigError
+from .mpi.schema import resolve_mpi, resolve_workload
 from .version import __version__
 
 CHECKPOINT_MAGIC = "fastnet-checkpoint"
@@ -114,10 +115,20 @@ def _flat(cfg: dict[str, Any]) -> dict[str, Any]:
             for k, v in table.items()} | {s: t for s, t in cfg.items() if not isinstance(t, dict)}
 
 
+# sections whose absence from a resolved config means their defaults (workloads/build.py, mpi/build.py)
+DEFAULTED_SECTIONS = {"workload": resolve_workload, "mpi": resolve_mpi}
+
+
+def _defaults_filled(cfg: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    return cfg | {name: resolve({}) for name, resolve in DEFAULTED_SECTIONS.items()
+                  if name in other and name not in cfg}
+
+
 def config_difference(saved: dict[str, Any], now: dict[str, Any]) -> tuple[str, Any, Any] | None:
     """(key, value in the checkpoint, value now) of the first key that differs, keys that change no result
-    aside; None if they agree. A key missing on one side has the value `None` there."""
-    a, b = _flat(saved), _flat(now)
+    aside; None if they agree. A key missing on one side has the value `None` there, but a section of
+    DEFAULTED_SECTIONS left out has its defaults."""
+    a, b = _flat(_defaults_filled(saved, now)), _flat(_defaults_filled(now, saved))
     for key in sorted(set(a) | set(b)):
         if key not in IGNORED_KEYS and a.get(key) != b.get(key):
             return key, a.get(key), b.get(key)

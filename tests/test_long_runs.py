@@ -246,6 +246,20 @@ def test_resuming_with_another_config_is_refused_naming_the_key(checkpoint, tmp_
                 resume=checkpoint)
 
 
+def test_a_section_left_out_compares_as_its_defaults():
+    """[mpi] or [workload] given with their defaults is the config the checkpoint holds without them; a value that
+    differs is named by its own key, not by the first key of the section missing on the other side."""
+    from fastnet.checkpoint import config_difference
+
+    base = {"topology": {"kind": "torus", "dims": [4, 4]}, "workload": {"kind": "mpi", "program": "barrier"}}
+    saved = config.resolve(base)
+    assert "mpi" not in saved
+    assert config_difference(saved, config.resolve({**base, "mpi": {"eager_bytes": 8192}})) is None
+    assert config_difference(saved, config.resolve({**base, "mpi": {"eager_bytes": 100}})) == (
+        "mpi.eager_bytes", 8192, 100)
+    assert config_difference(config.resolve({}), config.resolve({"workload": {"kind": "open_loop"}})) is None
+
+
 def test_a_checkpoint_of_another_version_is_refused(checkpoint):
     with checkpoint.open("rb") as f:
         header, body = pickle.load(f), pickle.load(f)
