@@ -191,6 +191,9 @@ def test_bad_faults_name_the_field(faults, field, words):
       "faults": {"routers": [5]}}, "faults", "router 5 has failed"),
     ({"topology": {"kind": "torus", "dims": [4, 4]}, "workload": {"kind": "a2a"},
       "faults": {"events": [[100, "fail", 0, 1]]}}, "faults.events", "closed-loop workload"),
+    # no advice to set faults.allow_disconnected, which a closed loop refuses
+    ({"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2}, "workload": {"kind": "a2a"},
+      "faults": {"links": [[0, 4]]}}, "faults", "closed-loop workload needs every destination reachable"),
 ])
 def test_unsupported_or_disconnecting_failures_are_refused(cfg, field, words):
     with pytest.raises(ConfigError) as e:

@@ -216,13 +216,15 @@ def plan_faults(cfg: dict[str, Any], net: Network, routes: Routes) -> FaultPlan:
     why = _supported(net, routing, table)
     if why and plan.fails:  # with nothing failed, any routing (a sweep over faults.fraction starts at 0)
         raise ConfigError("faults", why)
-    _check_open_loop(cfg, f, states)
+    closed = _check_open_loop(cfg, f, states)
     if not f["allow_disconnected"]:
         for cycle, s in states:
             problem = _disconnected(plan, net, routes, routing, s)
-            if problem:
-                raise ConfigError("faults", f"{problem} (from cycle {cycle}); set faults.allow_disconnected = "
-                                  "true to drop and count the traffic that cannot arrive instead")
+            if problem:  # a closed loop may not drop packets (_check_open_loop): no advice to let it
+                raise ConfigError("faults", f"{problem} (from cycle {cycle}); " + (
+                    "a closed-loop workload needs every destination reachable: fail fewer links or routers, or "
+                    "choose a routing that goes around them" if closed else
+                    "set faults.allow_disconnected = true to drop and count the traffic that cannot arrive instead"))
     return plan
 
 
@@ -322,14 +324,17 @@ def _with_events(f: dict[str, Any], names: _Names, state: FaultState) -> list[tu
     return states
 
 
-def _check_open_loop(cfg: dict[str, Any], f: dict[str, Any], states: list[tuple[int, FaultState]]) -> None:
-    """A closed-loop workload cannot lose packets: only failures from the start, on a connected network."""
+def _check_open_loop(cfg: dict[str, Any], f: dict[str, Any], states: list[tuple[int, FaultState]]) -> bool:
+    """A closed-loop workload cannot lose packets: only failures from the start, on a connected network. Whether
+    the workload is a closed loop."""
     from ..workloads.build import workload_section
 
-    if workload_section(cfg)["kind"] != "open_loop" and (len(states) > 1 or f["allow_disconnected"]):
+    closed = workload_section(cfg)["kind"] != "open_loop"
+    if closed and (len(states) > 1 or f["allow_disconnected"]):
         raise ConfigError("faults.events" if len(states) > 1 else "faults.allow_disconnected",
                           "a closed-loop workload cannot lose packets (its messages would never complete): use "
                           "failures from the start on a network that stays connected, or open-loop traffic")
+    return closed
 
 
 def _switch_levels(net: Network) -> np.ndarray:
