@@ -20,8 +20,8 @@ def unresolved_config(config: Optional[Path], overrides: list[str], machine: Opt
     config (docs/booksim.md) is converted first; its `--set key=value` items without a section are BookSim2 keys.
     Without a file, --set overrides apply to the documented defaults (docs/config.md), as `fastnet.run(dict)`
     does, so no key of the embedded example leaks into another network; with no --set either, it is the embedded
-    example (configs/default.toml, BookSim2's dragonfly reference run). `machine` (--machine) puts a machine preset
-    (fastnet/machines) underneath the file and the overrides."""
+    example (configs/default.toml, BookSim2's dragonfly reference run). `machine` (--machine) names the machine
+    preset (fastnet/machines) underneath the file and the overrides, in place of one the file names."""
     if config is not None and _booksim.is_booksim_file(config):
         raw = _booksim.read_file(config, [s for s in overrides if _booksim.is_override(s)])
         overrides = [s for s in overrides if not _booksim.is_override(s)]
@@ -31,6 +31,6 @@ def unresolved_config(config: Optional[Path], overrides: list[str], machine: Opt
         raw = {}
     else:
         raw = _config.read_toml(_config.DEFAULT_CONFIG)
-    if machine is not None:
-        raw = _config.merge({"machine": {"name": machine}}, raw)
+    if machine is not None:  # the command line's choice, as --set machine.name would be
+        raw = _config.merge(raw, {"machine": {"name": machine}})
     return _config.merge(raw, _config.parse_set(overrides))

@@ -74,6 +74,18 @@ def test_bad_machine_is_one_line(section, field):
     assert r.exit_code == 2 and "machine.name" in r.output and len(r.output.strip().splitlines()) == 1
 
 
+def test_machine_flag_names_the_preset_in_place_of_the_files(tmp_path):
+    """--machine is the command line's choice, as --set machine.name would be; the file's other keys still override
+    the preset's, and a --set beats both."""
+    from fastnet.arguments import config_from_args
+
+    path = tmp_path / "m.toml"
+    path.write_text('[machine]\nname = "darter"\n\n[traffic]\nload = 0.2\n')
+    cfg = config_from_args(path, [], "hopper")
+    assert cfg["machine"]["name"] == "hopper" and cfg["topology"]["kind"] == "torus" and cfg["traffic"]["load"] == 0.2
+    assert config_from_args(path, ["machine.name=mira"], "hopper")["machine"]["name"] == "mira"
+
+
 def test_run_on_a_preset_small_override():
     ds = fastnet.run({"machine": {"name": "darter"}, "traffic": {"load": 0.01},
                       "routing": {"algorithm": "min"},  # the loop other tests compile (CI's time)
