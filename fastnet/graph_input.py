@@ -24,7 +24,8 @@ def resolve_graph(topo: dict[str, Any]) -> dict[str, Any]:
     config must be plain data). Routers are relabelled 0..R-1 in sorted order (in the graph's node order when the
     labels do not sort). A node with attribute `type = "node"` is a terminal: it must have one link, to a router;
     when the graph has terminals they give each router's node count, else a router's attribute `p` does, else
-    `topology.p`. Edge attribute `link_class` is "local" (default) or "global"; other attributes are ignored."""
+    `topology.p`. Edge attribute `link_class` is "local" (default) or "global", `length` (default 1) the link's
+    latency in multiples of its class's (`[links]`); other attributes are ignored."""
     field = "topology.graph"
     G = topo["graph"]
     rest = {k: v for k, v in topo.items() if k != "graph"}
@@ -56,8 +57,11 @@ def resolve_graph(topo: dict[str, Any]) -> dict[str, Any]:
         cls = d.get("link_class", "local")
         if cls not in GRAPH_LINK_CLASSES:
             raise ConfigError(field, f"link ({u!r}, {v!r}): link_class must be \"local\" or \"global\" (got {cls!r})")
+        length = d.get("length", 1)
+        if not is_count(length, 1):
+            raise ConfigError(field, f"link ({u!r}, {v!r}): length must be an integer >= 1 (got {length!r})")
         a, b = index[u], index[v]
-        edges.append([a, b, "global"] if cls == "global" else [a, b])
+        edges.append([a, b, cls, int(length)] if length != 1 else [a, b, "global"] if cls == "global" else [a, b])
     if not edges:
         raise ConfigError(field, "the graph has no links between routers")
     if not nx.is_connected(G.subgraph(routers)):

@@ -36,6 +36,8 @@ CASES = {
     "fattree": {"kind": "fattree", "k": 2, "n": 3},
     "fattree_m_port": {"kind": "fattree", "form": "m_port_n_tree", "m": 4, "n": 2},
     "hyperx": {"kind": "hyperx", "dims": [3, 2], "trunking": [1, 2], "p": 2},  # two links per pair in Y
+    # links 1, 2 and 3 times the local latency long: the graph keeps each link's length
+    "hyperx_distance": {"kind": "hyperx", "dims": [4], "p": 1, "distance_latency": True},
     "jellyfish": {"kind": "jellyfish", "switches": 10, "radix": 5, "p": 2, "seed": 3},
     "graph": {"kind": "graph", "edges": [list(e) for e in nx.petersen_graph().edges()], "p": 2},
 }
@@ -134,7 +136,8 @@ def test_edge_list_round_trip(case, tmp_path):
     back = build_network({"topology": {"kind": "graph", "file": str(path)}, "links": dict(LINKS)})
     assert isomorphic(to_networkx(net, terminals=True), to_networkx(back, terminals=True))
     # networkx reads it too, with the documented call
-    G = nx.read_edgelist(path, nodetype=int, data=[("link_class", str)], create_using=nx.MultiGraph)
+    data = [("link_class", str)] + [("length", int)] * ("distance" in case)
+    G = nx.read_edgelist(path, nodetype=int, data=data, create_using=nx.MultiGraph)
     assert G.number_of_edges() == net.link_counts()["local"] + net.link_counts()["global"]
 
 
@@ -143,11 +146,14 @@ def test_node_and_edge_attributes_are_honoured():
     G.nodes["a"]["p"] = 3
     G.nodes["c"]["p"] = 0
     G.edges["a", "b"]["link_class"] = "global"
-    cfg = resolve({"topology": {"kind": "graph", "graph": G, "p": 2}})
+    G.edges["c", "d"]["length"] = 3  # 3 x links.latency_local
+    cfg = resolve({"topology": {"kind": "graph", "graph": G, "p": 2}, "links": {"latency_local": 2}})
     assert cfg["topology"]["p"] == [3, 2, 0, 2]  # sorted labels; p fills routers without the attribute
-    assert cfg["topology"]["edges"] == [[0, 1, "global"], [0, 3], [1, 2], [2, 3]]
+    assert cfg["topology"]["edges"] == [[0, 1, "global"], [0, 3], [1, 2], [2, 3, "local", 3]]
     net = build_network(cfg)
     assert net.n_nodes == 7 and net.link_counts() == {"injection": 7, "local": 3, "global": 1}
+    c, d = net.port_router == 2, net.port_peer_router == 3
+    assert net.port_latency[c & d].tolist() == [6] and sorted(net.port_latency[net.port_peer_router == 1]) == [1, 2]  # global, local
     # terminal nodes (type "node") give the counts, as in fastnet's own export
     H = nx.path_graph(3)
     H.add_node("t0", type="node")
@@ -178,6 +184,8 @@ def _with(G: nx.Graph, fn) -> nx.Graph:
      "link_class"),
     (_bad(_with(nx.path_graph(3), lambda G: G.add_edges_from([(0, "t"), (1, "t")]) or
                 G.nodes["t"].update(type="node"))), "topology.graph", "exactly one link"),
+    (_bad(_with(nx.path_graph(3), lambda G: G.edges[0, 1].update(length=0))), "topology.graph", "length"),
+    (_bad(_with(nx.path_graph(3), lambda G: G.edges[0, 1].update(length=1.5))), "topology.graph", "length"),
     (_bad(nx.path_graph(3), edges=[[0, 1]]), "topology.graph", "exactly one"),
     (_bad(nx.empty_graph(2)), "topology.graph", "no links"),
     (_bad(_with(nx.path_graph(2), lambda G: G.nodes[0].update(p=0) or G.nodes[1].update(p=0))), "topology.graph",
@@ -225,6 +233,11 @@ def test_bad_edge_lists(tmp_path):
         build_network({"topology": {"kind": "graph", "file": str(path)}})
     path.write_text("0 1 2.5\n1 2 global\n2 0\n")
     assert build_network({"topology": {"kind": "graph", "file": str(path)}}).n_routers == 3
+    path.write_text("0 1 local 0\n1 2\n2 0\n")  # a length is an integer >= 1
+    with pytest.raises(ConfigError, match="topology.file: .*:1: the fourth column is the link's length"):
+        build_network({"topology": {"kind": "graph", "file": str(path)}})
+    with pytest.raises(ConfigError, match="topology.edges"):
+        build_network({"topology": {"kind": "graph", "edges": [[0, 1, "local", 0], [1, 2]]}})
     for topology, field in [({"edges": [[0, 0], [0, 1], [1, 2]]}, "topology.edges"),  # it named `topology`
                             ({"file": str(path)}, "topology.file")]:
         path.write_text("0 1\n1 1\n1 2\n")

@@ -37,8 +37,10 @@ _NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")  # a third column
 
 
 def from_edges(edges: list[tuple[int, int]] | np.ndarray, n_routers: int | None, p: int | list[int] | np.ndarray,
-               kind: str = "graph", classes: list[int] | None = None) -> RouterGraph:
-    """RouterGraph from undirected edges (u, v); each edge becomes one link. Port order = edge order."""
+               kind: str = "graph", classes: list[int] | None = None, lengths: list[int] | None = None
+               ) -> RouterGraph:
+    """RouterGraph from undirected edges (u, v); each edge becomes one link. Port order = edge order. `lengths`:
+    each link's latency in multiples of its class's (RouterGraph.nbr_length), None for all 1."""
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     if len(e) == 0:
         raise ConfigError("topology.edges", "the graph has no links")
@@ -52,8 +54,10 @@ def from_edges(edges: list[tuple[int, int]] | np.ndarray, n_routers: int | None,
     start = np.zeros(R + 1, dtype=np.int64)
     np.cumsum(counts, out=start[1:])
     nodes = np.broadcast_to(np.asarray(p, dtype=np.int32), (R,)).copy()
+    length = None if lengths is None else np.concatenate([lengths, lengths]).astype(np.int32)[order]
     return RouterGraph(kind=kind, nodes_per_router=nodes, nbr_start=start, nbr=dst[order].astype(np.int32),
-                       nbr_class=both_cls[order], router_group=np.zeros(R, dtype=np.int32), params={"p": p})
+                       nbr_class=both_cls[order], router_group=np.zeros(R, dtype=np.int32), params={"p": p},
+                       nbr_length=length)
 
 
 def _check_connected(g: RouterGraph, field: str = "topology") -> None:
@@ -85,8 +89,8 @@ def jellyfish(switches: int, radix: int, p: int, seed: int) -> RouterGraph:
 
 
 def read_edge_list(path: Path) -> tuple[list[list[Any]], list[int] | None]:
-    """An edge list file: one link per line, `u v` or `u v local|global` (router ids >= 0; further columns are
-    ignored), `#` comments. A comment line `# p = 4` or `# p = 4 4 0 ...` (one count per router) gives the nodes
+    """An edge list file: one link per line, `u v`, `u v local|global` or `u v local|global length` (router ids >= 0;
+    a number in the third column is a weight, ignored with what follows it), `#` comments. A comment line `# p = 4` or `# p = 4 4 0 ...` (one count per router) gives the nodes
     per router. Returns the `edges` entries and the per-router counts (None without such a line)."""
     field = "topology.file"
     try:
@@ -113,6 +117,11 @@ def read_edge_list(path: Path) -> tuple[list[list[Any]], list[int] | None]:
         edge: list[Any] = [int(words[0]), int(words[1])]
         if len(words) > 2 and words[2] in LINK_CLASSES:
             edge.append(words[2])
+            if len(words) > 3:
+                if not words[3].isdigit() or int(words[3]) < 1:
+                    raise ConfigError(field, f"{path}:{n}: the fourth column is the link's length, an integer >= 1 "
+                                      f"(its latency in multiples of its class's), got {words[3]!r}")
+                edge.append(int(words[3]))
         elif len(words) > 2 and not _NUMBER.fullmatch(words[2]):  # a weight is ignored; a word is a class misspelt
             raise ConfigError(field, f"{path}:{n}: the third column is a link class, local or global (or a number, "
                               f"which is ignored), got {words[2]!r}")
@@ -121,8 +130,8 @@ def read_edge_list(path: Path) -> tuple[list[list[Any]], list[int] | None]:
 
 
 def edge_list(edges: list[list[Any]], file: str, p: int | list[int]) -> RouterGraph:
-    """The `graph` kind: `edges` ([u, v] or [u, v, "local"|"global"]) or an edge list `file`; `p` nodes per
-    router (one count, or one per router), overridden by the file's `# p = ...` line."""
+    """The `graph` kind: `edges` ([u, v], [u, v, "local"|"global"] or [u, v, class, length]) or an edge list `file`;
+    `p` nodes per router (one count, or one per router), overridden by the file's `# p = ...` line."""
     if bool(edges) == bool(file):
         raise ConfigError("topology.edges", "give exactly one of `edges` (a list of [u, v]), `file` or `graph`")
     field = "topology.edges"
@@ -138,6 +147,7 @@ def edge_list(edges: list[list[Any]], file: str, p: int | list[int]) -> RouterGr
     if loop is not None:
         raise ConfigError(field, f"a link from router {loop} to itself: self-loops are not allowed")
     classes = [LINK_CLASSES[e[2]] if len(e) > 2 else LOCAL for e in edges]
+    lengths = [e[3] if len(e) > 3 else 1 for e in edges] if any(len(e) > 3 for e in edges) else None
     R = max(max(u, v) for u, v in pairs) + 1
     if isinstance(p, list):
         p_field = "topology.file" if file else "topology.p"
@@ -145,7 +155,7 @@ def edge_list(edges: list[list[Any]], file: str, p: int | list[int]) -> RouterGr
             raise ConfigError(p_field, f"{len(p)} node counts (p) for {R} routers (ids 0..{R - 1})")
         if sum(p) == 0:
             raise ConfigError(p_field, "no router has nodes (p)")
-    g = from_edges(pairs, R, p, classes=classes)
+    g = from_edges(pairs, R, p, classes=classes, lengths=lengths)
     _check_connected(g, field)
     return g
 
@@ -169,8 +179,9 @@ def to_networkx(net: Network, terminals: bool = False) -> nx.MultiGraph | nx.Gra
     """The network as networkx. Routers are nodes 0..R-1 with attributes `type` = "router", `p` (attached nodes),
     `group` (dragonfly group, Slim Fly group, fat-tree level, else 0) and, on a torus, mesh, twisted torus or HyperX,
     `coordinates` = "x,y,..." (a string, so that GraphML can hold it). Links are edges with `link_class`
-    ("local" or "global"), `latency` (cycles) and `port_u`, `port_v`: the global port ids at the edge's lower and
-    higher numbered end. With `terminals`, node n is also a graph node, R + n, with `type` = "node" and its router's
+    ("local" or "global"), `latency` (cycles), `length` (that latency in multiples of its class's, which a `graph`
+    topology reads back) and `port_u`, `port_v`: the global port ids at the edge's lower and higher numbered end.
+    With `terminals`, node n is also a graph node, R + n, with `type` = "node" and its router's
     `group`, joined to its router by an edge of class "injection" (`port_u`: the router's port). A MultiGraph only
     when the network has parallel links (e.g. a torus dimension of radix 2, torus `links`, HyperX `trunking`)."""
     R = net.n_routers
@@ -184,6 +195,9 @@ def to_networkx(net: Network, terminals: bool = False) -> nx.MultiGraph | nx.Gra
     counts = np.bincount(net.node_router, minlength=R)
     group = net.topo.router_group
     coords = _coordinates(net)
+    length = np.ones(net.n_ports, dtype=np.int64)
+    if net.graph.nbr_length is not None:  # network ports in port order are the half-links in CSR order
+        length[net_ports] = net.graph.nbr_length
     for r in range(R):
         attrs: dict[str, Any] = {"type": "router", "p": int(counts[r]), "group": int(group[r])}
         if coords is not None:
@@ -193,7 +207,7 @@ def to_networkx(net: Network, terminals: bool = False) -> nx.MultiGraph | nx.Gra
         peer = int(net.port_peer_port[port])
         a, b = (port, peer) if net.port_router[port] < net.port_peer_router[port] else (peer, port)
         G.add_edge(int(net.port_router[a]), int(net.port_router[b]), link_class=CLASS_NAMES[int(net.port_class[port])],
-                   latency=int(net.port_latency[port]), port_u=int(a), port_v=int(b))
+                   latency=int(net.port_latency[port]), length=int(length[port]), port_u=int(a), port_v=int(b))
     if terminals:
         for n, (r, port) in enumerate(net.topo.node.tolist()):
             G.add_node(R + n, type="node", group=int(group[r]))
@@ -202,17 +216,19 @@ def to_networkx(net: Network, terminals: bool = False) -> nx.MultiGraph | nx.Gra
 
 
 def write_edge_list(net: Network, path: Path) -> None:
-    """The router links, one `u v local|global` line each, after comment lines naming the network and giving the
-    nodes per router as `# p = ...` (one count when all routers have the same, else one per router); the `graph`
-    kind's `file` key reads it back, and so does `nx.read_edgelist(path, nodetype=int, data=[("link_class", str)],
-    create_using=nx.MultiGraph)`."""
+    """The router links, one `u v local|global` line each (`u v local|global length` when some link is longer than
+    its class's latency), after comment lines naming the network and giving the nodes per router as `# p = ...`
+    (one count when all routers have the same, else one per router); the `graph` kind's `file` key reads it back,
+    and so does `nx.read_edgelist(path, nodetype=int, data=[("link_class", str)], create_using=nx.MultiGraph)`
+    (with `("length", int)` after it when the lengths are written)."""
     counts = np.bincount(net.node_router, minlength=net.n_routers)
     p = str(counts[0]) if (counts == counts[0]).all() else " ".join(map(str, counts.tolist()))
+    lengths = net.graph.nbr_length is not None and bool((net.graph.nbr_length != 1).any())
     lines = [f"# fastnet {net.kind}: {net.n_routers} routers, {net.n_nodes} nodes; one router link per line: "
-             "u v class", f"# p = {p}"]
+             "u v class" + " length" * lengths, f"# p = {p}"]
     G = to_networkx(net)
     for a, b, d in G.edges(data=True):
-        lines.append(f"{a} {b} {d['link_class']}")
+        lines.append(f"{a} {b} {d['link_class']}" + f" {d['length']}" * lengths)
     path.write_text("\n".join(lines) + "\n")
 
 

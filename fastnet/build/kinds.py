@@ -26,11 +26,12 @@ def _group_shape(v: Any) -> str | None:  # dragonfly: "auto", [a] or [routers pe
 
 def _edges(v: Any) -> str | None:
     if isinstance(v, list) and all(
-        isinstance(e, list) and len(e) in (2, 3) and all(integer(0)(x) is None for x in e[:2])
-        and (len(e) == 2 or e[2] in ("local", "global")) for e in v
+        isinstance(e, list) and len(e) in (2, 3, 4) and all(integer(0)(x) is None for x in e[:2])
+        and (len(e) == 2 or e[2] in ("local", "global")) and (len(e) < 4 or integer(1)(e[3]) is None) for e in v
     ):
         return None
-    return "must be a list of [u, v] pairs of router ids >= 0, each optionally with a link class: [u, v, \"global\"]"
+    return ("must be a list of [u, v] pairs of router ids >= 0, each optionally with a link class and then a length "
+            "(its latency in multiples of the class's, an integer >= 1): [u, v, \"global\"], [u, v, \"local\", 3]")
 
 
 def _per_dimension(v: Any) -> str | None:  # torus links, hyperx trunking: one count, or one per dimension
