@@ -518,11 +518,30 @@ def _routing(b: dict[str, Value], topo: str) -> dict[str, Any]:
     if name not in mapped:
         raise ConfigError("routing_function", f"{name} on {topo} has no fastnet equivalent; mapped here: "
                                               + ", ".join(mapped))
-    for key in ("vc_allocator", "sw_allocator"):  # router.vc_choice and router.allocator have the same names
-        if b[key] not in SWITCH_ALLOCATORS:
-            raise ConfigError(key, f"{b[key]!r} does not map: fastnet's allocators are "
-                                   + " and ".join(SWITCH_ALLOCATORS.names))
+    for key in ("vc_allocator", "sw_allocator"):
+        _allocator(b, key)
     return dict(mapped[name])
+
+
+def _allocator(b: dict[str, Value], key: str) -> tuple[str, int]:
+    """BookSim2's `vc_allocator` or `sw_allocator` (src/allocators/allocator.cpp NewAllocator): a name with an
+    optional parameter, `islip(3)` (iterations) or `separable_input_first(round_robin)` (the arbiter). (the name,
+    which is fastnet's router.vc_choice or router.allocator, the iterations). The IQRouter builds its allocators
+    without the config, so iterations come from the parameter alone: `alloc_iters` changes nothing there."""
+    text = str(b[key]).replace(" ", "")
+    name, _, param = text.partition("(")
+    param = param.rstrip(")")
+    if name not in SWITCH_ALLOCATORS:
+        raise ConfigError(key, f"{b[key]!r} does not map: fastnet's allocators are "
+                               + " and ".join(SWITCH_ALLOCATORS.names))
+    if name == "islip" and param:
+        if not param.isdigit() or int(param) < 1 or (key == "vc_allocator" and int(param) != 1):
+            raise ConfigError(key, f"{b[key]!r} does not map: islip(n) takes iterations, n >= 1 for the switch "
+                                   "allocator and 1 for the VC allocator (fastnet's does one)")
+        return name, int(param)
+    if param and param != "round_robin":
+        raise ConfigError(key, f"{b[key]!r} does not map: a separable allocator's arbiters are round-robin here")
+    return name, 1
 
 
 def _crossbar(b: dict[str, Value], speedup: float) -> str:
@@ -550,10 +569,11 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
     # cycle takes 1/speedup of one: its router delay is the stages over the speedup
     delay = math.ceil(stages / speedup)
     router: dict[str, Any] = {"buffer_phits": _int(b, "vc_buf_size", 1), "delay": delay, "speedup": float(speedup),
-                              "alloc_iters": _int(b, "alloc_iters", 1), "credit_delay": _int(b, "credit_delay", 0),
-                              "allocator": b["sw_allocator"],  # fastnet's allocators have BookSim2's names
+                              "alloc_iters": _allocator(b, "sw_allocator")[1],
+                              "credit_delay": _int(b, "credit_delay", 0),
+                              "allocator": _allocator(b, "sw_allocator")[0],  # fastnet's have BookSim2's names
                               "crossbar": _crossbar(b, speedup),
-                              "vc_choice": b["vc_allocator"]}  # fastnet has BookSim2's VC allocators (VC_ALLOCATORS)
+                              "vc_choice": _allocator(b, "vc_allocator")[0]}  # BookSim2's VC allocators too
     if _int(b, "input_speedup", 1) > 1:  # (BookSim2's defaults are fastnet's: left out of the converted config)
         router["input_speedup"] = b["input_speedup"]
     if _flag(b, "wait_for_tail_credit"):

@@ -195,9 +195,18 @@ def test_router_keys():
                   "vc_alloc_delay = 3; sw_alloc_delay = 1; st_prepare_delay = 1; st_final_delay = 2; "
                   "credit_delay = 5; internal_speedup = 1.5; alloc_iters = 2; vc_allocator = separable_input_first; "
                   "sw_allocator = islip;")
-    # 9 stage cycles at 1.5 pipeline steps a cycle: 6 cycles
-    assert cfg["router"] == {"buffer_phits": 32, "delay": 6, "speedup": 1.5, "alloc_iters": 2, "credit_delay": 5,
+    # 9 stage cycles at 1.5 pipeline steps a cycle: 6 cycles; alloc_iters has no effect on BookSim2's IQRouter
+    assert cfg["router"] == {"buffer_phits": 32, "delay": 6, "speedup": 1.5, "alloc_iters": 1, "credit_delay": 5,
                              "allocator": "islip", "crossbar": "flit", "vc_choice": "separable_input_first", "vcs": 6}
+    # iterations come from the allocator's parameter alone (allocator.cpp NewAllocator)
+    cfg = convert("routing_function = dim_order; sw_allocator = islip(3); vc_allocator = separable_input_first("
+                  "round_robin); alloc_iters = 2;")
+    assert (cfg["router"]["allocator"], cfg["router"]["alloc_iters"], cfg["router"]["vc_choice"]) == (
+        "islip", 3, "separable_input_first")
+    for bad in ("vc_allocator = islip(2)", "sw_allocator = separable_input_first(matrix)", "sw_allocator = islip(x)"):
+        with pytest.raises(ConfigError, match="does not map") as e:
+            convert(f"routing_function = dim_order; {bad};")
+        assert e.value.field == bad.split(" ")[0]
     cfg = convert("routing_function = dim_order; sw_allocator = separable_input_first;")
     assert cfg["router"]["allocator"] == "separable_input_first"
     with pytest.raises(ConfigError, match="separable_input_first and islip") as e:
