@@ -63,8 +63,10 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "ts_created_phits": (("time",), "phits", "phits created in each time-series interval"),
     "ts_delivered_phits": (("time",), "phits", "phits delivered in each interval"),
     "ts_packet_latency_mean": (("time",), "cycles", "mean latency of the packets delivered in each interval"),
-    "ts_packets_in_network": (("time",), "packets", "packets in the network at the end of each interval"),
-    "ts_packets_queued": (("time",), "packets", "packets in source queues at the end of each interval"),
+    "ts_packets_in_network": (("time",), "packets", "packets in the network at the end of each interval (of the "
+                              "run, for a last shorter interval)"),
+    "ts_packets_queued": (("time",), "packets", "packets in source queues at the end of each interval (of the run, "
+                          "for a last shorter interval)"),
     # streamed during the run into the --out store (fastnet/occupancy.py), not built by to_dataset
     "port_occupancy": (("occupancy_time", "port"), "phits",
                        "phits reserved in each port's input VCs (buffered or on the link to it), sampled"),
@@ -271,7 +273,11 @@ def _timeseries(s: Any) -> tuple[dict[str, Any], np.ndarray]:
 
     interval = s.params.ts_interval
     rows = -(-int(s.cycle) // interval)
-    ts = s.state.ts[:rows]
+    ts = s.state.ts[:rows].copy()
+    if s.cycle % interval:  # the loop samples an interval's counts at its end: a last partial one ends with the run
+        ctr = s.state.ctr
+        ts[-1, K.TS_IN_NETWORK] = ctr[K.C_CREATED] - ctr[K.C_DELIVERED] - ctr[K.C_DROPPED] - ctr[K.C_QUEUED]
+        ts[-1, K.TS_QUEUED] = ctr[K.C_QUEUED]
     values = {
         "ts_created_phits": ts[:, K.TS_CREATED_PHITS],
         "ts_delivered_phits": ts[:, K.TS_DELIVERED_PHITS],

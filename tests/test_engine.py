@@ -343,6 +343,12 @@ def test_timeseries_adds_up():
                       "sim": {"warmup": 100, "measure": 1000, "drain": 500, "timeseries": 50}})
     assert ds.ts_delivered_phits.sum() == ds.packets_delivered * 10
     assert ds.time.size == -(-ds.cycles.item() // 50)
+    # the last row is the end of the run, also when it ends mid-interval (it read 0 and 0)
+    cut = fastnet.run({"topology": {"kind": "mesh", "dims": [4, 4]}, "traffic": {"load": 0.9},
+                       "sim": {"warmup": 100, "measure": 400, "drain": 50, "timeseries": 100}})
+    assert cut.cycles.item() % 100 and cut.packets_in_flight.item() > 0
+    assert cut.ts_packets_in_network.values[-1] == cut.packets_in_flight.item()
+    assert cut.ts_packets_queued.values[-1] == cut.packets_queued.item()
 
 
 def test_pools_grow_with_packets_in_flight():
