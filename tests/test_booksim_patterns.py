@@ -124,6 +124,8 @@ def test_packet_size_distribution():
     assert packets == pytest.approx(0.2 / (7 / 4), rel=0.03)
     with pytest.raises(ConfigError, match="traffic.packet_sizes"):
         traffic(TORUS44, packet_phits=2, packet_sizes=[1, 4])
+    with pytest.raises(ConfigError, match="traffic.packet_size_rates: needs traffic.packet_sizes"):
+        traffic(TORUS44, packet_size_rates=[1])  # rates without sizes were ignored
 
 
 def test_on_off_injection_keeps_the_load():

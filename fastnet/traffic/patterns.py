@@ -435,6 +435,9 @@ def packet_sizes(tcfg: dict) -> np.ndarray:
     packet_size with packet_size_rate), or packet_phits alone. load / mean size is the packet rate."""
     sizes, rates = tcfg["packet_sizes"], tcfg["packet_size_rates"]
     if not sizes:
+        if rates:  # rates of no sizes would be ignored
+            raise ConfigError("traffic.packet_size_rates", f"needs traffic.packet_sizes, one rate per size (got "
+                              f"{len(rates)} rates and no sizes: every packet is packet_phits long)")
         return np.array([tcfg["packet_phits"]], dtype=np.int32)
     rates = rates or [1] * len(sizes)
     if len(rates) != len(sizes):
