@@ -235,9 +235,10 @@ Link parameters (PPT §VI-B): 56 Gb/s and 0.7 us on every link, up, down and to 
 cycles of one 4-byte phit: at 56 Gb/s a cycle is {CYCLE_NS:.4f} ns (`links.bandwidth = "56 Gb/s"`), so
 `links.latency = "0.7 us"` is {LINK_CYCLES} cycles. The rest is ours, as PPT does not give it: router delay 3 cycles (the
 default), {BUFFER_PHITS}-phit buffers (more than a link's credit loop of 2 x {LINK_CYCLES} cycles, so credits
-never hold a link back; the `stampede` preset sets them too), packets of the 2 KB InfiniBand MTU ({MTU_PHITS} phits),
+never hold a link back), packets of the 2 KB InfiniBand MTU ({MTU_PHITS} phits),
 fastnet's MPI defaults (32-byte
-header: a 1 KB message is one 264-phit packet, sent eagerly)."""]
+header: a 1 KB message is one 264-phit packet, sent eagerly). These are the runs below; the `stampede` preset
+shares their links and buffers, not the rest (router delay 0, 24-phit packets: fastnet/machines/stampede.toml)."""]
     if "fig3" in parts:
         first = {p: res[json.dumps(["fig3", TOTALS[0], p])] for p in ("nearest", "random")}
         last = {p: res[json.dumps(["fig3", TOTALS[-1], p])] for p in ("nearest", "random")}
