@@ -142,6 +142,22 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
 }
 
 
+def variables_markdown() -> str:
+    """docs/results.md: every variable a run's dataset may hold, from VARIABLES (docs/gen_results.py writes it; a
+    test keeps it current)."""
+    intro = __doc__.split("\n\n", 1)[1].strip().replace("\n", " ")
+    lines = ["# What a run's dataset holds", "",
+             "Generated from `fastnet/results.py` VARIABLES by `python docs/gen_results.py`. Each variable of a "
+             "dataset (`fastnet.run`, `fastnet run --out`, a sweep point) carries these `units` and `description` "
+             "attributes; the dataset's attributes hold the resolved config (`config`, JSON), the seed, the "
+             "network's size and the run's timing. A variable is present when its run has it: the time series "
+             "with `sim.timeseries`, failures with `[faults]`, the rest by workload.", "", intro, "",
+             "| variable | dimensions | units | what |", "|---|---|---|---|"]
+    for name, (dims, units, doc) in VARIABLES.items():
+        lines.append(f"| `{name}` | {', '.join(dims) or 'scalar'} | {units} | {doc} |")
+    return "\n".join(lines) + "\n"
+
+
 def bin_edges(n_bins: int) -> np.ndarray:
     """Lower edge of each latency-histogram bin (kernels/pool.py: hist_bin)."""
     from .kernels.state import HIST_SUB

@@ -102,6 +102,14 @@ def test_info_lists_every_registry():
     assert (DOCS / "registries.md").read_text() == registries_markdown(), "run python docs/gen_registries.py"
 
 
+def test_results_doc_lists_every_variable():
+    from fastnet.results import VARIABLES, variables_markdown
+
+    text = (DOCS / "results.md").read_text()
+    assert text == variables_markdown(), "run python docs/gen_results.py"
+    assert all(f"| `{name}` |" in text for name in VARIABLES)
+
+
 @pytest.mark.parametrize("kind", TOPOLOGIES.names)
 def test_info_builds_every_topology_kind_and_its_size_formula_holds(kind):
     cfg = resolve(choosing("topology.kind", kind))
