@@ -611,18 +611,44 @@ def _top_level(text: str) -> list[str]:
 
 
 def split_params(text: str) -> list[str]:
-    """BookSim2's tokenize_str: split at the commas outside braces, the braces dropped from each token."""
-    out = _top_level(text)
-    if not out[-1].strip():
-        out.pop()
-    return [t.strip().strip("{}").strip() for t in out]
+    """A pattern's or injection process's parameters as BookSim2's tokenize_str (src/config_utils.cpp) reads them:
+    a text that does not start with `{` is one parameter (`tornado(4,2)` is k = 4 alone: atoi stops at the comma);
+    `{4,2}` is the list 4, 2, split at the commas and closing braces outside nested braces, so `hotspot({{0,9},{1}})`
+    is nodes {0,9} and rates {1}, while `hotspot({0,9},{1})` is node 0 at rate 9."""
+    text = text.strip()
+    if not text or text[0] != "{":
+        return [text] if text else []
+    values, start, nested = [], 1, 0
+    for curr in range(1, len(text)):
+        ch = text[curr]
+        if ch == "{":
+            nested += 1
+        elif ch == "}" and nested:
+            nested -= 1
+        elif ch in ",}" and not nested:
+            if curr > start:
+                values.append(text[start:curr])
+            start = curr + 1
+    return values
+
+
+_ATOI, _ATOF = r"[-+]?\d+", r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?"  # what C's atoi and atof read
+
+
+def _leading(token: str, field: str, number: str = _ATOI) -> str:
+    """The number at the start of `token`, as C's atoi and atof read it (they stop at the first other character);
+    a token that does not start with one is refused rather than read as 0."""
+    m = re.match(r"\s*(" + number + ")", token)
+    if m is None:
+        raise ConfigError(field, f"expected a number (got {token!r})")
+    return m.group(1)
 
 
 def _ints(token: str, what: str) -> list[int]:
-    try:
-        return [int(x) for x in token.split(",") if x.strip()]
-    except ValueError:
-        raise ConfigError("traffic", f"{what}: expected integers (got {token!r})") from None
+    """BookSim2's tokenize_int: a list in braces, else the one integer at the start of the token."""
+    token = token.strip()
+    parts = split_params(token) if token.startswith("{") else [token]
+    return [int(_leading(t, f"traffic ({what})")) for t in parts]
 
 
 def _pattern(b: dict[str, Value], topo: str) -> dict[str, Any]:
@@ -724,7 +750,8 @@ def _injection(b: dict[str, Value]) -> dict[str, Any]:
     out = {"injection": "on_off"}
     for i, key in enumerate(("burst_alpha", "burst_beta", "burst_r1")):
         try:
-            out[key] = float(params[i]) if len(params) > i else float(_number(b, key))
+            out[key] = (float(_leading(params[i], "injection_process", _ATOF)) if len(params) > i
+                        else float(_number(b, key)))  # atof, as BookSim2 reads it
         except ValueError:
             raise ConfigError("injection_process", f"on_off parameters are numbers (got {params})") from None
     return out

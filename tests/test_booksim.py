@@ -246,12 +246,18 @@ def test_traffic(text, traffic):
 @pytest.mark.parametrize("text, fields", [
     # digit patterns: (k, n, xr) from their parameters, else the keys; BookSim2 reads k * xr digits of n
     ("traffic = tornado;", {"pattern": "tornado", "digits": [8, 2]}),
-    ("traffic = neighbor(4,2);", {"pattern": "neighbor", "digits": [4, 2]}),
-    ("traffic = badperm_yarc(4,3,2);", {"pattern": "badperm_yarc", "digits": [8, 3]}),
-    ("traffic = background({3,5});", {"pattern": "background", "exclude": [3, 5]}),
+    # parameters as BookSim2's tokenize_str reads them: a list needs braces, else the text is one parameter whose
+    # leading number counts (atoi), the others coming from the keys (here k = 8, n = 2, xr = 1)
+    ("traffic = neighbor({4,3});", {"pattern": "neighbor", "digits": [4, 3]}),
+    ("traffic = badperm_yarc({4,3,2});", {"pattern": "badperm_yarc", "digits": [8, 3]}),
+    ("traffic = badperm_yarc(4,3,2);", {"pattern": "badperm_yarc", "digits": [4, 2]}),  # k = 4 alone
+    ("traffic = background({{3,5}});", {"pattern": "background", "exclude": [3, 5]}),
+    ("traffic = background({3,5});", {"pattern": "background", "exclude": [3]}),  # excludes 3, then a 2nd param
     # every packet to a hotspot, as likely as its rate (the last rate repeats)
-    ("traffic = hotspot({3,5,9},{2,1});", {"pattern": "hotspot", "hotspot_fraction": 1.0,
-                                           "hotspot_nodes": [3, 3, 5, 9]}),
+    ("traffic = hotspot({{3,5,9},{2,1}});", {"pattern": "hotspot", "hotspot_fraction": 1.0,
+                                             "hotspot_nodes": [3, 3, 5, 9]}),
+    ("traffic = hotspot({0,9},{1});", {"pattern": "hotspot", "hotspot_fraction": 1.0,  # node 0 at rate 9
+                                       "hotspot_nodes": [0] * 9}),
     ("traffic = hotspot({4});", {"pattern": "hotspot", "hotspot_fraction": 1.0, "hotspot_nodes": [4]}),
 ])
 def test_patterns_with_parameters(text, fields):
@@ -294,9 +300,11 @@ def test_injection_process():
     assert "injection" not in convert("routing_function = dim_order;")["traffic"]
     t = convert("routing_function = dim_order; injection_process = on_off; burst_beta = 0.2;")["traffic"]
     assert (t["injection"], t["burst_alpha"], t["burst_beta"], t["burst_r1"]) == ("on_off", 0.5, 0.2, -1.0)
-    t = convert("routing_function = dim_order; injection_process = on_off(0.1,-1,0.5);")["traffic"]
+    t = convert("routing_function = dim_order; injection_process = on_off({0.1,-1,0.5});")["traffic"]
     assert (t["burst_alpha"], t["burst_beta"], t["burst_r1"]) == (0.1, -1.0, 0.5)
-    for bad in ("poisson", "on_off(0.1,0.1,-1,{0,1})"):
+    t = convert("routing_function = dim_order; injection_process = on_off(0.1,-1,0.5);")["traffic"]
+    assert (t["burst_alpha"], t["burst_beta"], t["burst_r1"]) == (0.1, 0.5, -1.0)  # alpha alone, as atof reads it
+    for bad in ("poisson", "on_off({0.1,0.1,-1,{0,1}})", "on_off(x)"):
         with pytest.raises(ConfigError) as e:
             convert(f"routing_function = dim_order; injection_process = {bad};")
         assert e.value.field == "injection_process"
@@ -380,7 +388,7 @@ FLATFLY = "topology = flatfly; k = 4; n = 2; c = 4; x = 4; y = 4; xr = 2; yr = 2
     ("topology = dragonflynew; k = 4; n = 1; routing_function = valiant;", "routing_function"),
     ("traffic = uniform;", "routing_function"),  # BookSim2's default routing_function is none
     ("routing_function = dim_order; traffic = zipf;", "traffic"),
-    ("routing_function = dim_order; traffic = hotspot({1,2},{0});", "traffic"),
+    ("routing_function = dim_order; traffic = hotspot({{1,2},{0}});", "traffic"),
     ("routing_function = dim_order; traffic = bad_dragon;", "traffic"),
     ("routing_function = dim_order; seed = time;", "seed"),
     ("routing_function = dim_order; vc_allocator = wavefront;", "vc_allocator"),
