@@ -56,7 +56,9 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "packets_measured": ((), "packets", "created in the window and delivered"),
     "cycles": ((), "cycles", "simulated cycles"),
     "phit_hops": ((), "phits", "phits times switch traversals over the whole run (BookSim's flit-hops)"),
-    "unstable": ((), "1", "1 if measured packets were left undelivered after the drain (saturated)"),
+    "unstable": ((), "1", "1 if measured packets were left undelivered after the drain (saturated); without a drain "
+                 "(sim.drain = 0) or beside an MPI run, 1 if the sources' queues held more than a packet per node at "
+                 "the end"),
     "port_utilization": (("port",), "phits/cycle", "phits sent on each output port per window cycle"),
     "packet_latency_histogram": (("latency_bin",), "packets", "measured packets per latency bin"),
     "network_latency_histogram": (("latency_bin",), "packets", "measured packets per network-latency bin"),
@@ -191,7 +193,11 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
     N = len(bg.nodes) if bg is not None else s.net.n_nodes  # the nodes whose packets are measured
     window = min(prm.w1, s.cycle) - prm.w0  # a closed-loop run measures all its cycles
     t = timing(s.cfg)
-    stats = _packet_statistics(s, N, window, bg is not None)
+    from .workloads.build import workload_section
+
+    # without a drain (BookSim2's sim_type = throughput) measured packets are always left in flight at the end
+    no_drain = s.cfg["sim"]["drain"] == 0 and workload_section(s.cfg)["kind"] == "open_loop"
+    stats = _packet_statistics(s, N, window, by_queues=bg is not None or no_drain)
     ports, port_coords = _per_port(s, window)
     hists, hist_coords = _histograms(s.state)
     values = {**stats, **ports, **hists, **_in_physical_units(stats, t, s.cfg["traffic"]["phit_bytes"])}
@@ -210,8 +216,9 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
     return xr.Dataset(_described(values), coords=coords, attrs=attrs)
 
 
-def _packet_statistics(s: Any, N: int, window: int, background: bool) -> dict[str, Any]:
-    """Throughput per node over the window, latency and hops of the measured packets, and the packet counts."""
+def _packet_statistics(s: Any, N: int, window: int, by_queues: bool) -> dict[str, Any]:
+    """Throughput per node over the window, latency and hops of the measured packets, and the packet counts;
+    `unstable` by the sources' queues at the end (`by_queues`) or by measured packets left undelivered."""
     from .kernels import state as K
 
     st = s.state
@@ -242,9 +249,10 @@ def _packet_statistics(s: Any, N: int, window: int, background: bool) -> dict[st
         "packets_measured": count,
         "cycles": int(s.cycle),
         "phit_hops": int(ctr[K.C_PHIT_HOPS]),
-        # background traffic stops with the MPI run, its last packets in flight: it is unstable if the sources'
-        # queues hold more than a packet per node then (the network did not keep up with the offered load)
-        "unstable": int(ctr[K.C_QUEUED] > N if background else
+        # background traffic stops with the MPI run, a run without a drain at the window's end, its last packets in
+        # flight: it is unstable if the sources' queues hold more than a packet per node then (the network did not
+        # keep up with the offered load)
+        "unstable": int(ctr[K.C_QUEUED] > N if by_queues else
                         ctr[K.C_MEAS_CREATED] != ctr[K.C_MEAS_DELIVERED] + ctr[K.C_MEAS_DROPPED]),
     }
 

@@ -357,6 +357,11 @@ def test_measurement():
     # sim_type = throughput: BookSim2 measures accepted traffic and does not drain the measured packets
     assert convert("routing_function = dim_order; sample_period = 100; sim_type = throughput;")["sim"] == {
         "warmup": 300, "measure": 10000, "drain": 0}
+    # without a drain measured packets are always in flight at the end: unstable is told by the sources' queues
+    import fastnet
+
+    torus = {"topology": {"kind": "torus", "dims": [4, 4]}, "sim": {"warmup": 200, "measure": 2000, "drain": 0}}
+    assert [fastnet.run({**torus, "traffic": {"load": load}}).unstable.item() for load in (0.1, 1.0)] == [0, 1]
 
 
 def test_keys_without_effect_are_accepted():
