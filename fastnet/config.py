@@ -94,6 +94,8 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "indirect_candidates": (1, integer(1, 64)),  # UGAL: Valiant paths compared with the minimal one (n_I)
         "penalty": (1.0, real(0.0, 1e6)),  # UGAL: weight of the non-minimal cost (seed 004's c_SF)
         "threshold": (0.0, real(-1e9, 1e9)),  # UGAL: phits added to the non-minimal cost (bias to minimal)
+        "ugal_hops": (True, boolean),  # UGAL-L: a path's cost is its first port's occupancy x its hops (Kim et
+        # al.); false: the occupancy alone, the paths weighed by penalty only (BookSim2's ugal_dragonflynew: 1 and 2)
         "ugal_queue": ("port", choice(*UGAL_QUEUES.names)),  # UGAL-L on a dragonfly: the occupancy read at the first
         # port of each path: the whole port, the VCs of the path's class, or those where both paths share a port
         "ugal_vcs": ("shared", choice(*UGAL_VCS.names)),  # UGAL on a dragonfly: VC classes of minimally routed packets

@@ -223,6 +223,7 @@ def _params(cfg: dict[str, Any], net: Network, layout: VcLayout, buffers: dict[i
         up_port=UP_PORTS.code(rcfg["up_port"]), fixed_min=_fixed_min(rcfg),
         val_any=algorithm == "val" and rcfg["intermediate"] == "any",
         indirect=rcfg["indirect_candidates"], penalty=float(rcfg["penalty"]), threshold=float(rcfg["threshold"]),
+        ugal_hops=rcfg["ugal_hops"],
         ugal_xy_yx=rcfg["order"] == "xy_yx",
         ugal_vcs=UGAL_VCS.code(rcfg["ugal_vcs"]),
         ugal_queue=UGAL_QUEUES.code(rcfg["ugal_queue"]),

@@ -162,7 +162,8 @@ def test_anynet_errors(tmp_path, net, why):
 
 @pytest.mark.parametrize("topology,function,routing", [
     ("dragonflynew", "min", {"algorithm": "min"}),
-    ("dragonflynew", "ugal", {"algorithm": "ugal_l", "ugal_vcs": "booksim", "threshold": 30.0}),  # adaptive_threshold
+    ("dragonflynew", "ugal", {"algorithm": "ugal_l", "ugal_vcs": "booksim", "threshold": 30.0, "penalty": 2.0,
+                              "ugal_hops": False}),  # q_min <= 2 q_val + adaptive_threshold
     ("torus", "dim_order", {"algorithm": "dor"}),
     ("torus", "min_adapt", {"algorithm": "adaptive"}),
     ("torus", "valiant", {"algorithm": "val"}),
@@ -573,6 +574,15 @@ def test_booksim2_dragonfly_ugal_routes_minimally_on_an_idle_network():
         cfg["sim"].update(warmup=300, measure=3000, drain=2000)
         hops[routing] = float(fastnet.run(cfg).hops_mean)
     assert hops["ugal"] == pytest.approx(hops["min"], rel=0.02)
+
+
+def test_booksim2_dragonfly_ugal_weighs_queues_as_booksim2_does():
+    """bad_dragon at 0.02 on the matrix's 72-node dragonfly under ugal (3 VCs): BookSim2 gives 144.9 cycles (this
+    machine, seed 0). Weighing each queue by its path's hops (q_min x 3 against q_val x 5) instead of BookSim2's
+    q_min <= 2 q_val + 30 sent more packets the long way: 154.1 cycles."""
+    cfg = booksim.read_file(Path(__file__).parents[1] / "docs/validation/matrix/dragonfly_k2.cfg",
+                            ["routing_function=ugal", "num_vcs=3", "traffic=bad_dragon", "injection_rate=0.02"])
+    assert float(fastnet.run(cfg).packet_latency_mean) == pytest.approx(144.9, rel=0.02)
 
 
 @pytest.mark.parametrize("k, xr", [(4, 2), (2, 2), (8, 1), (4, 4)])

@@ -548,10 +548,13 @@ def reached(ip, r, inter):
 
 
 @jit_inline
-def ugal_cost(q, hops, size, global_q):
-    """UGAL-L: first-hop occupancy times path length (Kim et al.); UGAL-G: occupancy summed along the path plus
-    the zero-load serialisation of each hop, both in phits (an estimate of the delay)."""
-    return q + hops * size if global_q else q * hops
+def ugal_cost(q, hops, size, global_q, by_hops):
+    """UGAL-L: first-hop occupancy times path length (Kim et al.), or alone (`by_hops` false: routing.ugal_hops);
+    UGAL-G: occupancy summed along the path plus the zero-load serialisation of each hop, both in phits (an estimate
+    of the delay)."""
+    if global_q:
+        return q + hops * size
+    return q * hops if by_hops else q
 
 
 @jit_inline
@@ -589,7 +592,7 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
             q_min = class_occupancy(port, vc, vcr, V, pt, first_min, cls_min)
     else:
         q_min, h_min = path_cost(ps, port, dist, ip, alg, pt, buf, r, d, global_q, scan, yx)
-    cost_min = ugal_cost(q_min, h_min, size, global_q)
+    cost_min = ugal_cost(q_min, h_min, size, global_q, prm.ugal_hops)
     if cut:
         cost_min = 1 << 60
     best, best_gain = -1, 0.0
@@ -607,7 +610,7 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
                 q = class_occupancy(port, vc, vcr, V, pt, first, cls_val)
                 if uq == UQ_VC_H:
                     c_min = ugal_cost(class_occupancy(port, vc, vcr, V, pt, first_min, cls_min), h_min, size,
-                                      global_q)
+                                      global_q, prm.ugal_hops)
             gateway = port[first, P_PEER_ROUTER]
             if global_q and gateway != land:
                 o = df_to_group(ps, port, ip, rng, gateway, inter)[0]
@@ -627,7 +630,7 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
             q += q2
         else:
             h2 = distance(ps, port, dist, ip, alg, start, d, buf, scan)
-        gain = c_min - (prm.penalty * ugal_cost(q, hops + h2, size, global_q) + prm.threshold)
+        gain = c_min - (prm.penalty * ugal_cost(q, hops + h2, size, global_q, prm.ugal_hops) + prm.threshold)
         if best < 0 or gain > best_gain:
             best, best_gain = inter, gain
     if best >= 0 and best_gain > 0:

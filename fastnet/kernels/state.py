@@ -143,6 +143,7 @@ class Params(NamedTuple):
     indirect: int  # UGAL: Valiant candidates n_I
     penalty: float  # UGAL: weight of the Valiant cost
     threshold: float  # UGAL: added to the Valiant cost
+    ugal_hops: bool  # UGAL-L: costs are occupancy x hops (else the occupancy alone)
     ugal_xy_yx: bool  # ugal_l on a HyperX, routing.order = "xy_yx": one of two dimension orders per packet (PK_VCC)
     ugal_vcs: int  # UGAL on a dragonfly: VC classes of minimally routed packets (kernels/routing.py vc_class)
     ugal_queue: int  # UGAL-L: which occupancy of a first port is read (fastnet/registry.py UGAL_QUEUES)
