@@ -135,22 +135,22 @@ def _periods(links: dict[str, Any], bw_keys: dict[str, str], reference: float, p
     reference; what was rounded is added to `rounding`."""
     period: dict[str, int] = {}
     for c, key in bw_keys.items():
-        v = links[key]
+        v, field = links[key], key  # field: the key the value came from, which an error names
+        if v == "auto" and c == "black":
+            v, field = links["bandwidth_local"], "bandwidth_local"
         if v == "auto":
-            v = links["bandwidth_local"] if c == "black" else "auto"
-        if v == "auto":
-            v = links["bandwidth"]
+            v, field = links["bandwidth"], "bandwidth"
         if v == "auto":
             period[c] = PERIOD_ONE
             continue
         bw = parse_gbytes(v)
         if bw > reference * (1 + 1e-9):
-            raise ConfigError(f"links.{key}", f"{v} is faster than the reference ({reference:.4g} GB/s, one phit "
+            raise ConfigError(f"links.{field}", f"{v} is faster than the reference ({reference:.4g} GB/s, one phit "
                               f"of {phit} B per cycle of {cycle_ns:.4g} ns): state the fastest link as "
                               "links.bandwidth, or a shorter links.cycle")
         exact = PERIOD_ONE * reference / bw
         if exact > INT_MAX:  # a port's period is an int32 record field
-            raise ConfigError(f"links.{key}", f"{v} is {reference / bw:.3g} times slower than the reference "
+            raise ConfigError(f"links.{field}", f"{v} is {reference / bw:.3g} times slower than the reference "
                               f"({reference:.4g} GB/s); at most {INT_MAX // PERIOD_ONE:,} times (a longer "
                               "links.cycle, or a slower links.bandwidth)")
         period[c] = int(round(exact))

@@ -74,6 +74,7 @@ def test_no_units_is_one_phit_per_cycle_and_the_workload_cycle():
     ({"links": {"bandwidth": "2 GB/s", "bandwidth_local": "60 kB/s"}}, "links.bandwidth_local"),  # an int32 period
     ({"links": {"bandwidth": "2 GB/s", "latency_global": "0.9 ns"}}, "links.latency_global"),
     ({"links": {"bandwidth": "2 GB/s", "bandwidth_injection": "4 GB/s"}}, "links.bandwidth_injection"),
+    ({"links": {"bandwidth": "8 GB/s", "cycle": "1 ns"}}, "links.bandwidth"),  # the key given, not a class's
     ({"links": {"latency": "40 ns"}}, "links.latency"),  # a time with no cycle time
     ({"router": {"delay": "5 ns"}}, "router.delay"),
     ({"links": {"cycle": "0 ns"}}, "links.cycle"),
