@@ -297,7 +297,8 @@ def info(
     machine: Optional[str] = typer.Option(None, "--machine", help="start from a machine preset (fastnet machines)"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     export: Optional[Path] = typer.Option(None, "--export", help="also write the topology: .graphml (routers and "
-                                          "nodes) or .edges/.edgelist/.txt (router links, read by the graph kind)"),
+                                          "nodes), .edges/.edgelist/.txt (router links, read by the graph kind) or "
+                                          ".anynet (BookSim2's anynet file)"),
     show: bool = typer.Option(False, "--show-config", help="print the resolved config as TOML and exit"),
     list_names: bool = typer.Option(False, "--registries", help="list every name a config can choose (topology "
                                     "kinds, routings, allocators, patterns, workloads, MPI programs, trace formats, "
