@@ -519,8 +519,6 @@ def _routing(b: dict[str, Value], topo: str) -> dict[str, Any]:
     if name not in mapped:
         raise ConfigError("routing_function", f"{name} on {topo} has no fastnet equivalent; mapped here: "
                                               + ", ".join(mapped))
-    for key in ("vc_allocator", "sw_allocator"):
-        _allocator(b, key)
     return dict(mapped[name])
 
 
@@ -560,6 +558,8 @@ def _crossbar(b: dict[str, Value], speedup: float) -> str:
 
 
 def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str, Any]:
+    vc_choice = _allocator(b, "vc_allocator")[0]  # fastnet has BookSim2's VC and switch allocators, by their names
+    allocator, iters = _allocator(b, "sw_allocator")
     stages = sum(_int(b, key, 0) for key in ("routing_delay", "vc_alloc_delay", "sw_alloc_delay",
                                              "st_prepare_delay", "st_final_delay"))
     speedup = _number(b, "internal_speedup")
@@ -570,11 +570,8 @@ def _router(b: dict[str, Value], topo: str, routing: dict[str, Any]) -> dict[str
     # cycle takes 1/speedup of one: its router delay is the stages over the speedup
     delay = math.ceil(stages / speedup)
     router: dict[str, Any] = {"buffer_phits": _int(b, "vc_buf_size", 1), "delay": delay, "speedup": float(speedup),
-                              "alloc_iters": _allocator(b, "sw_allocator")[1],
-                              "credit_delay": _int(b, "credit_delay", 0),
-                              "allocator": _allocator(b, "sw_allocator")[0],  # fastnet's have BookSim2's names
-                              "crossbar": _crossbar(b, speedup),
-                              "vc_choice": _allocator(b, "vc_allocator")[0]}  # BookSim2's VC allocators too
+                              "alloc_iters": iters, "credit_delay": _int(b, "credit_delay", 0),
+                              "allocator": allocator, "crossbar": _crossbar(b, speedup), "vc_choice": vc_choice}
     if _int(b, "input_speedup", 1) > 1:  # (BookSim2's defaults are fastnet's: left out of the converted config)
         router["input_speedup"] = b["input_speedup"]
     if _flag(b, "wait_for_tail_credit"):
@@ -636,12 +633,12 @@ def split_params(text: str) -> list[str]:
 _ATOI, _ATOF = r"[-+]?\d+", r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?"  # what C's atoi and atof read
 
 
-def _leading(token: str, field: str, number: str = _ATOI) -> str:
+def _leading(token: str, field: str, what: str, number: str = _ATOI) -> str:
     """The number at the start of `token`, as C's atoi and atof read it (they stop at the first other character);
     a token that does not start with one is refused rather than read as 0."""
     m = re.match(r"\s*(" + number + ")", token)
     if m is None:
-        raise ConfigError(field, f"expected a number (got {token!r})")
+        raise ConfigError(field, f"{what}: expected a number (got {token!r})")
     return m.group(1)
 
 
@@ -649,7 +646,7 @@ def _ints(token: str, what: str) -> list[int]:
     """BookSim2's tokenize_int: a list in braces, else the one integer at the start of the token."""
     token = token.strip()
     parts = split_params(token) if token.startswith("{") else [token]
-    return [int(_leading(t, f"traffic ({what})")) for t in parts]
+    return [int(_leading(t, "traffic", what)) for t in parts]
 
 
 def _pattern(b: dict[str, Value], topo: str) -> dict[str, Any]:
@@ -751,7 +748,7 @@ def _injection(b: dict[str, Value]) -> dict[str, Any]:
     out = {"injection": "on_off"}
     for i, key in enumerate(("burst_alpha", "burst_beta", "burst_r1")):
         try:
-            out[key] = (float(_leading(params[i], "injection_process", _ATOF)) if len(params) > i
+            out[key] = (float(_leading(params[i], "injection_process", "on_off", _ATOF)) if len(params) > i
                         else float(_number(b, key)))  # atof, as BookSim2 reads it
         except ValueError:
             raise ConfigError("injection_process", f"on_off parameters are numbers (got {params})") from None

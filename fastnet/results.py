@@ -19,7 +19,7 @@ import numpy as np
 import xarray as xr
 
 from .build.routing import is_table
-from .registry import W_MPI
+from .registry import W_MPI, W_OPEN_LOOP
 from .units import Timing, timing
 from .version import __version__
 
@@ -193,10 +193,8 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
     N = len(bg.nodes) if bg is not None else s.net.n_nodes  # the nodes whose packets are measured
     window = min(prm.w1, s.cycle) - prm.w0  # a closed-loop run measures all its cycles
     t = timing(s.cfg)
-    from .workloads.build import workload_section
-
     # without a drain (BookSim2's sim_type = throughput) measured packets are always left in flight at the end
-    no_drain = s.cfg["sim"]["drain"] == 0 and workload_section(s.cfg)["kind"] == "open_loop"
+    no_drain = s.cfg["sim"]["drain"] == 0 and s.workload.kind == W_OPEN_LOOP
     stats = _packet_statistics(s, N, window, by_queues=bg is not None or no_drain)
     ports, port_coords = _per_port(s, window)
     hists, hist_coords = _histograms(s.state)
@@ -216,6 +214,14 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
     return xr.Dataset(_described(values), coords=coords, attrs=attrs)
 
 
+def _in_network(ctr: np.ndarray) -> int:
+    """Packets in the network now: created and not delivered, dropped or still in their source queues (as
+    engine/loop.py record_timeseries counts them at each interval's end)."""
+    from .kernels import state as K
+
+    return int(ctr[K.C_CREATED] - ctr[K.C_DELIVERED] - ctr[K.C_DROPPED] - ctr[K.C_QUEUED])
+
+
 def _packet_statistics(s: Any, N: int, window: int, by_queues: bool) -> dict[str, Any]:
     """Throughput per node over the window, latency and hops of the measured packets, and the packet counts;
     `unstable` by the sources' queues at the end (`by_queues`) or by measured packets left undelivered."""
@@ -224,7 +230,7 @@ def _packet_statistics(s: Any, N: int, window: int, by_queues: bool) -> dict[str
     st = s.state
     sc, ctr = st.sc, st.ctr
     count = int(sc[K.S_COUNT])
-    in_network = int(ctr[K.C_CREATED] - ctr[K.C_DELIVERED] - ctr[K.C_DROPPED] - ctr[K.C_QUEUED])
+    in_network = _in_network(ctr)
     return {
         "accepted_phits_per_node_cycle": sc[K.S_ACCEPTED_PHITS] / (N * window),
         "offered_phits_per_node_cycle": sc[K.S_OFFERED_PHITS] / (N * window),
@@ -300,7 +306,7 @@ def _timeseries(s: Any) -> tuple[dict[str, Any], np.ndarray]:
     ts = s.state.ts[:rows].copy()
     if s.cycle % interval:  # the loop samples an interval's counts at its end: a last partial one ends with the run
         ctr = s.state.ctr
-        ts[-1, K.TS_IN_NETWORK] = ctr[K.C_CREATED] - ctr[K.C_DELIVERED] - ctr[K.C_DROPPED] - ctr[K.C_QUEUED]
+        ts[-1, K.TS_IN_NETWORK] = _in_network(ctr)
         ts[-1, K.TS_QUEUED] = ctr[K.C_QUEUED]
     values = {
         "ts_created_phits": ts[:, K.TS_CREATED_PHITS],
