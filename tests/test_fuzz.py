@@ -15,11 +15,11 @@ database, so every run tries the same examples. The nightly profile tries 10x as
 A failure prints the smallest example found and a @reproduce_failure blob that replays it.
 
 Compile time: each combination of (routing, switch allocator, workload generator, minimal-port scan, VC
-allocation) is a cycle loop of its own (sim.compile_kernels: 10-20 s the first time). The valid configs therefore
-take those from KERNELS, combinations the rest of the suite compiles anyway, and vary everything else freely:
-sizes, VCs, buffers, delays, link latencies and bandwidths, speedup, crossbar, patterns, loads, seeds, timeseries
-and failures. Networks are tiny and runs a few thousand cycles, so each example, run twice, takes milliseconds once
-its kernel is compiled.
+allocation, crossbar) is a cycle loop of its own (sim.compile_kernels: 10-40 s the first time, most of CI's time).
+The valid configs therefore take those from KERNELS, combinations the rest of the suite compiles anyway, and vary
+everything else freely: sizes, VCs, buffers, delays, link latencies and bandwidths, speedup, patterns, loads, seeds,
+timeseries and failures. Networks are tiny and runs a few thousand cycles, so each example, run twice, takes
+milliseconds once its kernel is compiled.
 """
 
 from __future__ import annotations
@@ -62,29 +62,32 @@ FUZZ = settings(settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 SIF, ISLIP = "separable_input_first", "islip"
 TABLE_KINDS = ("torus", "mesh", "twisted_torus", "graph", "jellyfish", "slimfly")  # a failure can be routed around
 
-# (routing, switch allocator, workload, topology kinds, VC choices): one cycle loop each, and one more for each
-# of BookSim2's VC allocators among the choices (roomiest and round_robin share a loop). The test named compiles
-# it too, so on CI (one numba cache for the whole suite) this file adds no compilation. Add a row only for a
-# combination the suite already runs, or pay 10-20 s of CI time for it.
+# (routing, switch allocator, workload, topology kinds, VC choices, crossbars): each distinct topology scan (the
+# distance table, the dragonfly's or the HyperX's algebra), VC allocator (roomiest and round_robin share one) and
+# crossbar among them is a cycle loop of its own, and every one of them is a loop the test named compiles too, so on
+# CI (one numba cache for the whole suite) this file adds no compilation. Add a row or a choice only for a loop the
+# suite already runs, or pay 10-40 s of CI time for it (a flit crossbar is a loop apart from the packet one).
 GREEDY = ("roomiest", "round_robin")
+BOTH, PACKET, FLIT = ("packet", "flit"), ("packet",), ("flit",)
 KERNELS = [
     ("min", SIF, "open_loop", ("torus", "mesh", "twisted_torus", "graph", "jellyfish", "slimfly", "fattree"),
-     GREEDY),  # engine
-    ("min", ISLIP, "open_loop", ("torus", "mesh", "fattree"), GREEDY),  # test_engine (iSLIP: fat tree, torus)
+     GREEDY, BOTH),  # test_engine, test_faults (flit)
+    ("min", ISLIP, "open_loop", ("torus", "mesh", "fattree"), GREEDY, BOTH),  # test_engine (iSLIP: fat tree, torus)
     ("val", SIF, "open_loop", ("torus", "mesh", "graph", "jellyfish", "slimfly", "fattree"),
-     GREEDY),  # test_fattree_mport
-    ("dor", SIF, "open_loop", ("torus", "torus", "mesh"), GREEDY),  # test_faults, test_routing (failures: torus)
-    ("adaptive", SIF, "open_loop", ("torus", "torus", "mesh"), GREEDY),  # test_faults, test_routing
-    ("dor", SIF, "open_loop", ("hyperx",), GREEDY),  # test_hyperx
-    ("min", SIF, "open_loop", ("dragonfly",), GREEDY),  # test_engine
-    ("val", SIF, "open_loop", ("dragonfly",), GREEDY),  # test_dragonfly_aries, test_faults
-    ("ugal_l", SIF, "open_loop", ("dragonfly",), GREEDY),  # test_dragonfly_aries, test_faults
-    ("updown", SIF, "open_loop", ("fattree",), GREEDY),  # test_engine
-    ("min", SIF, "collective", ("torus", "mesh", "graph", "fattree"), GREEDY),  # a2a, o2a, a2o: test_workloads
-    # BookSim2's configs (iSLIP VC allocation): test_engine and test_booksim (anynet graphs), test_booksim (torus,
-    # mesh); separable input-first VC allocation is this file's own loop (one compile)
-    ("min", ISLIP, "open_loop", ("graph",), ("islip", "separable_input_first")),
-    ("dor", ISLIP, "open_loop", ("torus", "mesh"), ("islip",)),
+     GREEDY, PACKET),  # test_fattree_mport
+    ("dor", SIF, "open_loop", ("torus", "torus", "mesh"), GREEDY, PACKET),  # test_faults, test_routing (failures)
+    ("adaptive", SIF, "open_loop", ("torus", "torus", "mesh"), GREEDY, BOTH),  # test_faults, test_routing
+    ("dor", SIF, "open_loop", ("hyperx",), GREEDY, PACKET),  # test_hyperx
+    ("min", SIF, "open_loop", ("dragonfly",), GREEDY, BOTH),  # test_engine
+    ("val", SIF, "open_loop", ("dragonfly",), GREEDY, PACKET),  # test_dragonfly_aries, test_faults
+    ("ugal_l", SIF, "open_loop", ("dragonfly",), GREEDY, PACKET),  # test_dragonfly_aries, test_faults
+    ("updown", SIF, "open_loop", ("fattree",), GREEDY, BOTH),  # test_engine
+    ("min", SIF, "collective", ("torus", "mesh", "graph", "fattree"), GREEDY, PACKET),  # a2a, o2a, a2o: test_workloads
+    # BookSim2's VC allocators: iSLIP on anynet graphs (test_engine, test_booksim), on the torus and mesh
+    # (test_booksim, test_booksim_router); separable input-first on the dragonfly (test_booksim)
+    ("min", ISLIP, "open_loop", ("graph",), ("islip",), FLIT),
+    ("dor", ISLIP, "open_loop", ("torus", "mesh"), ("islip",), BOTH),
+    ("min", SIF, "open_loop", ("dragonfly",), ("separable_input_first",), FLIT),
 ]
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -276,7 +279,7 @@ def patterns(kind: str, nodes: int) -> list[str]:
 @st.composite
 def valid_configs(draw, kernel):
     """(config, VCs above the fewest the routing needs, or None for "auto") for a row of KERNELS."""
-    routing, allocator, workload, kinds, vc_choices = kernel
+    routing, allocator, workload, kinds, vc_choices, crossbars = kernel
     kind = draw(st.sampled_from(kinds))
     closed = workload != "open_loop"
     topo = draw(topology(kind, small=closed))
@@ -289,7 +292,7 @@ def valid_configs(draw, kernel):
         "delay": draw(st.integers(0, 5)), "speedup": draw(st.sampled_from([1.0, 1.25, 1.5, 2.0, 3.0])),
         "alloc_iters": draw(st.integers(1, 3)), "allocator": allocator, "credit_delay": draw(st.integers(0, 3)),
         "ejection": draw(st.sampled_from(["single", "multiple"])),
-        "crossbar": draw(st.sampled_from(["packet", "flit"])),
+        "crossbar": draw(st.sampled_from(crossbars)),
         "vc_choice": draw(st.sampled_from(vc_choices)),
     }
     if draw(st.booleans()):
@@ -360,7 +363,7 @@ def same_results(a: xr.Dataset, b: xr.Dataset) -> None:
     xr.testing.assert_identical(comparable(a), comparable(b))
 
 
-@pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: f"{k[0]}-{k[1]}-{k[2]}-{k[3][0]}-{k[4][0]}")
+@pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: f"{k[0]}-{k[1]}-{k[2]}-{k[3][0]}-{k[4][0]}-{'-'.join(k[5])}")
 @settings(FUZZ, max_examples=-(-FUZZ.max_examples // len(KERNELS)))  # the profile's examples over the kernels
 @given(data=st.data())
 def test_valid_configs_run_clean_and_the_same_again(kernel, data):
