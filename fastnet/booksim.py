@@ -87,10 +87,11 @@ IGNORED = frozenset("""
 # routing_function per topology (BookSim2 looks up `<routing_function>_<topology>`) -> fastnet [routing]
 ROUTING: dict[str, dict[str, dict[str, Any]]] = {
     # ugal_dragonflynew: minimal when q_min <= 2 q_nonmin + 30 (fixed weights 1 and 2, its adaptive_threshold 30,
-    # each queue its path's first port's credits in use): the queues alone (ugal_hops false), penalty 2
+    # each queue its path's first port's credits in use): the queues alone (ugal_hops false), penalty 2; its
+    # Valiant candidate a node drawn among all, minimal when in the source's group, else routed to that node's router
     "dragonflynew": {"min": {"algorithm": "min"},
                      "ugal": {"algorithm": "ugal_l", "ugal_vcs": "booksim", "threshold": 30.0, "penalty": 2.0,
-                              "ugal_hops": False}},
+                              "ugal_hops": False, "intermediate": "router"}},
     "torus": {"dim_order": {"algorithm": "dor"}, "min_adapt": {"algorithm": "adaptive"},
               "valiant": {"algorithm": "val"}},
     "mesh": {"dim_order": {"algorithm": "dor"}, "dor": {"algorithm": "dor"},

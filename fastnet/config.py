@@ -105,9 +105,11 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "paths": (4, integer(1, 64)),  # ksp: k, the paths per router pair
         "hop_limit": ("auto", integer_or_auto(1)),  # ksp: longest path allowed; auto: diameter + 1
         "path_choice": ("random", choice("random", "adaptive")),  # ksp: per packet, random or least-occupied
-        "intermediate": ("auto", choice("auto", "any")),  # val: auto, the topology's own draw (on a HyperX new
-        # coordinates where source and destination differ); any, any router, a packet stopping at its destination's
-        # router on the way to it (BookSim2's valiant_flatfly; kernels/routing.py random_intermediate)
+        "intermediate": ("auto", choice("auto", "any", "router")),  # val, ugal: auto, the topology's own draw (on a
+        # HyperX new coordinates where source and destination differ, on a dragonfly a group); any (val on a flat
+        # network), any router, a packet stopping at its destination's router on the way to it (BookSim2's
+        # valiant_flatfly); router (dragonfly), a router among all, one in the source's group meaning the minimal
+        # path, the packet going to that router itself (BookSim2's ugal_dragonflynew; kernels/routing.py)
         "order": ("dor", choice("dor", "xy_yx")),  # ugal_l on a HyperX: dor, dimension order in both phases; xy_yx,
         # XY or YX drawn per packet at its source for both phases, on VC halves split again by phase (BookSim2's
         # ugal_xyyx_flatfly)

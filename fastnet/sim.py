@@ -118,6 +118,18 @@ def _buffers(cfg: dict[str, Any]) -> dict[int, int]:
     return buffers
 
 
+def _check_intermediate(rcfg: dict, kind: str) -> None:
+    """routing.intermediate: `any` for val on a flat network, `router` for val and ugal on a dragonfly."""
+    algorithm, intermediate = rcfg["algorithm"], rcfg["intermediate"]
+    if intermediate == "any" and (algorithm != "val" or kind in ("dragonfly", "fattree")):
+        raise ConfigError("routing.intermediate", f"any is val's intermediate on a flat network (routing is "
+                          f"{algorithm} on a {kind}): a dragonfly's Valiant intermediate is a group (auto) or a router "
+                          f"(router), a fat tree's a top switch (auto)")
+    if intermediate == "router" and (algorithm not in ("val", "ugal_l", "ugal_g") or kind != "dragonfly"):
+        raise ConfigError("routing.intermediate", f"router is the intermediate of val and ugal on a dragonfly "
+                          f"(routing is {algorithm} on a {kind}): use auto")
+
+
 def _fixed_min(rcfg: dict[str, Any]) -> bool:
     """Minimal routing over one fixed shortest path per router pair (routing.min_path = "fixed")."""
     return rcfg["algorithm"] == "min" and rcfg["min_path"] == "fixed"
@@ -137,9 +149,7 @@ def network_and_routes(cfg: dict[str, Any], table_budget: int | None = None) -> 
         raise ConfigError("routing.order", f"xy_yx is an order of ugal_l on a HyperX or flattened butterfly "
                           f"(routing is {rcfg['algorithm']} on a {net.kind}); use xy_yx routing for one order per "
                           f"packet without UGAL")
-    if rcfg["algorithm"] == "val" and rcfg["intermediate"] == "any" and net.kind in ("dragonfly", "fattree"):
-        raise ConfigError("routing.intermediate", "any is a router of a flat network; a dragonfly's Valiant "
-                          "intermediate is a group, a fat tree's a top switch: use auto")
+    _check_intermediate(rcfg, net.kind)
     if rcfg["algorithm"] == "dor_express" and not net.params.get("express"):
         raise ConfigError("routing.algorithm", "dor_express takes a mesh's express channels (topology.express > 0, "
                           "BookSim2's cmesh); this network has none: use dor")
@@ -222,6 +232,7 @@ def _params(cfg: dict[str, Any], net: Network, layout: VcLayout, buffers: dict[i
         paths=rcfg["paths"], adaptive_choice=algorithm == "ksp" and rcfg["path_choice"] == "adaptive",
         up_port=UP_PORTS.code(rcfg["up_port"]), fixed_min=_fixed_min(rcfg),
         val_any=algorithm == "val" and rcfg["intermediate"] == "any",
+        inter_router=rcfg["intermediate"] == "router",
         indirect=rcfg["indirect_candidates"], penalty=float(rcfg["penalty"]), threshold=float(rcfg["threshold"]),
         ugal_hops=rcfg["ugal_hops"],
         ugal_xy_yx=rcfg["order"] == "xy_yx",

@@ -163,7 +163,7 @@ def test_anynet_errors(tmp_path, net, why):
 @pytest.mark.parametrize("topology,function,routing", [
     ("dragonflynew", "min", {"algorithm": "min"}),
     ("dragonflynew", "ugal", {"algorithm": "ugal_l", "ugal_vcs": "booksim", "threshold": 30.0, "penalty": 2.0,
-                              "ugal_hops": False}),  # q_min <= 2 q_val + adaptive_threshold
+                              "ugal_hops": False, "intermediate": "router"}),  # q_min <= 2 q_val + 30, any node
     ("torus", "dim_order", {"algorithm": "dor"}),
     ("torus", "min_adapt", {"algorithm": "adaptive"}),
     ("torus", "valiant", {"algorithm": "val"}),

@@ -50,10 +50,33 @@ def test_valiant_any_intermediate_hops_as_booksim2():
     assert int(auto["unstable"]) == 0
 
 
-def test_valiant_any_is_refused_where_the_intermediate_is_not_a_router():
+@pytest.mark.parametrize("topology,routing", [
+    ({"kind": "fattree", "k": 2, "n": 2}, {"algorithm": "val", "intermediate": "any"}),  # a top switch
+    ({"kind": "dragonfly"}, {"algorithm": "val", "intermediate": "any"}),  # a group, or a router: "router"
+    ({"kind": "hyperx", "dims": [3, 3]}, {"algorithm": "ugal_l", "intermediate": "any"}),  # find_ran_intm's
+    ({"kind": "torus", "dims": [4, 4]}, {"algorithm": "val", "intermediate": "router"}),  # a dragonfly's
+    ({"kind": "dragonfly"}, {"algorithm": "min", "intermediate": "router"}),  # no intermediate
+])
+def test_an_intermediate_the_routing_does_not_draw_is_refused(topology, routing):
     with pytest.raises(ConfigError, match="routing.intermediate"):
-        prepare(resolve({"topology": {"kind": "fattree", "k": 2, "n": 2},
-                         "routing": {"algorithm": "val", "intermediate": "any"}}))
+        prepare(resolve({"topology": topology, "routing": routing}))
+
+
+def test_dragonfly_router_intermediate_as_booksim2():
+    """routing.intermediate = "router" (BookSim2's ugal_dragonflynew): a router drawn among all 36 of 9 groups. To
+    the next group (group_adversarial), one in the source's group (1/9) is the minimal path, one global hop; one
+    in the destination's group (1/9) one global hop too; any other two: 16/9 global hops a packet, against 2 for
+    a group as intermediate. Local hops: on to the intermediate router inside its group, and from it."""
+    def run(intermediate):
+        return fastnet.run({"topology": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2},
+                            "routing": {"algorithm": "val", "intermediate": intermediate},
+                            "traffic": {"pattern": "group_adversarial", "load": 0.05, "packet_phits": 1},
+                            "sim": {"warmup": 500, "measure": 8000, "seed": 5}})
+    auto, router = run("auto"), run("router")
+    assert float(auto["hops_global_mean"]) == 2.0
+    assert float(router["hops_global_mean"]) == pytest.approx(16 / 9, abs=0.03)  # about 29,000 packets
+    assert float(router["hops_local_mean"]) > float(auto["hops_local_mean"]) + 0.3
+    assert int(router["unstable"]) == 0
 
 
 def test_cmesh_express_channels_by_hand():

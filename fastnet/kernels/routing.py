@@ -541,10 +541,18 @@ def valiant_live(ps, port, dist, ip, r, inter, d, scan):
 
 
 @jit_inline
-def reached(ip, r, inter):
-    if ip[IP_KIND] == K_DRAGONFLY:
+def reached(ip, r, inter, router):
+    """Whether router r is the Valiant intermediate: on a dragonfly a group, or a router when `router`
+    (routing.intermediate = "router")."""
+    if ip[IP_KIND] == K_DRAGONFLY and not router:
         return r // ip[IP_A] == inter
     return r == inter
+
+
+@jit_inline
+def inter_group(ip, inter, router):
+    """The dragonfly group of a Valiant intermediate (a group, or a router when `router`)."""
+    return inter // ip[IP_A] if router else inter
 
 
 @jit_inline
@@ -555,6 +563,24 @@ def ugal_cost(q, hops, size, global_q, by_hops):
     if global_q:
         return q + hops * size
     return q * hops if by_hops else q
+
+
+@jit_inline
+def df_first_leg_rest(ps, port, ip, rng, pt, first, land, Gi, inter, router, global_q):
+    """A dragonfly Valiant candidate's first leg after its first hop `first`: (occupancy to add, hops to add, the
+    router its second leg starts from). UGAL-G adds the local hops left to the global link; the leg ends where
+    the packet lands in group Gi, or goes on to the intermediate router (routing.intermediate = "router")."""
+    q = 0
+    gateway = port[first, P_PEER_ROUTER]
+    if global_q and gateway != land:
+        o = df_to_group(ps, port, ip, rng, gateway, Gi)[0]
+        q += occupancy(port, pt, o)
+        if port[o, P_CLASS] != GLOBAL:  # the second local hop of a 2-D group
+            q += occupancy(port, pt, df_to_group(ps, port, ip, rng, port[o, P_PEER_ROUTER], Gi)[0])
+    if not router:
+        return q, 0, land
+    q_in, h_in = df_local_cost(ps, port, ip, pt, land, inter)
+    return (q + q_in if global_q else q), h_in, inter
 
 
 @jit_inline
@@ -596,12 +622,15 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
     if cut:
         cost_min = 1 << 60
     best, best_gain = -1, 0.0
+    router = prm.inter_router
     for _ in range(prm.indirect):
-        inter = random_intermediate(ip, rng, n_routers, r, d, False)
-        if reached(ip, r, inter) or (prm.faults and not valiant_live(ps, port, dist, ip, r, inter, d, scan)):
-            continue  # (a failed path: infinitely loaded)
-        if ip[IP_KIND] == K_DRAGONFLY:  # to the intermediate group, then minimal from where the packet lands
-            first, hops, land = df_to_group(ps, port, ip, rng, r, inter)
+        inter = random_intermediate(ip, rng, n_routers, r, d, router)
+        Gi = inter_group(ip, inter, router)  # (inter itself but for an intermediate router of a dragonfly)
+        if (ip[IP_KIND] == K_DRAGONFLY and Gi == r // ip[IP_A]) or reached(ip, r, inter, router) or (
+                prm.faults and not valiant_live(ps, port, dist, ip, r, Gi, d, scan)):
+            continue  # the minimal path (an intermediate router in the source's group), or a failed one
+        if ip[IP_KIND] == K_DRAGONFLY:  # to the intermediate group (and router), then minimal on
+            first, hops, land = df_to_group(ps, port, ip, rng, r, Gi)
             q = occupancy(port, pt, first)
             c_min = cost_min
             if uq != UQ_PORT:
@@ -611,13 +640,9 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
                 if uq == UQ_VC_H:
                     c_min = ugal_cost(class_occupancy(port, vc, vcr, V, pt, first_min, cls_min), h_min, size,
                                       global_q, prm.ugal_hops)
-            gateway = port[first, P_PEER_ROUTER]
-            if global_q and gateway != land:
-                o = df_to_group(ps, port, ip, rng, gateway, inter)[0]
-                q += occupancy(port, pt, o)
-                if port[o, P_CLASS] != GLOBAL:  # the second local hop of a 2-D group
-                    q += occupancy(port, pt, df_to_group(ps, port, ip, rng, port[o, P_PEER_ROUTER], inter)[0])
-            start = land
+            q_rest, h_rest, start = df_first_leg_rest(ps, port, ip, rng, pt, first, land, Gi, inter, router, global_q)
+            q += q_rest
+            hops += h_rest
         else:
             q, hops = path_cost(ps, port, dist, ip, alg, pt, buf, r, inter, global_q, scan, yx)
             start = inter
@@ -654,6 +679,8 @@ def vc_class(ip, prm, pk, h, part, glob):
         return pk[h, PK_HOPS]
     if policy == VCP_DRAGONFLY:  # global hops already taken (seed 000 Table IV: 2/1 VCs for MIN, 3/2 for VAL)
         g = pk[h, PK_GHOPS]
+        if prm.ugal_vcs == UV_BOOKSIM and pk[h, PK_PHASE] == TO_INTER:  # BookSim2: the whole way to the intermediate
+            return 0  # on VC 0 (its hops inside an intermediate router's group too)
         if prm.ugal_vcs != UV_SHARED and pk[h, PK_INTER] < 0 and pk[h, PK_PHASE] == TO_DEST and (
                 prm.routing == R_UGAL_L or prm.routing == R_UGAL_G):
             if prm.ugal_vcs == UV_BOOKSIM:  # BookSim2: minimal packets on the classes of Valiant's second phase
@@ -730,18 +757,24 @@ def valiant_phase(routing, scan, ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, 
         if r == d:
             pk[h, PK_PHASE] = TO_DEST
         elif routing == R_VAL:
-            pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d, prm.val_any)
+            router = prm.inter_router
+            pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d, prm.val_any or router)
             if prm.faults:  # draw again while a phase of the path has failed; then minimal, or a detour
                 tries = 0
-                while not valiant_live(ps, port, dist, ip, r, pk[h, PK_INTER], d, scan) and tries < 8:
-                    pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d, prm.val_any)
+                while not valiant_live(ps, port, dist, ip, r, inter_group(ip, pk[h, PK_INTER], router), d,
+                                       scan) and tries < 8:
+                    pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d, prm.val_any or router)
                     tries += 1
                 if tries == 8:
                     pk[h, PK_INTER] = -1
                     pk[h, PK_PHASE] = TO_DEST
+            if router and pk[h, PK_INTER] // ip[IP_A] == r // ip[IP_A]:  # in the source's group: minimal
+                pk[h, PK_INTER] = -1
+                pk[h, PK_PHASE] = TO_DEST
         elif routing == R_UGAL_L or routing == R_UGAL_G:
             ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_routers, r, d, h, scan)
-    if pk[h, PK_PHASE] == TO_INTER and (reached(ip, r, pk[h, PK_INTER]) or (prm.val_any and r == d)):
+    if pk[h, PK_PHASE] == TO_INTER and (reached(ip, r, pk[h, PK_INTER], prm.inter_router)
+                                        or (prm.val_any and r == d)):
         pk[h, PK_PHASE] = TO_DEST
         if not prm.ugal_xy_yx:  # (PK_VCC holds ugal_l's xy_yx order for both phases)
             pk[h, PK_VCC] = -1  # a new dimension-order pass starts here
@@ -778,8 +811,9 @@ def next_port(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk
         yx = ((routing == R_XY_YX or routing == R_ADAPTIVE_XY_YX) and pk[h, PK_INTER] == 1) or (
             routing == R_UGAL_L and prm.ugal_xy_yx and pk[h, PK_VCC] == 1)
         out = hx_dor_step(ps, port, pt, ip, rng, r, target, yx)
-    elif kind == K_DRAGONFLY and (routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G) and to_inter:
-        out, _, _ = df_to_group(ps, port, ip, rng, r, target)
+    elif kind == K_DRAGONFLY and (routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G) and to_inter and not (
+            prm.inter_router and r // ip[IP_A] == target // ip[IP_A]):  # (an intermediate router of r's group: minimal)
+        out, _, _ = df_to_group(ps, port, ip, rng, r, inter_group(ip, target, prm.inter_router))
         if out < 0:  # its link to the intermediate group failed on the way
             out = df_reroute(ps, port, ip, pk, rng, r, d, h)
     else:

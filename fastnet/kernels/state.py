@@ -140,6 +140,8 @@ class Params(NamedTuple):
     fixed_min: bool  # min: one fixed shortest path per router pair (routing.min_path = "fixed")
     val_any: bool  # val: the intermediate is any router, and a packet reaching its destination's router on the way
     # to it stops there (routing.intermediate = "any": BookSim2's valiant_flatfly)
+    inter_router: bool  # val, ugal on a dragonfly: the intermediate is a router drawn among all, one in the source's
+    # group meaning the minimal path (routing.intermediate = "router": BookSim2's ugal_dragonflynew)
     indirect: int  # UGAL: Valiant candidates n_I
     penalty: float  # UGAL: weight of the Valiant cost
     threshold: float  # UGAL: added to the Valiant cost
