@@ -51,6 +51,7 @@ ROWS = [
     ("fat tree, separable input-first allocators", "fattree_k4n3_input_first.cfg", "bitcomp"),
     ("fat tree, 4-flit packets (switch allocated flit by flit)", "fattree_k4n3_4flit.cfg", "bitcomp"),
     ("dragonfly k=2 (72 nodes), min", "dragonfly_k2.cfg", "bad_dragon"),
+    ("dragonfly k=2 (72 nodes), ugal", "dragonfly_k2_ugal.cfg", "bad_dragon"),
     ("Slim Fly q=4 (128 nodes, anynet), min", "slimfly_q4.cfg", "bitcomp"),
     ("Slim Fly, 4-flit packets (switch allocated flit by flit)", "slimfly_q4_4flit.cfg", "bitcomp"),
     ("jellyfish 32x10 (128 nodes, anynet), min", "jellyfish_32.cfg", "bitcomp"),
