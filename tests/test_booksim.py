@@ -321,17 +321,20 @@ def test_bad_dragon_is_group_adversarial():
 
 def test_anynet_export_round_trip(tmp_path):
     """`fastnet info --export x.anynet` writes a network file that BookSim2's anynet and fastnet read back as the
-    same graph: the same router links and nodes."""
-    toml = write(tmp_path, '[topology]\nkind = "slimfly"\nq = 4\np = 4\n', "sf.toml")
+    same graph: the same router links, their latency in both directions (BookSim2's are per direction, 1 where a
+    line does not give it), and nodes."""
+    toml = write(tmp_path, '[topology]\nkind = "slimfly"\nq = 4\np = 4\n[links]\nlatency = 3\nlatency_injection = 1\n',
+                 "sf.toml")
     result = invoke("info", toml, "--export", str(tmp_path / "sf.anynet"))
     assert result.exit_code == 0, result.output
-    text = (tmp_path / "sf.anynet").read_text()
-    assert text.splitlines()[0].startswith("router 0 node 0 node 1 node 2 node 3 router 1 1 ")
+    lines = (tmp_path / "sf.anynet").read_text().splitlines()
+    assert lines[0].startswith("router 0 node 0 node 1 node 2 node 3 router 1 3 ")
+    assert lines[1].startswith("router 1 node 4 node 5 node 6 node 7 router 0 3 ")  # the way back
     cfg = convert("topology = anynet; network_file = sf.anynet; routing_function = min;", tmp_path)
     from fastnet.topology import build_network
     ours = build_network(config.resolve(config.read_toml(toml)))
     back = build_network(config.resolve(cfg))
-    assert back.n_nodes == ours.n_nodes == 128 and cfg["links"]["latency"] == 1
+    assert back.n_nodes == ours.n_nodes == 128 and cfg["links"]["latency"] == 3
     edges = {tuple(sorted(e)) for e in zip(ours.port_router.tolist(), ours.port_peer_router.tolist())
              if -1 not in e and e[0] != e[1]}
     assert {tuple(e) for e in cfg["topology"]["edges"]} == edges

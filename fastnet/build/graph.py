@@ -234,8 +234,9 @@ def write_edge_list(net: Network, path: Path) -> None:
 
 def write_anynet(net: Network, path: Path) -> None:
     """BookSim2's anynet network file (src/networks/anynet.cpp): one line per router, `router r node n ...` for its
-    nodes, then `router s L` for each link to a higher-numbered router s, L its latency in cycles (BookSim2 makes
-    router links bidirectional). Node ids are fastnet's, so patterns such as bitcomp agree. Node links carry no
+    nodes, then `router s L` for each link to router s, L its latency in cycles. Every link is on both its routers'
+    lines: BookSim2 links a router back to one that names it, but at 1 cycle (latencies are per direction).
+    Node ids are fastnet's, so patterns such as bitcomp agree. Node links carry no
     latency: BookSim2's parser stores a latency written after a node as a router link, so its node channels are
     always 1 cycle, and a network with other injection latencies is refused."""
     node_lat = np.unique(net.port_latency[net.node_port])
@@ -249,7 +250,7 @@ def write_anynet(net: Network, path: Path) -> None:
     for r in range(net.n_routers):
         ports = range(ps[r], ps[r + 1])
         nodes = [f"node {peer_port[q]}" for q in ports if peer_router[q] < 0]  # a node port's peer is its node
-        links = [f"router {peer_router[q]} {latency[q]}" for q in ports if peer_router[q] > r]
+        links = [f"router {peer_router[q]} {latency[q]}" for q in ports if peer_router[q] >= 0]
         lines.append(" ".join([f"router {r}", *nodes, *links]))
     path.write_text("\n".join(lines) + "\n")
 
