@@ -384,6 +384,8 @@ def resolve(cfg: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     for name, (schema_fn) in EXTRA_SECTIONS.items():
         if name in cfg:
             out[name] = schema_fn(cfg[name])
+    if "mpi" not in out and out.get("workload", {}).get("kind") in ("mpi", "trace"):  # the run's MPI settings,
+        out["mpi"] = resolve_mpi({})  # recorded and shown (--show-config) though none was given
     links = out["links"]
     for key in ("latency_local", "latency_global", "latency_injection"):
         if links[key] == "auto":

@@ -380,7 +380,8 @@ def _described(values: dict[str, Any]) -> dict[str, xr.Variable]:
     return data_vars
 
 
-# attributes the --json object carries when a run has them (the table prints their warnings)
+# attributes the --json object carries when a run has them (the table prints their warnings; the events rate has a
+# line of its own)
 SUMMARY_ATTRS = ("trace_calls_not_recorded", "mpi_skipped_calls", "mpi_events_per_second")
 
 

@@ -14,6 +14,7 @@ import fastnet
 from fastnet.errors import ConfigError, WorkloadError
 from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, Call, Trace
 from fastnet.mpi.generators import generate
+from fastnet.mpi.results import SKIPPED_WARNING
 from fastnet.mpi.traces.write import write_dumpi, write_dumpi_ascii, write_otf2
 
 TORUS = {"topology": {"kind": "torus", "dims": [4, 4]}, "sim": {"max_cycles": 2 * 10**9}}
@@ -241,6 +242,7 @@ def test_bad_inputs_get_one_line_errors(tmp_path):
     ds = trace_run(tmp_path, ranks, skip_unknown=True)
     assert ds.mpi_calls_skipped.item() == 1
     assert "MPI_Win_fence x1" in ds.attrs["mpi_skipped_calls"]
+    assert ds.attrs["warnings"] == [SKIPPED_WARNING + "MPI_Win_fence x1"]  # the table prints it, --json carries it
 
 
 
@@ -655,6 +657,21 @@ def test_call_cycles_holds_the_computation_under_compute():
     assert ds.call_cycles.sum().item() == ds.rank_compute_cycles.sum().item() + ds.rank_wait_cycles.sum().item()
 
 
+def test_call_count_counts_each_computation_the_run_does(tmp_path):
+    """mpi_calls counts each computation between two calls once (docs/mpi.md): a trace's gaps counted none, and
+    a program's compute calls dropped by workload.compute = "none" still counted."""
+    def at(call: Call, ns: float) -> Call:
+        return dataclasses.replace(call, start_ns=ns, end_ns=ns + 10.0)
+    ranks = [[at(p2p("send", 1), 0.0), at(p2p("send", 1), 5000.0), at(p2p("recv", 1), 9000.0)],
+             [at(p2p("recv", 0), 0.0), at(p2p("recv", 0), 10.0), at(p2p("send", 0), 9000.0)]]
+    ds = trace_run(tmp_path, ranks)  # rank 0 computes twice (4,990 and 3,990 ns), rank 1 once (8,980 ns)
+    assert ds.call_count.sel(call="compute").item() == 3
+    assert ds.mpi_calls.item() == 6 + 3
+    assert ds.call_cycles.sel(call="compute").item() == ds.rank_compute_cycles.sum().item() > 0
+    none = run({"kind": "mpi", "program": "halo3d", "tasks": 8, "compute_cycles": 100, "compute": "none"})
+    assert none.call_count.sel(call="compute").item() == 0 == none.call_cycles.sel(call="compute").item()
+
+
 def test_an_mpi_program_may_have_one_rank_and_send_zero_byte_messages():
     """MPI allows a one-rank MPI_COMM_WORLD (its collectives move nothing) and 0-byte messages (the header alone:
     a latency test's first point); seed 002's kernels still need two tasks and a byte."""
@@ -670,3 +687,13 @@ def test_an_mpi_program_may_have_one_rank_and_send_zero_byte_messages():
     with pytest.raises(ConfigError, match="must be >= 1 for sr") as e:
         run({"kind": "sr", "message_bytes": 0})
     assert e.value.field == "workload.message_bytes"
+
+
+def test_an_mpi_run_records_its_mpi_settings_given_or_not():
+    """The resolved config (--show-config, the dataset's attributes) holds [mpi] for an MPI workload even when no
+    key of it was given: eager_bytes, header_bytes and the algorithms are part of what the run did."""
+    from fastnet.config import resolve
+    from fastnet.mpi.schema import resolve_mpi
+    assert resolve({"workload": {"kind": "mpi"}})["mpi"] == resolve_mpi({})
+    assert resolve({"workload": {"kind": "trace", "file": "x"}})["mpi"]["eager_bytes"] == resolve_mpi({})["eager_bytes"]
+    assert "mpi" not in resolve({"workload": {"kind": "a2a"}}) and "mpi" not in resolve({})

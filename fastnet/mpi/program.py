@@ -246,6 +246,9 @@ class _RankLowering:
             if opt.compute != "none" and opt.count_init:  # else the recorded waits are not this run's
                 self.waiting = _cycles(max(last, last_end) - clock - gaps, opt.cycle_ns)
         self.ops = ops
+        # each computation counts once, a compute call's or a trace's gap before a call (or MPI_Finalize), as the
+        # rows made: none where workload.compute = "none" drops them
+        self.calls[CALL_CODE["compute"]] = np.count_nonzero(ops[:, OP_CODE] == OP_COMPUTE)
         if self.live:
             handles = ", ".join(str(h) for h in sorted(self.live))
             raise ProgramError(f"{self.trace.where(self.rank)}: rank {self.rank} ends with requests {handles} "

@@ -22,6 +22,7 @@ def latency(wc: Any, col: int) -> tuple[float, float]:
 
 
 UNRECORDED_WARNING = "the tracer did not record some calls the program made, so only part of the run is replayed: "
+SKIPPED_WARNING = "calls fastnet does not model were skipped (workload.skip_unknown), costing no time: "
 
 
 def _call_cycles(wl: Any) -> np.ndarray:
@@ -93,11 +94,15 @@ def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         attrs["mpi_program"] = w["program"]
     else:
         attrs["trace"] = str(w["file"])
+    warnings = []
     if prog.skipped:
         attrs["mpi_skipped_calls"] = ", ".join(f"{k} x{v}" for k, v in sorted(prog.skipped.items()))
+        warnings.append(SKIPPED_WARNING + attrs["mpi_skipped_calls"])
     if prog.not_recorded:  # the tracer saw these calls but did not write them: a fragment of the run is replayed
         attrs["trace_calls_not_recorded"] = ", ".join(f"{k} x{v}" for k, v in sorted(prog.not_recorded.items()))
-        attrs["warnings"] = [UNRECORDED_WARNING + attrs["trace_calls_not_recorded"]]
+        warnings.append(UNRECORDED_WARNING + attrs["trace_calls_not_recorded"])
+    if warnings:
+        attrs["warnings"] = warnings
     return values, coords, attrs
 
 

@@ -29,7 +29,7 @@ KEYS = {
     "allreduce_short_bytes": (2048, integer(0)),  # MPICH's MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
     "allgather": ("auto", choice("auto", *algorithms_for("allgather"))),
     "allgather_long_bytes": (524288, integer(0)),  # MPICH's MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE
-    "burst": (16, integer(1, 2**20)),  # packets made at once per message (memory; the timing does not change)
+    "burst": (16, integer(1, 2**20)),  # packets made at once per message (memory; and the order nodes inject in)
     # messages between ranks on the same node (workload.ranks_per_node > 1) bypass the network: a copy through
     # shared memory that arrives memory_latency_ns + bytes / memory_gbytes after it was posted
     "memory_latency_ns": (200.0, real(0.0, 1e9)),

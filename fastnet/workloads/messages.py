@@ -87,8 +87,9 @@ def queue_message(msg, tk, wc, senders, m):
 def packetise(msg, tk, wc, senders, task_node, pk, nd, node_act, ctr, sc, ts, prm, packet_phits, phit_bytes, burst, t):
     """The oldest message of every sending task whose node has an empty source queue becomes packets, at most
     `burst` of them at a time: the next ones follow when the queue empties again, in time for the injection
-    link (it is busy for the last packet's phits), so a message's timing does not depend on `burst` while the
-    packet pool holds only `burst` packets per node."""
+    link (it is busy for the last packet's phits), while the packet pool holds only `burst` packets per node. A
+    node whose queue empties leaves the list of nodes with packets and joins it again at its end, so `burst`
+    changes the order in which nodes inject, and under contention which head wins (docs/mpi.md)."""
     packet_bytes = packet_phits * phit_bytes
     i = 0
     while i < wc[WC_N_SENDERS]:
