@@ -298,6 +298,8 @@ def to_fastnet(given: dict[str, Value], base_dir: Path = Path(".")) -> dict[str,
     topo = str(b["topology"])
     routing = _routing(b, topo)
     router = _router(b, topo, routing)
+    if router.get("vcs", 0) % 2 and topo in ("torus", "mesh", "flatfly"):  # BookSim2's VC halves (by dateline,
+        routing["vc_classes"] = "halves"  # order or phase) share the middle VC of an odd number
     traffic = _traffic(b, topo)
     sim = _sim(b, given)
     floor = vc_floor(router["crossbar"], router["speedup"], traffic["packet_phits"])  # sim._buffers' check, in its keys

@@ -115,8 +115,10 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         # ugal_xyyx_flatfly)
         "min_path": ("random", choice("random", "fixed")),  # min: a random minimal port at each hop, or one fixed
         # shortest path per router pair (BookSim2's anynet: kernels/routing.py fixed_min_port)
-        "vc_classes": ("hop", choice("hop", "any")),  # graphs (distance classes): hop, a VC class per hop
-        # (deadlock-free); any, every VC on every hop, as BookSim2's anynet (it can deadlock: build/vcs.py)
+        "vc_classes": ("hop", choice("hop", "any", "halves")),  # graphs (distance classes): hop, a VC class per hop
+        # (deadlock-free); any, every VC on every hop, as BookSim2's anynet (it can deadlock: build/vcs.py);
+        # halves: two dateline / phase / order classes split the VCs as BookSim2 does, sharing the middle one of an
+        # odd number (it can deadlock)
     },
     "traffic": {
         "pattern": ("uniform", choice(*PATTERNS.names)),

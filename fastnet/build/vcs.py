@@ -25,7 +25,9 @@ each class owns. Schemes, with the classes they need:
 Within a class the channel dependencies must be acyclic too: a 2-D dragonfly group (build/dragonfly.py) has a row
 and a column hop in one class, and dimension order (row links only ever wait on column links) keeps them so.
 
-Each class gets `vcs // classes` VCs (the adaptive class takes what the escape classes leave). A port class with
+Each class gets `vcs // classes` VCs (the adaptive class takes what the escape classes leave); with
+`routing.vc_classes = "halves"`, two dateline, phase or order classes take BookSim2's halves, [0, V - 1 - V // 2]
+and [V // 2, V - 1], which share a VC when V is odd (and can then deadlock, as BookSim2's). A port class with
 fewer VCs than its routing needs is refused at build time with a one-line error saying how many it needs.
 """
 
@@ -67,7 +69,7 @@ def check_routing(net: Network, routing: str) -> None:
 def _needs(net: Network, routes: Routes, rcfg: dict[str, Any]) -> tuple[int, int, int, int, int]:
     """(policy, local classes, global classes, escape classes, hop limit)."""
     needs = _classes(net, routes, rcfg)
-    if rcfg.get("vc_classes", "hop") == "hop":
+    if rcfg.get("vc_classes", "hop") != "any":
         return needs
     if needs[0] != VCP_HOP or rcfg["algorithm"] == "ksp":
         raise ConfigError("routing.vc_classes", f"any replaces distance classes (min, val or ugal on a graph); "
@@ -132,6 +134,8 @@ def vc_layout(net: Network, routes: Routes, router: dict[str, Any], rcfg: dict[s
             for e in range(escape):
                 ranges[cls, e] = (e, 1)
             ranges[cls, escape] = (escape, V - escape)
+        elif c == 2 and policy == VCP_DATELINE and rcfg.get("vc_classes") == "halves":  # BookSim2's halves:
+            ranges[cls, 0], ranges[cls, 1] = (0, V - V // 2), (V // 2, V - V // 2)  # with V odd, sharing a VC
         else:
             per = V // c
             for k in range(c):
