@@ -208,6 +208,8 @@ def test_vcs_split_in_booksim2s_halves(topology, function, vcs, want):
     ranges = prepare(config.resolve(cfg)).routes.vcr[LOCAL]
     assert [tuple(r) for r in ranges[:len(want)].tolist()] == want
     assert cfg["routing"].get("vc_classes") == ("halves" if vcs % 2 else None)  # an even count: the same split
+    with pytest.raises(ConfigError, match="routing.vc_classes"):
+        prepare(config.resolve({"topology": {"kind": "dragonfly"}, "routing": {"vc_classes": "halves"}}))
     cfg["routing"]["vc_classes"] = "hop"
     per = vcs // len(want)
     assert [tuple(r) for r in prepare(config.resolve(cfg)).routes.vcr[LOCAL][:len(want)].tolist()] == [

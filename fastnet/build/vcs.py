@@ -69,6 +69,9 @@ def check_routing(net: Network, routing: str) -> None:
 def _needs(net: Network, routes: Routes, rcfg: dict[str, Any]) -> tuple[int, int, int, int, int]:
     """(policy, local classes, global classes, escape classes, hop limit)."""
     needs = _classes(net, routes, rcfg)
+    if rcfg.get("vc_classes") == "halves" and net.kind not in (*GRID, "hyperx"):
+        raise ConfigError("routing.vc_classes", f"halves splits the VCs of a torus, mesh or HyperX routing's two "
+                          f"classes as BookSim2 does (topology is {net.kind}): use hop")
     if rcfg.get("vc_classes", "hop") != "any":
         return needs
     if needs[0] != VCP_HOP or rcfg["algorithm"] == "ksp":
