@@ -91,7 +91,8 @@ def jellyfish(switches: int, radix: int, p: int, seed: int) -> RouterGraph:
 def read_edge_list(path: Path) -> tuple[list[list[Any]], list[int] | None]:
     """An edge list file: one link per line, `u v`, `u v local|global` or `u v local|global length` (router ids >= 0;
     a number in the third column is a weight, ignored with what follows it), `#` comments. A comment line `# p = 4`
-    or `# p = 4 4 0 ...` (one count per router) gives the nodes per router. Returns the `edges` entries and the per-router counts (None without such a line)."""
+    or `# p = 4 4 0 ...` (one count per router) gives the nodes per router. Returns the `edges` entries and the
+    per-router counts (None without such a line)."""
     field = "topology.file"
     try:
         text = path.read_text()
