@@ -209,7 +209,7 @@ def run(topology, routing, pattern="uniform", load=1.0, seed=1, sim=(300, 1500, 
 
 @pytest.mark.parametrize("topology,routing,pattern", [
     (HX, "dor", "uniform"), (HX, "val", "tornado"), (HX, "ugal_l", "tornado"), (HX, "min", "uniform"),
-    (HX3, "ugal_g", "uniform"), (HX3, "val", "uniform"), (HX3, "dor", "tornado"),
+    (HX3, "ugal_l", "uniform"), (HX3, "val", "uniform"), (HX3, "dor", "tornado"),
     (GEMINI, "dor", "uniform"), (GEMINI, "adaptive", "bitcomp"), (GEMINI, "val", "uniform"),
     ({"kind": "mesh", "dims": [4, 4], "links": [2, 1]}, "dor", "transpose"),
 ])

@@ -20,7 +20,7 @@ def run(topology, routing, pattern="uniform", load=0.1, packet=4, sim=(500, 2000
 
 CASES = [
     (DF, "min", "group_adversarial"), (DF, "val", "uniform"), (DF, "ugal_l", "group_adversarial"),
-    (DF, "ugal_g", "uniform"), (DF, "ksp", "uniform"),
+    (DF, "ugal_g", "uniform"),
     ({"kind": "slimfly", "q": 5}, "val", "slimfly_worst"), ({"kind": "slimfly", "q": 5}, "ugal_l", "uniform"),
     ({"kind": "torus", "dims": [5, 4]}, "dor", "tornado"), ({"kind": "torus", "dims": [4, 4]}, "adaptive", "bitcomp"),
     ({"kind": "torus", "dims": [4, 4]}, "val", "uniform"), ({"kind": "torus", "dims": [4, 4]}, "ugal_g", "tornado"),
