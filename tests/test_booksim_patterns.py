@@ -140,6 +140,11 @@ def test_on_off_injection_keeps_the_load():
     assert on_off(0.2, 0.1, -1.0, 0.4) == pytest.approx((0.1, 0.1, 0.4))
     with pytest.raises(ConfigError, match="burst_r1"):
         on_off(0.2, 0.1, 0.1, 0.5)  # none negative
+    with pytest.raises(ConfigError, match="load 2.4 gives r1 = 1.2, not a probability; loads from 0 to 2 do") as e:
+        on_off(0.6, 0.1, 0.1, -1.0, size=4.0)  # the load is what does not fit, not a burst parameter
+    assert e.value.field == "traffic.load"
+    with pytest.raises(ConfigError, match="gives beta = 3.9, not a probability; loads from 0.0363636 to 0.4 do"):
+        on_off(0.01, 0.1, -1.0, 0.4)  # too low a load for beta
     ds = fastnet.run({"topology": {"kind": "mesh", "dims": [4, 4]}, "routing": {"algorithm": "dor"},
                       "traffic": {"pattern": "uniform", "load": 0.2, "packet_phits": 1, "injection": "on_off",
                                   "burst_alpha": 0.1, "burst_beta": 0.1},

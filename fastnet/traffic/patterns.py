@@ -405,28 +405,35 @@ def compile_traffic(net: Network, tcfg: dict, seed: int) -> Traffic:
     process, alpha, beta, r1 = INJ_BERNOULLI, 0.0, 0.0, 0.0
     if tcfg["injection"] == "on_off":
         process = INJ_ON_OFF
-        alpha, beta, r1 = on_off(rate, tcfg["burst_alpha"], tcfg["burst_beta"], tcfg["burst_r1"])
+        alpha, beta, r1 = on_off(rate, tcfg["burst_alpha"], tcfg["burst_beta"], tcfg["burst_r1"], sizes.mean())
     return Traffic(pattern=pattern, rate=rate, packet_phits=tcfg["packet_phits"],
                    table=np.asarray(table, dtype=np.int32), hot=hot, hot_frac=float(tcfg["hotspot_fraction"]),
                    group_start=gstart, group_nodes=order, to_self=bool(tcfg["to_self"]), sizes=sizes,
                    process=process, alpha=alpha, beta=beta, r1=r1)
 
 
-def on_off(rate: float, alpha: float, beta: float, r1: float) -> tuple[float, float, float]:
+def on_off(rate: float, alpha: float, beta: float, r1: float, size: float = 1.0) -> tuple[float, float, float]:
     """BookSim2's OnOffInjectionProcess (src/injection.cpp): exactly one of alpha, beta, r1 is negative and follows
-    from the packet rate, which is r1 * alpha / (alpha + beta)."""
+    from the packet rate, which is r1 * alpha / (alpha + beta). A rate the other two cannot give is refused naming
+    traffic.load, with the loads they can give (`size`: the mean packet size in phits, load = rate * size)."""
     if sum(v < 0 for v in (alpha, beta, r1)) != 1:
         raise ConfigError("traffic.burst_r1", f"on_off: exactly one of burst_alpha, burst_beta, burst_r1 must be "
                                               f"negative (it follows from the load); got {alpha}, {beta}, {r1}")
-    if alpha < 0:
-        alpha = beta * rate / (r1 - rate) if r1 > rate else -1.0
-    elif beta < 0:
+    given = f"burst_alpha {alpha:g}, burst_beta {beta:g}, burst_r1 {r1:g}"
+    if alpha < 0:  # alpha = beta rate / (r1 - rate) <= 1
+        name, lo, hi = "alpha", 0.0, r1 / (1 + beta)
+        alpha = beta * rate / (r1 - rate) if r1 > rate else float("inf")
+    elif beta < 0:  # beta = alpha (r1 - rate) / rate in [0, 1]
+        name, lo, hi = "beta", alpha * r1 / (1 + alpha), r1
         beta = alpha * (r1 - rate) / rate
-    else:
-        r1 = rate * (alpha + beta) / alpha if alpha > 0 else 2.0
+    else:  # r1 = rate (alpha + beta) / alpha <= 1
+        name, lo, hi = "r1", 0.0, alpha / (alpha + beta) if alpha > 0 else 0.0
+        r1 = rate * (alpha + beta) / alpha if alpha > 0 else float("inf")
     if not (0 <= alpha <= 1 and 0 <= beta <= 1 and 0 < r1 <= 1):
-        raise ConfigError("traffic.burst_r1", f"on_off at {rate:g} packets/node/cycle needs probabilities in [0, 1]: "
-                                              f"alpha {alpha:g}, beta {beta:g}, r1 {r1:g}")
+        fits = f"loads from {lo * size:g} to {hi * size:g} do" if hi > lo else "no load does"
+        value = {"alpha": alpha, "beta": beta, "r1": r1}[name]
+        raise ConfigError("traffic.load", f"on_off with {given}: load {rate * size:g} gives {name} = {value:g}, "
+                                          f"not a probability; {fits}")
     return alpha, beta, r1
 
 
