@@ -9,8 +9,10 @@ it calls had not: on the 262,144-rank barrier, delivering a message cost 1,580 C
 without, and the MPI stage 16.8 G cycles against 3.4 G (perf/README.md, "A million ranks").
 
 numba's cache only checks the source file of the function it compiled, not the files of the functions it
-inlined or the constants it froze: editing kernels/routing.py would leave a stale cycle loop in the cache. So
-the cache lives in a directory named after a hash of every source file kernels are built from. Set
+inlined or the constants it froze: editing kernels/routing.py, or a code in registry.py, would leave a stale
+cycle loop in the cache. So the cache lives in a directory named after a hash of every source file kernels are
+built from: the folders that hold kernels and the modules whose constants they freeze (tests/test_imports.py
+checks that every kernel lies in one). Set
 FASTNET_NUMBA_CACHE=0 to compile without the cache, or NUMBA_CACHE_DIR to choose the directory yourself.
 """
 
@@ -34,15 +36,16 @@ from numba.cpython.unsafe.numbers import trailing_zeros  # noqa: F401  (kernels'
 
 CACHE = os.environ.get("FASTNET_NUMBA_CACHE", "1") != "0"
 _PACKAGE = Path(__file__).resolve().parents[1]
-_KERNEL_SOURCES = ("kernels", "engine", "traffic", "build", "workloads", "mpi", "mpi/traces")
+KERNEL_FOLDERS = ("kernels", "engine", "traffic", "build", "workloads", "mpi", "mpi/traces", "faults", "throughput")
+KERNEL_CONSTANTS = ("registry.py", "units.py", "graph_input.py")  # constants the folders above take
 
 
 def _source_hash() -> str:
     digest = hashlib.sha1()
-    for folder in _KERNEL_SOURCES:
-        for path in sorted((_PACKAGE / folder).glob("*.py")):
-            digest.update(path.name.encode())
-            digest.update(path.read_bytes())
+    paths = [path for folder in KERNEL_FOLDERS for path in sorted((_PACKAGE / folder).glob("*.py"))]
+    for path in paths + [_PACKAGE / name for name in KERNEL_CONSTANTS]:
+        digest.update(path.relative_to(_PACKAGE).as_posix().encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 
 
