@@ -23,6 +23,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "machines.md"
 SPAWN = multiprocessing.get_context("spawn")
+sys.path.insert(0, str(ROOT))  # the fastnet next to this script (a worktree's), not an installed one
 sys.path.insert(0, str(ROOT / "docs"))
 
 from markers import replace_section  # noqa: E402

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the fastnet next to this script (a worktree's), not an installed one
 sys.path.insert(0, str(ROOT / "docs"))
 
 from markers import replace_section  # noqa: E402

@@ -26,6 +26,7 @@ from children import in_child
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))  # the fastnet next to this script (a worktree's), not an installed one
 sys.path.insert(0, str(ROOT / "docs"))
 
 SEED004 = {"links": {"latency": 20}, "router": {"vcs": 2, "buffer_phits": 1600, "delay": 39, "speedup": 1.0},

@@ -27,6 +27,7 @@ from pathlib import Path
 from children import ChildFailed, case_args, in_child
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the fastnet next to this script (a worktree's), not an installed one
 sys.path.insert(0, str(ROOT / "docs"))
 
 NETWORK = {"topology": {"kind": "slimfly", "q": 163, "p": 19},

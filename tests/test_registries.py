@@ -66,6 +66,12 @@ CONFIGURABLE = [(k, n) for k, n in ALL_NAMES if not k.startswith("mpi.") or
                 {"allreduce", "allgather"} & set(R.COLLECTIVE_ALGORITHMS[n].collectives)]
 
 
+def test_every_topology_kind_has_a_small_instance():
+    """A new kind needs its small instance here (and in tests/test_networkx.py CASES, tests/test_memory.py SIZES and
+    tests/test_engine.py TOPOLOGIES: docs/developing.md "Adding a topology"), or the tests below fail on a KeyError."""
+    assert set(SMALL) == set(TOPOLOGIES.names), f"add {sorted(set(TOPOLOGIES.names) - set(SMALL))} to SMALL"
+
+
 def test_names_are_unique_and_codes_are_dense():
     for key, reg in registries().items():
         assert len(set(reg.names)) == len(reg.names), key
@@ -256,9 +262,11 @@ def test_a_stage_compiled_apart_prunes_on_its_caller_s_constant():
 
 
 def test_a_collective_algorithm_pair_no_branch_implements_is_refused():
-    from fastnet.mpi.collectives import round_plan
+    from fastnet.mpi.collectives import n_steps, round_plan
     from fastnet.mpi.state import CO_BARRIER, MAX_FANOUT
 
     peers, sizes = np.zeros(MAX_FANOUT, np.int64), np.zeros(MAX_FANOUT, np.int64)
     with pytest.raises(ValueError, match="no implementation"):
         round_plan(CO_BARRIER, R.ALG_RING, 0, 4, 0, 0, 8, np.zeros(1, np.int64), 0, peers, sizes)
+    with pytest.raises(ValueError, match="no step count"):  # nor counted its steps
+        n_steps(CO_BARRIER, R.ALG_RING, 4)

@@ -59,23 +59,29 @@ def lowest_bit(rel, n):
 
 @jit_inline
 def n_steps(kind, alg, n):
+    """Steps of collective `kind` by algorithm `alg` on n ranks: one branch per branch of `round_plan`."""
     if n <= 1:
         return 0
-    if kind == CO_BCAST or kind == CO_SCATTER:
-        return 1 + ceil_log2(n)
-    if kind == CO_BARRIER or kind == CO_REDUCE or kind == CO_GATHER:
+    if kind == CO_BARRIER and alg == ALG_DISSEMINATION:
         return ceil_log2(n)
-    if kind == CO_ALLREDUCE:
-        if alg == ALG_RING:
-            return 2 * (n - 1)
-        if alg == ALG_RABENSEIFNER:
-            return 2 * ceil_log2(floor_pow2(n)) + 2
-        return ceil_log2(floor_pow2(n)) + 2  # recursive doubling
-    if kind == CO_ALLGATHER:
-        if alg == ALG_RECURSIVE_DOUBLING:
-            return ceil_log2(n)
-        return n - 1  # ring
-    return n - 1  # alltoall, alltoallv: pairwise
+    if (kind == CO_BCAST or kind == CO_SCATTER) and alg == ALG_BINOMIAL:
+        return 1 + ceil_log2(n)
+    if (kind == CO_REDUCE or kind == CO_GATHER) and alg == ALG_BINOMIAL:
+        return ceil_log2(n)
+    if kind == CO_ALLREDUCE and alg == ALG_RECURSIVE_DOUBLING:
+        return ceil_log2(floor_pow2(n)) + 2
+    if kind == CO_ALLREDUCE and alg == ALG_RING:
+        return 2 * (n - 1)
+    if kind == CO_ALLREDUCE and alg == ALG_RABENSEIFNER:
+        return 2 * ceil_log2(floor_pow2(n)) + 2
+    if kind == CO_ALLGATHER and alg == ALG_RECURSIVE_DOUBLING:
+        return ceil_log2(n)
+    if kind == CO_ALLGATHER and alg == ALG_RING:
+        return n - 1
+    if (kind == CO_ALLTOALL or kind == CO_ALLTOALLV) and alg == ALG_PAIRWISE:
+        return n - 1
+    no_implementation(alg)  # as round_plan: a new algorithm needs its count of steps here
+    raise ValueError("no step count for this collective algorithm")
 
 
 @jit_inline

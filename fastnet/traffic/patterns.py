@@ -343,7 +343,7 @@ PATTERNS.add("bitcomp", "dst = ~src over log2(N) bits", make=_bitcomp)
 PATTERNS.add("transpose", "swap the high and low halves of the node id's bits", make=_transpose)
 PATTERNS.add("tornado", "each coordinate moves ceil(k/2) - 1 (elsewhere n + ceil(N/2) - 1)",
              make=lambda net, tcfg, rng: (PAT_TABLE, _tornado(net, tcfg)))
-PATTERNS.add("shift", "dst = src + traffic.shift (mod N)", make=_shift)
+PATTERNS.add("shift", "dst = src + traffic.shift (mod N)", make=_shift, key="shift")
 PATTERNS.add("hotspot", "traffic.hotspot_fraction to traffic.hotspot_nodes, the rest uniform", make=_hotspot)
 PATTERNS.add("group_adversarial", "a random node of the next group", make=_group_adversarial)
 PATTERNS.add("slimfly_worst", "seed 004's worst case for minimal routing", make=_slimfly_worst_table)
@@ -396,7 +396,7 @@ def compile_traffic(net: Network, tcfg: dict, seed: int) -> Traffic:
     if pattern == PAT_TABLE:
         sends = table >= 0
         if sends.any() and (table[sends] == np.flatnonzero(sends)).all():  # e.g. shift by N, tornado on k = 2
-            raise ConfigError("traffic.shift" if tcfg["pattern"] == "shift" else "traffic.pattern",
+            raise ConfigError("traffic." + PATTERNS[tcfg["pattern"]].attrs.get("key", "pattern"),  # its parameter's
                               f"{tcfg['pattern']} sends every node to itself on this {N}-node network")
     if table is None:
         table = np.zeros(1, dtype=np.int32)
