@@ -182,3 +182,27 @@ def test_stores_hold_strings_zarr_v3_specifies(tmp_path):
     back = xr.open_zarr(tmp_path / "r.zarr").load()
     assert back.call.values.tolist() == ["send", "allreduce"] and back.label.values.tolist() == ["a", "bc"]
     assert back.n.sel(call="allreduce").item() == 1
+
+
+def test_every_registered_name_is_in_its_config_key_s_row():
+    """docs/config.md lists the names a key takes in that key's row (or points to docs/registries.md): a name added to
+    a registry and not there is a row gone stale."""
+    import re
+    from pathlib import Path
+
+    from fastnet.inspect import registries
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "config.md").read_text()
+    sections = dict(re.findall(r"^## `\[(\w+)\]`\n(.*?)(?=^## |\Z)", doc, re.M | re.S))
+    stale = {}
+    for keys, reg in registries().items():
+        for key in keys.split(", "):  # the collective algorithms: mpi.allreduce, mpi.allgather
+            section, field = key.split(".")
+            row = re.search(rf"^\| `{field}` \|.*$", sections.get(section, ""), re.M)
+            if row is None or "registries.md" in row.group(0):
+                continue
+            names = [e.name for e in reg if field in e.attrs.get("collectives", (field,))]
+            missing = [name for name in names if f"`{name}`" not in row.group(0)]
+            if missing:
+                stale[key] = missing
+    assert not stale, f"docs/config.md rows lack these names (or a link to registries.md): {stale}"
