@@ -4,7 +4,8 @@ Latency follows BookSim2: packet latency runs from creation at the source to the
 node (source queueing included), network latency from the head entering the network. Both are taken over the
 packets created inside the measurement window [warmup, warmup + measure); accepted throughput counts the phits
 delivered inside the window, offered counts the phits created inside it. `unstable` is 1 when some measured
-packets were still undelivered after `sim.drain` cycles (the network is past saturation). A closed-loop workload
+packets were still undelivered after `sim.drain` cycles, or the backlog grew over the window (the network is past
+saturation). A closed-loop workload
 (`[workload]`) measures its whole run, and adds its execution time and per-wave or per-level tables. Beside an
 MPI run with background traffic (a job of kind open_loop), the packet statistics are the background's alone, per
 background node, until the MPI run ends (docs/mpi.md "Background traffic").
@@ -58,7 +59,8 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, str]] = {
     "phit_hops": ((), "phits", "phits times switch traversals over the whole run (BookSim's flit-hops)"),
     "unstable": ((), "1", "1 if measured packets were left undelivered after the drain (saturated); without a drain "
                  "(sim.drain = 0) or beside an MPI run, 1 if the sources' queues held more than a packet per node at "
-                 "the end"),
+                 "the end; open loop, also 1 if the backlog grew over the window (packets created in it less those "
+                 "delivered or dropped: over a packet per node and 2 % of those created)"),
     "port_utilization": (("port",), "phits/cycle", "phits sent on each output port per window cycle"),
     "packet_latency_histogram": (("latency_bin",), "packets", "measured packets per latency bin"),
     "network_latency_histogram": (("latency_bin",), "packets", "measured packets per network-latency bin"),
@@ -196,6 +198,8 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
     # without a drain (BookSim2's sim_type = throughput) measured packets are always left in flight at the end
     no_drain = s.cfg["sim"]["drain"] == 0 and s.workload.kind == W_OPEN_LOOP
     stats = _packet_statistics(s, N, window, by_queues=bg is not None or no_drain)
+    if s.workload.kind == W_OPEN_LOOP:
+        stats["unstable"] = int(stats["unstable"] or _backlog_grew(s, N))
     ports, port_coords = _per_port(s, window)
     hists, hist_coords = _histograms(s.state)
     values = {**stats, **ports, **hists, **_in_physical_units(stats, t, s.cfg["traffic"]["phit_bytes"])}
@@ -212,6 +216,20 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
     coords.update(wcoords)
     attrs = {**_run_attrs(s, N, bg, t, wall_seconds), **fattrs, **wattrs}
     return xr.Dataset(_described(values), coords=coords, attrs=attrs)
+
+
+def _backlog_grew(s: Any, N: int) -> bool:
+    """Whether the sources and the network held clearly more packets at the window's end than at its start: the
+    window's packets (phits) created less those delivered in it and the measured ones dropped, over a packet per
+    node and 2 % of those created (a stable network's backlog only fluctuates). Past saturation a run may still
+    drain its window in time, and without a drain deep injection buffers hold the backlog the sources' queues
+    would show."""
+    from .kernels import state as K
+
+    sc, ctr = s.state.sc, s.state.ctr
+    size = float(np.mean(s.traffic.sizes))
+    grew = sc[K.S_OFFERED_PHITS] - sc[K.S_ACCEPTED_PHITS] - ctr[K.C_MEAS_DROPPED] * size
+    return bool(grew > max(N * size, 0.02 * sc[K.S_OFFERED_PHITS]))
 
 
 def _in_network(ctr: np.ndarray) -> int:

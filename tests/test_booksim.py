@@ -391,6 +391,13 @@ def test_measurement():
 
     torus = {"topology": {"kind": "torus", "dims": [4, 4]}, "sim": {"warmup": 200, "measure": 2000, "drain": 0}}
     assert [fastnet.run({**torus, "traffic": {"load": load}}).unstable.item() for load in (0.1, 1.0)] == [0, 1]
+    # past saturation the backlog grows over the window: a long drain may still deliver every measured packet, and
+    # the run is unstable all the same (it was 0: only measured packets left undelivered counted)
+    drained = {**torus, "sim": {"warmup": 200, "measure": 2000, "drain": 200000}}
+    past = fastnet.run({**drained, "traffic": {"load": 1.0}})
+    assert past.unstable.item() == 1 and past.accepted_phits_per_node_cycle < 0.95
+    assert fastnet.run({**drained, "traffic": {"load": 0.3}}).unstable.item() == 0
+    assert past.cycles < 200 + 2000 + 200000  # (the drain delivered the window's packets)
 
 
 def test_keys_without_effect_are_accepted():

@@ -13,20 +13,24 @@ import numpy as np
 from ..build.network import Network
 from ..errors import ConfigError
 from ..kernels._jit import jit_alloc
+from ..units import PERIOD_ONE
 from .instance import Instance
 from .patterns import Flows
 from .paths import router_paths
 
 
 def links_of(net: Network, link_capacity: float = 1.0, host_capacity: float = 1.0):
-    """(src, dst, capacity) of the model links of `net` (see the module docstring)."""
+    """(src, dst, capacity) of the model links of `net` (see the module docstring): `link_capacity` and
+    `host_capacity` times each link's rate, the phits a cycle the engine moves on it (1 at the reference rate, less
+    on a class `[links]` makes slower: units.py), so that the models see the bandwidths a run simulates."""
     R, P, N = net.n_routers, net.n_ports, net.n_nodes
     peer = net.port_peer_router.astype(np.int64)
     is_node = peer < 0
     src = np.concatenate([net.port_router.astype(np.int64), R + np.arange(N, dtype=np.int64)])
     dst = np.concatenate([np.where(is_node, R + net.port_peer_port.astype(np.int64), peer),
                           net.node_router.astype(np.int64)])
-    cap = np.concatenate([np.where(is_node, host_capacity, link_capacity), np.full(N, host_capacity)])
+    rate = PERIOD_ONE / net.port_period.astype(np.float64)  # a port's link, both ways (a node's: its injection too)
+    cap = np.concatenate([np.where(is_node, host_capacity, link_capacity) * rate, host_capacity * rate[net.node_port]])
     assert len(src) == P + N
     return src, dst, cap.astype(np.float64)
 

@@ -144,9 +144,7 @@ def engine_instance(net: Network, routes: Routes, cfg: dict[str, Any]) -> Instan
     ports, length, count = engine_routes(net, routes, cfg["routing"]["algorithm"], keys // R, keys % R)
     path_ptr, link_ptr, links = _assemble(flows.src.astype(np.int64), flows.dst.astype(np.int64), flow_pair,
                                           net.node_port.astype(np.int64), net.n_ports, ports, length, count)
-    lsrc, ldst, _ = links_of(net, 1.0, 1.0)
-    rate = PERIOD_ONE / net.port_period.astype(np.float64)  # a port's link, both ways (a node's: its injection too)
-    cap = np.concatenate([rate, rate[net.node_port]])
+    lsrc, ldst, cap = links_of(net, 1.0, 1.0)
     return Instance(lsrc, ldst, cap, R + flows.src, R + flows.dst, path_ptr, link_ptr, links, flows.weight)
 
 
