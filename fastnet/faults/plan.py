@@ -272,9 +272,11 @@ class _Names:
             raise ConfigError(fld, f"router {r} does not exist (the network has {R} routers: 0..{R - 1})")
         if not (self.routing == "updown" or (self.table and self.kind != "dragonfly"
                                              and self.routing in DETOUR_ROUTINGS)):
+            why = ("a dragonfly routes by its groups' algebra, not by a table" if self.kind == "dragonfly" else
+                   "it is not routed by a table" if not self.table else f"{self.routing} has no detour around a router")
             raise ConfigError(fld, "a router may fail only under updown on a fat tree or a table routing (min, val, "
-                              "ugal_l, ugal_g, ksp on a network small enough for a routing table); this run uses "
-                              f"{self.routing} on a {self.kind}")
+                              "ugal_l, ugal_g, ksp on a network small enough for a routing table, not a dragonfly); "
+                              f"this run uses {self.routing} on a {self.kind}: {why}")
         return r
 
 
