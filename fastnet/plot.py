@@ -128,6 +128,10 @@ def figure(ds: xr.Dataset, x: str | None = None, y: list[str] | tuple[str, ...] 
     varying axis); `sel` fixes other axes (AXIS=VALUE). A per-port `y` gives heatmaps instead."""
     ds = _select(ds, sel)
     axes = [a for a in axes_of(ds) if a in ds.dims]
+    category = _category(ds, axes, y)
+    if category:  # a result per category (packets_dropped_by_cause): one curve per category, unless --hue is set
+        axes.append(category)
+        hue = hue or (category if x != category else None)
     x = x or _default_x(ds, axes)
     _check_axis(axes, x, "--x")
     if hue is None:
@@ -268,6 +272,14 @@ def _title(ds: xr.Dataset, seeds: str = "") -> str:
         else:  # a closed-loop workload: its own traffic
             parts.append(f"{kind} workload")
     return ", ".join(parts + ([seeds] if seeds else []))
+
+
+def _category(ds: xr.Dataset, axes: list[str], y: list[str] | tuple[str, ...]) -> str | None:
+    """The dimension of a lone `y` that is neither a sweep axis nor a port (drop_cause), if it has one."""
+    if len(y) != 1 or y[0] not in ds.data_vars:
+        return None
+    extra = [d for d in ds[y[0]].dims if d not in axes]
+    return extra[0] if len(extra) == 1 and extra[0] != "port" else None
 
 
 def _swept(ds: xr.Dataset, key: str, base: str) -> str:

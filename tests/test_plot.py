@@ -57,6 +57,23 @@ def test_saturated_points_are_left_out_of_latency_but_not_of_throughput(result):
     assert any("1 saturated point" in t.get_text() for t in lat.texts)
 
 
+def test_a_result_per_category_draws_a_curve_per_category(result):
+    """packets_dropped_by_cause has a drop_cause dimension: one curve per cause (it was refused as a heatmap
+    without ports); another swept axis is then fixed with --sel, as for any third axis."""
+    import xarray as xr
+
+    ds = open_sweep(result).load()
+    causes = ["link", "router", "unroutable"]
+    ds["dropped"] = ds["packets_created"].expand_dims(drop_cause=causes) * xr.DataArray([0, 1, 2], dims="drop_cause")
+    ds = ds.assign_coords(drop_cause=causes)
+    with pytest.raises(ConfigError, match="traffic.pattern"):
+        figure(ds, y=["dropped"])
+    (ax,) = figure(ds, y=["dropped"], sel=["traffic.pattern=uniform"]).axes
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == causes
+    want = ds["dropped"].sel({"traffic.pattern": "uniform", "drop_cause": "unroutable"}).mean("sim.seed").values
+    np.testing.assert_allclose(ax.get_lines()[2].get_ydata(), want)
+
+
 def test_port_variables_draw_router_by_port_heatmaps(result):
     ds = open_sweep(result)
     fig = figure(ds, y=["port_utilization"], sel=["sim.seed=1"])
