@@ -97,6 +97,7 @@ def test_failed_points_record_their_error_and_the_sweep_goes_on(tmp_path):
     result = CliRunner().invoke(app, ["sweep", str(spec), "--out", str(out), "--workers", "1", "--resume"])
     assert result.exit_code == 2, result.output  # two points failed: the exit code counts them
     assert "2 failed" in result.output and "router.buffer_phits=5" in result.output
+    assert "sweep: 3/3 points (0 before), 2 failed, " in result.output  # off a terminal: progress as lines
     ds = xr.open_zarr(out)
     assert list(ds["status"].values) == [store.STATUS_FAILED, store.STATUS_OK, store.STATUS_FAILED]
     assert "must hold a whole packet" in str(ds["error"].values[0]) and ds["error"].values[1] == ""

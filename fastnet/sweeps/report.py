@@ -1,4 +1,5 @@
-"""What `fastnet sweep` shows: a rich progress bar (points done, failed, ETA) and a closing summary."""
+"""What `fastnet sweep` shows: a rich progress bar (points done, failed, ETA), or off a terminal a line at most
+every 10 s as points finish, and a closing summary."""
 
 from __future__ import annotations
 
@@ -14,6 +15,17 @@ from .spec import load_spec
 from .store import STATUS_FAILED
 
 
+LINE_SECONDS = 10.0
+
+
+def _line(p: Progress, elapsed: float) -> str:
+    """One progress line: points finished of all, failed, time so far and left (at this run's pace)."""
+    left = p.total - p.skipped - p.done
+    eta = f", about {elapsed / p.done * left:.0f} s left" if p.done and left else ""
+    return (f"sweep: {p.skipped + p.done}/{p.total} points ({p.skipped} before), {p.failed} failed, "
+            f"{elapsed:.0f} s{eta}")
+
+
 def run(spec_path: Path, out: Path, workers: int | None, scheduler: str | None, resume: bool,
         retry_failed: bool, quiet: bool, console: Console) -> int:
     """Run the sweep with a progress bar on a terminal; return how many points of the dataset failed."""
@@ -22,9 +34,15 @@ def run(spec_path: Path, out: Path, workers: int | None, scheduler: str | None, 
     last = Progress(total=spec.size)
     kwargs: dict[str, Any] = dict(workers=workers, scheduler=scheduler, resume=resume, retry_failed=retry_failed)
     if quiet or not console.is_terminal:
-        def keep(p: Progress) -> None:
+        shown = [t0]
+
+        def keep(p: Progress) -> None:  # off a terminal: a line as points finish, at most one per LINE_SECONDS
             nonlocal last
             last = p
+            now = time.perf_counter()
+            if not quiet and (now - shown[0] >= LINE_SECONDS or p.skipped + p.done == p.total):
+                shown[0] = now
+                console.print(_line(p, now - t0), highlight=False)
         ds = sweep(spec, out, progress=keep, **kwargs)
     else:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn, \
