@@ -62,8 +62,8 @@ def table(ds) -> str:
     return "\n".join(rows) + (
         f"\n\nGlobal links down (of 528): {', '.join(str(d) for d in down)}. Packets dropped over all 36 runs: "
         f"{dropped} (every group pair keeps a live path through some group, and UGAL-L sends the traffic of a "
-        "pair whose link failed through one). `*`: unstable (measured packets left after the 10,000-cycle drain: "
-        "past saturation); none of these runs reported a deadlock.")
+        "pair whose link failed through one). `*`: unstable (past saturation: measured packets left after the "
+        "10,000-cycle drain, or a backlog that grew over the window); none of these runs reported a deadlock.")
 
 
 def midrun() -> str:
@@ -101,8 +101,8 @@ def midrun() -> str:
     ctr = s.state.ctr
     return (f"Measured {time.strftime('%Y-%m-%d')} by `python docs/gen_faults.py`: packets on link 0-1 at cycle "
             f"5,000: {seen['on_link']}; dropped at that cycle: {seen['at_once']}; dropped in all: "
-            f"{int(ctr[C_DROPPED])} (all cause `link`: {int(ctr[C_DROP_LINK])}); cycles audited: {len(audited) + 1:,} "
-            f"of {s.cycle:,} (the last by the end-of-run audit), audits where injected != delivered + dropped + in "
+            f"{int(ctr[C_DROPPED])} (all cause `link`: {int(ctr[C_DROP_LINK])}); cycles audited: {len(audited):,} "
+            f"of {s.cycle:,}, audits where injected != delivered + dropped + in "
             f"flight: {bad[0]}; packets delivered after the failure: {int(ctr[C_DELIVERED]) - seen['before']:,}; "
             "the run drained its measured packets and ended normally.")
 

@@ -240,3 +240,20 @@ def test_sweep_over_the_failed_fraction_and_its_plot(tmp_path):
     assert (ds.port_failed_cycles.astype(bool).sum("port").values // 2).tolist() == [0, 5, 11]  # of 36 links
     fig = figure(ds, x="faults.fraction", y=["accepted_phits_per_node_cycle"])
     assert fig.axes[0].get_xlabel().startswith("faults.fraction")
+
+
+def test_a_larger_failed_fraction_fails_the_links_of_a_smaller_one():
+    """With one seed the fractions draw from one random order of the links, so a sweep over faults.fraction adds
+    failures to the same network instead of comparing unrelated sets (5 % and 10 % of the 528 global links shared
+    0 or 1 link)."""
+    from fastnet.build.routing import build_routes
+    from fastnet.config import resolve
+    from fastnet.faults.plan import plan_faults
+    from fastnet.topology import build_network
+
+    cfg = resolve({"topology": {"kind": "dragonfly", "p": 4, "a": 8, "h": 4}, "routing": {"algorithm": "ugal_l"}})
+    net = build_network(cfg)
+    routes = build_routes(net)
+    down = [plan_faults(resolve({**cfg, "faults": {"fraction": x, "link_class": "global", "seed": 1}}), net,
+                        routes).states[0][1].links for x in (0.01, 0.05, 0.1)]
+    assert [len(d) for d in down] == [5, 26, 53] and down[0] < down[1] < down[2]

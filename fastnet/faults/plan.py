@@ -282,7 +282,8 @@ class _Names:
 
 def _at_start(f: dict[str, Any], names: _Names) -> FaultState:
     """The failures from cycle 0: the links and routers named, and a random `fraction` of the links of
-    `link_class` (drawn with faults.seed)."""
+    `link_class` (drawn with faults.seed): the first of one random order of them, so that with one seed a larger
+    fraction fails the links of every smaller one and more (a sweep over the fraction adds failures)."""
     links = {names.link(u, v, "faults.links") for u, v in f["links"]}
     routers = {names.router(r, "faults.routers") for r in f["routers"]}
     if f["fraction"] > 0:
@@ -295,7 +296,7 @@ def _at_start(f: dict[str, Any], names: _Names) -> FaultState:
             raise ConfigError("faults.link_class", f"the network has no {f['link_class']} links")
         n = round(f["fraction"] * len(pool))
         rng = np.random.default_rng(f["seed"])
-        links |= {pool[i] for i in rng.choice(len(pool), size=n, replace=False).tolist()}
+        links |= {pool[i] for i in rng.permutation(len(pool))[:n].tolist()}
     return FaultState(frozenset(links), frozenset(routers))
 
 
