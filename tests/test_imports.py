@@ -234,13 +234,13 @@ def test_the_numba_cache_is_named_after_every_file_kernels_are_built_from():
     """kernels/_jit.py names the cache after a hash of the kernel folders and of the modules whose constants kernels
     freeze: a kernel outside them, or a constant taken from a module outside them, would be left stale in the cache
     when its file changed (a new code in registry.py ran the cached loop of another routing)."""
-    from fastnet.kernels._jit import KERNEL_CONSTANTS, KERNEL_FOLDERS
+    from fastnet.kernels._jit import HASHED_FOLDERS, HASHED_MODULES
 
-    folders = {PACKAGE / f for f in KERNEL_FOLDERS}
+    folders = {PACKAGE / f for f in HASHED_FOLDERS}
     jitted = re.compile(r"^@(jit\w*|numba\.\w*jit)\b|= *(jit\w*|numba\.\w*jit)\(", re.M)
     outside = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
                if p.parent not in folders and p.name != "_jit.py" and jitted.search(p.read_text())]
-    assert not outside, f"kernels outside kernels/_jit.py KERNEL_FOLDERS: {outside}"
+    assert not outside, f"kernels outside kernels/_jit.py HASHED_FOLDERS: {outside}"
     constant = re.compile(r"^from (?:\.\.+|fastnet\.)(\w+) import \(?([^)]*?)\)?$", re.M | re.S)
     taken = set()
     for folder in folders:
@@ -248,4 +248,4 @@ def test_the_numba_cache_is_named_after_every_file_kernels_are_built_from():
             for module, names in constant.findall(path.read_text()):
                 if (PACKAGE / f"{module}.py").exists() and re.search(r"\b[A-Z][A-Z0-9_]+\b", names):
                     taken.add(f"{module}.py")
-    assert taken <= set(KERNEL_CONSTANTS), f"constants taken from {sorted(taken - set(KERNEL_CONSTANTS))}"
+    assert taken <= set(HASHED_MODULES), f"constants taken from {sorted(taken - set(HASHED_MODULES))}"

@@ -36,14 +36,14 @@ from numba.cpython.unsafe.numbers import trailing_zeros  # noqa: F401  (kernels'
 
 CACHE = os.environ.get("FASTNET_NUMBA_CACHE", "1") != "0"
 _PACKAGE = Path(__file__).resolve().parents[1]
-KERNEL_FOLDERS = ("kernels", "engine", "traffic", "build", "workloads", "mpi", "mpi/traces", "faults", "throughput")
-KERNEL_CONSTANTS = ("registry.py", "units.py", "graph_input.py")  # constants the folders above take
+HASHED_FOLDERS = ("kernels", "engine", "traffic", "build", "workloads", "mpi", "mpi/traces", "faults", "throughput")
+HASHED_MODULES = ("registry.py", "units.py", "graph_input.py")  # constants the folders above take
 
 
 def _source_hash() -> str:
     digest = hashlib.sha1()
-    paths = [path for folder in KERNEL_FOLDERS for path in sorted((_PACKAGE / folder).glob("*.py"))]
-    for path in paths + [_PACKAGE / name for name in KERNEL_CONSTANTS]:
+    paths = [path for folder in HASHED_FOLDERS for path in sorted((_PACKAGE / folder).glob("*.py"))]
+    for path in paths + [_PACKAGE / name for name in HASHED_MODULES]:
         digest.update(path.relative_to(_PACKAGE).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
