@@ -409,12 +409,14 @@ def sweep(
     resume: bool = typer.Option(False, "--resume", help="continue the sweep in --out, skipping finished points"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="with --resume, run failed points again"),
     quiet: bool = typer.Option(False, "--quiet", help="no progress bar and no summary"),
+    overrides: list[str] = typer.Option([], "--set", help="override a key of the spec's base: section.key=value "
+                                        "(repeatable), as fastnet run --set"),
 ) -> None:
     """Run every point of a parameter sweep on Dask; the exit code is the number of failed points (<= 125)."""
     from .sweeps import report
 
     try:
-        failed = report.run(spec, out_path, workers, scheduler, resume, retry_failed, quiet, err)
+        failed = report.run(spec, out_path, workers, scheduler, resume, retry_failed, quiet, err, overrides)
     except FastnetError as e:
         fail(str(e))
         return

@@ -111,6 +111,26 @@ def test_failed_points_record_their_error_and_the_sweep_goes_on(tmp_path):
     assert second[1] == first[1] and second[0]["session"] != first[0]["session"]  # only the failed ones reran
 
 
+def test_set_changes_the_base_of_a_spec_file(tmp_path):
+    """fastnet sweep --set section.key=value overrides the spec's base (to try a spec out in a short window), as
+    fastnet run --set overrides a config; a key the sweep varies keeps its axis."""
+    import json
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[base.topology]\nkind = "torus"\ndims = [4, 4]\n[base.sim]\nwarmup = 100\nmeasure = 5000\n'
+                    'drain = 200\n[sweep]\ntraffic.load = [0.1, 0.2]\n')
+    out = tmp_path / "s.zarr"
+    result = CliRunner().invoke(app, ["sweep", str(spec), "--out", str(out), "--workers", "1", "--quiet",
+                                      "--set", "sim.measure=300", "--set", "traffic.load=0.9"])
+    assert result.exit_code == 0, result.output
+    ds = xr.open_zarr(out)
+    configs = [json.loads(c) for c in ds["config"].values.ravel()]
+    assert [c["sim"]["measure"] for c in configs] == [300, 300]
+    assert [c["traffic"]["load"] for c in configs] == [0.1, 0.2]
+    bad = CliRunner().invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "b.zarr"), "--set", "measure=1"])
+    assert bad.exit_code == 2 and "--set" in bad.output
+
+
 def test_a_store_that_is_not_a_sweep_is_left_alone(tmp_path):
     import xarray as xr
 

@@ -27,9 +27,10 @@ def _line(p: Progress, elapsed: float) -> str:
 
 
 def run(spec_path: Path, out: Path, workers: int | None, scheduler: str | None, resume: bool,
-        retry_failed: bool, quiet: bool, console: Console) -> int:
-    """Run the sweep with a progress bar on a terminal; return how many points of the dataset failed."""
-    spec = load_spec(spec_path)
+        retry_failed: bool, quiet: bool, console: Console, overrides: list[str] | None = None) -> int:
+    """Run the sweep with a progress bar on a terminal; return how many points of the dataset failed. `overrides`:
+    --set items applied to the spec's base."""
+    spec = load_spec(spec_path, overrides or ())
     t0 = time.perf_counter()
     last = Progress(total=spec.size)
     kwargs: dict[str, Any] = dict(workers=workers, scheduler=scheduler, resume=resume, retry_failed=retry_failed)

@@ -125,8 +125,9 @@ def apply(base: dict[str, Any], values: list[tuple[str, Any]]) -> dict[str, Any]
     return _config.merge(base, override)
 
 
-def load_spec(spec: str | Path | dict[str, Any]) -> Spec:
-    """Read a spec (TOML path or dict) and expand its axes; ConfigError names the bad `sweep.*` or `base` field."""
+def load_spec(spec: str | Path | dict[str, Any], overrides: list[str] | tuple[str, ...] = ()) -> Spec:
+    """Read a spec (TOML path or dict) and expand its axes; ConfigError names the bad `sweep.*` or `base` field.
+    `overrides` (`fastnet sweep --set section.key=value`) change the base, as `fastnet run --set` a config."""
     here = Path.cwd()
     if not isinstance(spec, (dict, str, Path)):
         raise ConfigError("spec", f"must be a table of base and sweep, or the path of a spec file (got "
@@ -153,6 +154,8 @@ def load_spec(spec: str | Path | dict[str, Any]) -> Spec:
         base = {**base, "topology": resolve_graph(base["topology"])}
     else:
         base = _config.beside(base, here)  # a spec file's own table: its file names as a run config's
+    if overrides:
+        base = _config.merge(base, _config.parse_set(list(overrides)))
     table = spec.get("sweep", {})
     if not isinstance(table, dict) or not table:
         raise ConfigError("sweep", "must be a table with at least one axis, e.g. traffic.load = [0.1, 0.2]")
