@@ -198,8 +198,6 @@ def to_dataset(s: Any, wall_seconds: float) -> xr.Dataset:
     # without a drain (BookSim2's sim_type = throughput) measured packets are always left in flight at the end
     no_drain = s.cfg["sim"]["drain"] == 0 and s.workload.kind == W_OPEN_LOOP
     stats = _packet_statistics(s, N, window, by_queues=bg is not None or no_drain)
-    if s.workload.kind == W_OPEN_LOOP:
-        stats["unstable"] = int(stats["unstable"] or _backlog_grew(s, N))
     ports, port_coords = _per_port(s, window)
     hists, hist_coords = _histograms(s.state)
     values = {**stats, **ports, **hists, **_in_physical_units(stats, t, s.cfg["traffic"]["phit_bytes"])}
@@ -242,7 +240,8 @@ def _in_network(ctr: np.ndarray) -> int:
 
 def _packet_statistics(s: Any, N: int, window: int, by_queues: bool) -> dict[str, Any]:
     """Throughput per node over the window, latency and hops of the measured packets, and the packet counts;
-    `unstable` by the sources' queues at the end (`by_queues`) or by measured packets left undelivered."""
+    `unstable` by the sources' queues at the end (`by_queues`) or by measured packets left undelivered, and for
+    open-loop traffic also by a backlog that grew over the window."""
     from .kernels import state as K
 
     st = s.state
@@ -276,8 +275,9 @@ def _packet_statistics(s: Any, N: int, window: int, by_queues: bool) -> dict[str
         # background traffic stops with the MPI run, a run without a drain at the window's end, its last packets in
         # flight: it is unstable if the sources' queues hold more than a packet per node then (the network did not
         # keep up with the offered load)
-        "unstable": int(ctr[K.C_QUEUED] > N if by_queues else
-                        ctr[K.C_MEAS_CREATED] != ctr[K.C_MEAS_DELIVERED] + ctr[K.C_MEAS_DROPPED]),
+        "unstable": int((ctr[K.C_QUEUED] > N if by_queues else
+                         ctr[K.C_MEAS_CREATED] != ctr[K.C_MEAS_DELIVERED] + ctr[K.C_MEAS_DROPPED])
+                        or (s.workload.kind == W_OPEN_LOOP and _backlog_grew(s, N))),
     }
 
 

@@ -35,14 +35,14 @@ def run(spec_path: Path, out: Path, workers: int | None, scheduler: str | None, 
     last = Progress(total=spec.size)
     kwargs: dict[str, Any] = dict(workers=workers, scheduler=scheduler, resume=resume, retry_failed=retry_failed)
     if quiet or not console.is_terminal:
-        shown = [t0]
+        shown = t0
 
         def keep(p: Progress) -> None:  # off a terminal: a line as points finish, at most one per LINE_SECONDS
-            nonlocal last
+            nonlocal last, shown
             last = p
             now = time.perf_counter()
-            if not quiet and (now - shown[0] >= LINE_SECONDS or p.skipped + p.done == p.total):
-                shown[0] = now
+            if not quiet and (now - shown >= LINE_SECONDS or p.skipped + p.done == p.total):
+                shown = now
                 console.print(_line(p, now - t0), highlight=False)
         ds = sweep(spec, out, progress=keep, **kwargs)
     else:

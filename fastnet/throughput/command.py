@@ -27,14 +27,14 @@ from ..errors import ConfigError
 from . import settings as _settings
 
 GAP_NOTE = (
-    "Why the simulation differs from the models: MCF is the fluid bound on the load every host can offer at "
-    "once: no run is stable above it, and with finite buffers, whole packets and round-robin allocation a run may "
-    "saturate somewhat below it (0.9 x MCF is not always stable). Past saturation the models assume fluid flows sharing each link by a rule "
-    "(MMF: max-min fair), while the routers share a link round-robin among input ports and VCs, in whole "
-    "packets, through finite buffers. Per-port round-robin is not per-flow fairness: a flow that meets a bundle "
-    "of flows at one input gets more than its fair share, so the simulation can deliver more in total than MMF "
-    "(which maximises the smallest rate, not the sum) but never more than the max-total bound; head-of-line "
-    "blocking and packet granularity pull it down. See docs/throughput.md."
+    "Why the simulation differs from the models: MCF is the fluid bound on the load every host can offer at once:"
+    " no run is stable above it, and with finite buffers, whole packets and round-robin allocation a run may "
+    "saturate somewhat below it (0.9 x MCF is not always stable). Past saturation the models assume fluid flows "
+    "sharing each link by a rule (MMF: max-min fair), while the routers share a link round-robin among input "
+    "ports and VCs, in whole packets, through finite buffers. Per-port round-robin is not per-flow fairness: a "
+    "flow that meets a bundle of flows at one input gets more than its fair share, so the simulation can deliver "
+    "more in total than MMF (which maximises the smallest rate, not the sum) but never more than the max-total "
+    "bound; head-of-line blocking and packet granularity pull it down. See docs/throughput.md."
 )
 
 

@@ -33,7 +33,6 @@ from ..errors import ConfigError
 from ..kernels._jit import jit_alloc
 from ..kernels.minimal import hx_first_dim, min_ports, scan_of
 from ..topology import build_network
-from ..units import PERIOD_ONE
 from ..version import __version__
 from .build import _assemble, links_of
 from .evaluate import MODELS, resolve
