@@ -316,21 +316,34 @@ def _loop_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
 
 def compile_kernels(s: Simulation) -> Any:
     """The cycle loop this run needs, compiled or loaded from numba's cache (the first run of a routing algorithm
-    compiles it: seconds; later ones load it). simulate() calls it; the CLI calls it first to say so."""
+    compiles it: seconds; later ones load it). The kernels it calls, and the audit, are compiled first on two
+    cores when it must be compiled (engine/coldstart.py). simulate() calls it; the CLI calls it first to say so."""
+    from .engine.coldstart import before_compiling
+    from .engine.generate import generator_of
+    from .engine.loop import stage_kernels
+
     loop, sig = _loop_and_signature(s)
     if sig not in loop.overloads:
-        loop.compile(sig)
+        with before_compiling(loop, lambda: [_audit_kernel(s)] + stage_kernels(
+                s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, generator_of(s.workload),
+                s.params.crossbar)):
+            loop.compile(sig)
     return loop
+
+
+def _audit_kernel(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
+    """The end-of-run audit's kernel and the argument types simulate() calls it with."""
+    import numba
+
+    from .kernels.audit import COUNT_SCRATCH, count
+
+    return count, (numba.typeof(s.params), numba.typeof(s.state), *COUNT_SCRATCH)
 
 
 def _compile_audit(s: Simulation) -> threading.Thread:
     """Compile (or load) the end-of-run audit in a thread: the cycle loop releases the GIL, so on a cold cache
     the audit compiles while the simulation runs instead of after it."""
-    import numba
-
-    from .kernels.audit import COUNT_SCRATCH, count
-
-    sig = (numba.typeof(s.params), numba.typeof(s.state), *COUNT_SCRATCH)
+    count, sig = _audit_kernel(s)
     thread = threading.Thread(target=count.compile, args=(sig,), name="fastnet-audit-compile", daemon=True)
     thread.start()
     return thread

@@ -8,6 +8,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The suite runs two tests at a time (pytest -n 2), a core each: no numba thread pool or cold-start helper process
+# (fastnet/engine/coldstart.py) beside them. tests/test_coldstart.py gives its own runs two.
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from numba import typeof, types
+
 from ..kernels._jit import jit_inline, no_implementation
 from ..kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_EMPTIED, C_LAST_PROGRESS
 from ..mpi.kernel import advance_mpi
@@ -64,6 +66,22 @@ def advance_workload(wl, prm, st, t, generator):
     packetise(wl.msg, wl.tk, wl.wc, wl.senders, wl.task_node, st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm,
               wl.packet_phits, wl.phit_bytes, wl.packets_per_message, t)
     wl.wc[WC_EMPTIED] = st.ctr[C_EMPTIED]
+
+
+def workload_kernel(generator: int, wl, st) -> tuple[object, tuple]:
+    """advance_workload's kernel for `generator` and the argument types it calls it with (engine/coldstart.py)."""
+    t, wl_ = types.int64, typeof(wl)
+    if generator == GEN_SR:
+        return advance_sr, (wl_, t, t)
+    if generator == GEN_GRAPH500:
+        return advance_graph500, (wl_, typeof(st.nd), t, t)
+    if generator == GEN_GRAPH500_FOGSIM:
+        return advance_graph500_fogsim, (wl_, typeof(st.nd), t, t)
+    if generator == GEN_COLLECTIVE:
+        return advance_collective, (wl_, t, t)
+    if generator == GEN_MPI:
+        return advance_mpi, (wl_, t)
+    raise NotImplementedError(f"generator {generator} has no kernel")
 
 
 @jit_inline

@@ -21,9 +21,13 @@ and deliveries do), and the timing of a hop is kernels/timing.py's.
 
 from __future__ import annotations
 
+from typing import Any
+
+from numba import typeof, types
+
 from ..build.network import NODE, P_CLASS, P_PEER_PORT
 from ..kernels._jit import jit, jit_callee, jit_inline, jit_stage
-from ..kernels.allocate import allocate
+from ..kernels.allocate import allocate, drop_head
 from ..kernels.events import credits_back, record_delivery
 from ..kernels.inject import inject, send_from_node
 from ..kernels.pool import drop_packet, free_packet, release_event
@@ -40,7 +44,9 @@ from ..registry import (
 from ..traffic.openloop import generate_open_loop
 from ..workloads.messages import packet_arrived
 from ..workloads.state import WC_FREE_COUNT, WC_NEXT
-from .generate import WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_status
+from .generate import (
+    WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_kernel, workload_status,
+)
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
 
@@ -227,5 +233,21 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
         return OK, t + 1, 0
 
     return run_chunk
+
+
+def stage_kernels(topo, rt, prm, tr, wl, st, generator: int, crossbar: int) -> list[tuple[Any, tuple]]:
+    """The kernels compiled apart that run_chunk(topo, rt, prm, tr, wl, st, ...) calls, each with the argument types
+    of its call, the largest first: a cold start compiles them on two cores before the loop (engine/coldstart.py).
+    A call changed above and not here costs only that speed-up (tests/test_coldstart.py compares them)."""
+    t, port, x, closed = types.int64, typeof(topo.port), types.literal(int(crossbar)), generator != GEN_OPEN_LOOP
+    topo_, rt_, prm_, tr_, st_ = typeof(topo), typeof(rt), typeof(prm), typeof(tr), typeof(st)
+    kernels = [workload_kernel(generator, wl, st)] if closed else []
+    kernels += [(traverse, (topo_, prm_, st_, t, t, x)),
+                (fire_events, (port, prm_, st_, typeof(wl.kind), typeof(wl.msg), typeof(wl.wc), typeof(wl.inbox), t, x))]
+    if not closed or generator == GEN_MPI:  # an MPI run's background traffic
+        kernels.append((generate_open_loop, (tr_, prm_, st_, t)))
+    return kernels + [(inject, (topo_, rt_, prm_, st_, t)),
+                      (drop_head, (port, prm_, st_, types.int32, t)),  # allocate's, for a head with no live route
+                      (record_timeseries, (prm_, st_, t))]
 
 

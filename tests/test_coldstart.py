@@ -1,0 +1,67 @@
+"""A cold start on two cores (fastnet/engine/coldstart.py): the kernels the cycle loop calls, compiled before it by
+this process and a helper process, are the ones typing the loop asks for, with the same argument types."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+
+from fastnet.engine import coldstart
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# In a process of its own (an empty numba cache, two cores): compile one loop, recording each kernel this process
+# compiled and whether the helper ran; prints them as JSON.
+PROBE = """
+import json, sys
+from numba.core import event
+import fastnet.engine.coldstart as coldstart
+from fastnet.engine.generate import generator_of
+from fastnet.engine.loop import stage_kernels
+from fastnet.sim import compile_kernels, prepare
+
+compiled, helpers = [], []
+class Log(event.Listener):
+    def on_start(self, ev):
+        compiled.append((ev.data["dispatcher"], tuple(ev.data["args"])))
+    def on_end(self, ev):
+        pass
+start = coldstart._start_helper
+coldstart._start_helper = lambda: helpers.append(1) or start()
+s = prepare({"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "min"},
+             "sim": {"warmup": 100, "measure": 200, "drain": 100}})
+plan = stage_kernels(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, generator_of(s.workload),
+                     s.params.crossbar)
+kernels = {id(kernel): kernel.py_func.__name__ for kernel, _ in plan}
+with event.install_listener("numba:compile", Log()):
+    compile_kernels(s)
+here = [(kernels[id(d)], str(args)) for d, args in compiled if id(d) in kernels]
+print(json.dumps({"helpers": len(helpers), "plan": [(k.py_func.__name__, str(t)) for k, t in plan], "here": here}))
+"""
+
+
+def test_stage_kernels_are_the_loops_calls(tmp_path):
+    """Each kernel of stage_kernels is compiled once, with its planned types, by this process or the helper: a
+    call of run_chunk whose types drifted from the plan would be compiled again while typing the loop."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_NUM_THREADS="2", PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["helpers"] == 1
+    plan = [tuple(k) for k in got["plan"]]
+    here = [tuple(k) for k in got["here"]]
+    assert len(here) == len(set(here)) and set(here) <= set(plan), (here, plan)
+
+
+def test_compile_apart_without_a_helper(monkeypatch):
+    """A helper that cannot start leaves every kernel to this process."""
+    monkeypatch.setattr(coldstart, "_start_helper", lambda: None)
+
+    @numba.njit
+    def twice(x):
+        return 2 * x
+
+    coldstart.compile_apart([(twice, (numba.types.int64,)), (twice, (numba.types.float64,))])
+    assert set(twice.overloads) == {(numba.types.int64,), (numba.types.float64,)}
