@@ -242,12 +242,10 @@ def stage_kernels(topo, rt, prm, tr, wl, st, generator: int, crossbar: int) -> l
     t, port, x, closed = types.int64, typeof(topo.port), types.literal(int(crossbar)), generator != GEN_OPEN_LOOP
     topo_, rt_, prm_, tr_, st_ = typeof(topo), typeof(rt), typeof(prm), typeof(tr), typeof(st)
     kernels = [workload_kernel(generator, wl, st)] if closed else []
-    kernels += [(traverse, (topo_, prm_, st_, t, t, x)),
-                (fire_events, (port, prm_, st_, typeof(wl.kind), typeof(wl.msg), typeof(wl.wc), typeof(wl.inbox), t, x))]
+    events = (port, prm_, st_, typeof(wl.kind), typeof(wl.msg), typeof(wl.wc), typeof(wl.inbox), t, x)
+    kernels += [(traverse, (topo_, prm_, st_, t, t, x)), (fire_events, events)]
     if not closed or generator == GEN_MPI:  # an MPI run's background traffic
         kernels.append((generate_open_loop, (tr_, prm_, st_, t)))
     return kernels + [(inject, (topo_, rt_, prm_, st_, t)),
                       (drop_head, (port, prm_, st_, types.int32, t)),  # allocate's, for a head with no live route
                       (record_timeseries, (prm_, st_, t))]
-
-
