@@ -327,19 +327,38 @@ def bind(wl, r, q, m, t):
     retire(msg, wl.wc, m, t)
 
 
-@jit_stage
-def envelope_arrived(wl, r, m, t):
-    """An eager message or RTS reached rank r: the first posted receive whose first match it is takes it."""
-    wl.msg[m, MM_ARRIVED] = t
+@jit_inline
+def take_receive(wl, r, m, t):
+    """Arrived envelope m binds the first posted receive of rank r whose first match from m's sender it is."""
     prev = -1
     q = wl.tk[r, RK_RHEAD]
     while q >= 0:
         if matches(wl, q, m) and first_of_sender(wl, r, q, m):
             fifo_unlink(wl.rq, RQ_NEXT, wl.tk, r, RK_RHEAD, RK_RTAIL, q, prev)
             bind(wl, r, q, m, t)
-            return
+            return True
         prev = q
         q = wl.rq[q, RQ_NEXT]
+    return False
+
+
+@jit_stage
+def envelope_arrived(wl, r, m, t):
+    """An eager message or RTS reached rank r: the first posted receive whose first match it is takes it. Messages
+    of one sender may arrive out of order (adaptive or Valiant routing, slower links); one that came before an
+    earlier one of its sender waited behind it (non-overtaking), so once m is taken, the envelopes its sender
+    posted after it that have arrived try again, in the order they were sent."""
+    msg = wl.msg
+    msg[m, MM_ARRIVED] = t
+    x = msg[m, MM_QNEXT]  # the queue is in posting order: those after m (taking m frees its record)
+    if not take_receive(wl, r, m, t):
+        return
+    s = msg[m, MS_SRC]
+    while x >= 0:
+        nxt = msg[x, MM_QNEXT]
+        if msg[x, MS_SRC] == s and msg[x, MM_ARRIVED] >= 0:
+            take_receive(wl, r, x, t)
+        x = nxt
 
 
 @jit_stage
