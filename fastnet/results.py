@@ -400,7 +400,7 @@ def _described(values: dict[str, Any]) -> dict[str, xr.Variable]:
 
 # attributes the --json object carries when a run has them (the table prints their warnings; the events rate has a
 # line of its own)
-SUMMARY_ATTRS = ("trace_calls_not_recorded", "mpi_skipped_calls", "mpi_events_per_second")
+SUMMARY_ATTRS = ("trace_calls_not_recorded", "trace_files_cut_off", "mpi_skipped_calls", "mpi_events_per_second")
 
 
 def summary(ds: xr.Dataset) -> dict[str, Any]:

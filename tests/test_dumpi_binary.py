@@ -57,7 +57,9 @@ def test_reference_records_are_what_dumpi2ascii_printed(binary, text):
     bins, texts = rank_files(reference(binary)), dumpi_ascii.rank_files(reference(text))
     assert len(bins) == len(texts) > 1
     for b, t in zip(bins, texts):
-        f, printed = read_dumpi_file(b), dumpi_ascii._parse(t, Counter())
+        cut_off: list[str] = []
+        f, printed = read_dumpi_file(b), dumpi_ascii._parse(t, Counter(), cut_off)
+        assert cut_off == []  # each file has its footer
         head = dict(line.split("=", 1) for line in t.read_text().splitlines()[:7])
         assert ".".join(str(v) for v in f.header.version) == head["version"]
         assert (f.header.hostname, f.header.username) == (head["hostname"], head["username"])

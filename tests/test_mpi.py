@@ -14,7 +14,7 @@ import fastnet
 from fastnet.errors import ConfigError, WorkloadError
 from fastnet.mpi.calls import ANY_SOURCE, ANY_TAG, Call, Trace
 from fastnet.mpi.generators import generate
-from fastnet.mpi.results import SKIPPED_WARNING
+from fastnet.mpi.results import CUT_OFF_WARNING, SKIPPED_WARNING
 from fastnet.mpi.traces.write import write_dumpi, write_dumpi_ascii, write_otf2
 
 TORUS = {"topology": {"kind": "torus", "dims": [4, 4]}, "sim": {"max_cycles": 2 * 10**9}}
@@ -243,6 +243,9 @@ def test_bad_inputs_get_one_line_errors(tmp_path):
     assert ds.mpi_calls_skipped.item() == 1
     assert "MPI_Win_fence x1" in ds.attrs["mpi_skipped_calls"]
     assert ds.attrs["warnings"] == [SKIPPED_WARNING + "MPI_Win_fence x1"]  # the table prints it, --json carries it
+    with pytest.raises(ConfigError, match="a trace's ranks are its own") as e:  # was silently ignored
+        trace_run(tmp_path, [[p2p("send", 1)], [p2p("recv", 0)]], tasks=2)
+    assert e.value.field == "workload.tasks"
 
 
 
@@ -650,6 +653,21 @@ def test_a_fragment_of_a_run_says_so_in_every_output(tmp_path):
     assert "warning: the tracer did not record" in table.output and "MPI_Allreduce x3" in table.output
 
 
+def test_a_rank_file_cut_short_is_replayed_with_a_warning(tmp_path):
+    """A DUMPI ASCII rank file that ends before its footer (a crash, or a copy cut short) loses its last calls
+    without a trace of it: the run says which files; a whole trace has an empty list of warnings."""
+    ranks = [[p2p("send", 1), p2p("send", 1)], [p2p("recv", 0), p2p("recv", 0)]] + [[] for _ in range(14)]
+    write_dumpi_ascii(Trace(ranks), tmp_path / "t")
+    whole = run({"kind": "trace", "file": str(tmp_path / "t")})
+    assert whole.attrs["warnings"] == [] and "trace_files_cut_off" not in whole.attrs
+    f = tmp_path / "t" / "trace-0001.txt"
+    f.write_text(f.read_text().split("MPI_Recv called")[0])  # its calls whole, the footer gone
+    cut = run({"kind": "trace", "file": str(tmp_path / "t")})
+    assert cut.attrs["trace_files_cut_off"] == str(f)
+    assert cut.attrs["warnings"] == [CUT_OFF_WARNING + str(f)]
+    assert cut.execution_cycles.item() == whole.execution_cycles.item()
+
+
 def test_call_cycles_holds_the_computation_under_compute():
     """call_cycles' compute entry was 0 while call_count counted the computations."""
     ds = run({"kind": "mpi", "program": "halo3d", "tasks": 8, "compute_cycles": 100})
@@ -697,3 +715,18 @@ def test_an_mpi_run_records_its_mpi_settings_given_or_not():
     assert resolve({"workload": {"kind": "mpi"}})["mpi"] == resolve_mpi({})
     assert resolve({"workload": {"kind": "trace", "file": "x"}})["mpi"]["eager_bytes"] == resolve_mpi({})["eager_bytes"]
     assert "mpi" not in resolve({"workload": {"kind": "a2a"}}) and "mpi" not in resolve({})
+
+
+@pytest.mark.parametrize("first", [8192, 4])
+def test_messages_of_one_sender_match_in_send_order_whatever_order_they_arrive(tmp_path, first):
+    """MPI's non-overtaking rule: rank 0's six messages to rank 5 (same tag) alternate between 8 KiB and 4 B, and
+    Valiant routing makes a small one overtake the big one sent before it. The one that arrives early waits for
+    the earlier one; once that is taken, it takes the next receive (it used to wait forever)."""
+    sizes = [first, 8196 - first] * 3
+    sends = [p2p("isend", 5, 7, nbytes=n, request=i) for i, n in enumerate(sizes)]
+    recvs = [p2p("irecv", 0, 7, nbytes=n, request=i) for i, n in enumerate(sizes)]
+    ranks = [sends + [Call("waitall", requests=tuple(range(6)))], [], [], [], [],
+             recvs + [Call("waitall", requests=tuple(range(6)))]]
+    write_dumpi_ascii(Trace(ranks + [[] for _ in range(10)], {}), tmp_path / "t")
+    ds = run({"kind": "trace", "file": str(tmp_path / "t"), "compute": "none"}, routing={"algorithm": "val"})
+    assert ds.messages.item() == 6 and ds.bytes.item() == sum(sizes)

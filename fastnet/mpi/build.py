@@ -51,7 +51,11 @@ def load_trace(w: dict[str, Any], n_nodes: int) -> Trace:
 
     if not Path(w["file"]).exists():  # the config names it: say which key (a file that is there but bad is the trace's)
         raise ConfigError("workload.file", f"no such file or directory: {w['file']}")
-    return read_trace(w["file"], w["format"])
+    trace = read_trace(w["file"], w["format"])
+    if w["tasks"] not in ("all", trace.n_ranks):
+        raise ConfigError("workload.tasks", f"a trace's ranks are its own ({trace.n_ranks} in {w['file']}): leave "
+                                            f"tasks at \"all\" (got {w['tasks']})")
+    return trace
 
 
 def compute_times(w: dict[str, Any], task_node: np.ndarray, n_nodes: int) -> np.ndarray:

@@ -164,6 +164,7 @@ class Trace:
     source: str = "generator"  # "generator", "otf2", "dumpi_ascii", ...
     not_recorded: dict[str, int] = field(default_factory=dict)  # calls the program made that the tracer did not
     # record, by name, over all ranks (DUMPI's footer): the trace is a fragment of the run
+    cut_off: list[str] = field(default_factory=list)  # rank files that end without their tracer's closing footer
 
     def __post_init__(self) -> None:
         self.comms.setdefault(0, tuple(range(len(self.ranks))))

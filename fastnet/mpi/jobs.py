@@ -38,4 +38,6 @@ def merge(traces: list[Trace]) -> tuple[Trace, np.ndarray]:
             files.append(f"job {j}: {tr.where(r)}")
         job_of += [j] * tr.n_ranks
     not_recorded = dict(sum((Counter(tr.not_recorded) for tr in traces), Counter()))
-    return Trace(ranks, comms, files, source="jobs", not_recorded=not_recorded), np.asarray(job_of, dtype=np.int64)
+    cut_off = [file for tr in traces for file in tr.cut_off]
+    return (Trace(ranks, comms, files, source="jobs", not_recorded=not_recorded, cut_off=cut_off),
+            np.asarray(job_of, dtype=np.int64))

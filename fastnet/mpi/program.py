@@ -76,6 +76,7 @@ class Program:
     task_job: np.ndarray | None = None  # int64[R]: each rank's job (workload.jobs), None for one program
     background: Any = None  # mpi.build.Background: a job of kind open_loop beside the MPI ranks, or None
     not_recorded: dict[str, int] = field(default_factory=dict)  # Trace.not_recorded: calls the tracer left out
+    cut_off: list[str] = field(default_factory=list)  # Trace.cut_off: rank files that may have been cut short
     recorded_wait: np.ndarray | None = None  # int64[R]: cycles each rank's trace spent outside computation (in MPI
     # calls, from its clock's start to its last call; 0 for a generator's program)
     expected: int = 0  # cycles the run is expected to take (mpi/build.py expected_cycles): the progress bar's
@@ -442,7 +443,8 @@ def lower(trace: Trace, opt: Options) -> Program:
         ops=np.concatenate(table.blocks) if table.blocks else np.zeros((0, N_OP), np.int64), op_begin=table.begin,
         op_end=table.end, req_list=np.concatenate(table.req_lists) if table.n_req else np.zeros(1, np.int64),
         counts=np.array(table.counts or [0], np.int64), max_requests=max([1] + [low.slots for low in lowered]),
-        call_counts=call_counts, skipped=skipped, not_recorded=dict(trace.not_recorded), recorded_wait=table.waiting,
+        call_counts=call_counts, skipped=skipped, not_recorded=dict(trace.not_recorded), cut_off=list(trace.cut_off),
+        recorded_wait=table.waiting,
         files=[trace.where(r) for r in range(trace.n_ranks)] if trace.files else [], **comm_arrays,
     )
 

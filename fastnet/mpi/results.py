@@ -22,7 +22,10 @@ def latency(wc: Any, col: int) -> tuple[float, float]:
 
 
 UNRECORDED_WARNING = "the tracer did not record some calls the program made, so only part of the run is replayed: "
-SKIPPED_WARNING = "calls fastnet does not model were skipped (workload.skip_unknown), costing no time: "
+CUT_OFF_WARNING = ("rank files end without the tracer's closing footer (a crash, or a copy cut short), so their "
+                   "ranks' last calls may be missing: ")
+SKIPPED_WARNING = ("calls fastnet does not model were skipped (workload.skip_unknown); their time is replayed as "
+                   "computation: ")
 
 
 def _call_cycles(wl: Any) -> np.ndarray:
@@ -101,8 +104,10 @@ def mpi_values(s: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     if prog.not_recorded:  # the tracer saw these calls but did not write them: a fragment of the run is replayed
         attrs["trace_calls_not_recorded"] = ", ".join(f"{k} x{v}" for k, v in sorted(prog.not_recorded.items()))
         warnings.append(UNRECORDED_WARNING + attrs["trace_calls_not_recorded"])
-    if warnings:
-        attrs["warnings"] = warnings
+    if prog.cut_off:
+        attrs["trace_files_cut_off"] = ", ".join(prog.cut_off)
+        warnings.append(CUT_OFF_WARNING + attrs["trace_files_cut_off"])
+    attrs["warnings"] = warnings  # a list in every MPI run's dataset, empty when there is none
     return values, coords, attrs
 
 

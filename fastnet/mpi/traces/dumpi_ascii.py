@@ -39,8 +39,11 @@ def read_dumpi_ascii(path: str | Path) -> Trace:
     """Read a DUMPI ASCII trace: a directory holding `PREFIX-NNNN.txt` files, or one of them (all of its
     siblings with the same prefix are read; NNNN is the rank)."""
     not_recorded: Counter[str] = Counter()
-    trace = build_trace([_parse(file, not_recorded) for file in rank_files(Path(path))], source="dumpi_ascii")
+    cut_off: list[str] = []
+    trace = build_trace([_parse(file, not_recorded, cut_off) for file in rank_files(Path(path))],
+                        source="dumpi_ascii")
     trace.not_recorded = dict(+not_recorded)  # (+: the calls with a count above 0)
+    trace.cut_off = cut_off
     return trace
 
 
@@ -78,14 +81,16 @@ def rank_files(p: Path) -> list[Path]:
     return [by_rank[r] for r in range(len(by_rank))]
 
 
-def _parse(path: Path, not_recorded: Counter[str]) -> RankCalls:
+def _parse(path: Path, not_recorded: Counter[str], cut_off: list[str]) -> RankCalls:
     """The calls of one rank's file, and its datatype table; adds the calls its footer says DUMPI did not record
-    to `not_recorded`."""
+    to `not_recorded`, and the file to `cut_off` if it has no footer (`MPI_ALL_FUNCTIONS called ...`: the last line
+    dumpi2ascii writes of the calls; a trace whose rank crashed, or a copy cut short, ends before it)."""
     lines = path.read_text(errors="replace").splitlines()
     blocks: list[DumpiCall] = []
     table: dict[int, int] = {}
     cur: DumpiCall | None = None
     pushed: list[str] = []  # the rest of a line after a multi-line value closed
+    footer = False
     i = 0
     while pushed or i < len(lines):
         if pushed:
@@ -119,11 +124,15 @@ def _parse(path: Path, not_recorded: Counter[str]) -> RankCalls:
                 cur.args[m[2]] = _value(value)
         elif m := _DTYPE.match(line):
             table[int(m[1])] = int(m[3])
-        elif (m := _IGNORED.match(line)) and m[1] != "MPI_ALL_FUNCTIONS":  # (the total of the others)
-            not_recorded[m[1]] += int(m[2])
+        elif m := _IGNORED.match(line):
+            footer = True
+            if m[1] != "MPI_ALL_FUNCTIONS":  # (the total of the others)
+                not_recorded[m[1]] += int(m[2])
     if cur is not None:  # a trace cut off inside its last call (a crash in MPI_Finalize): keep the call
         cur.end_ns = cur.start_ns
         blocks.append(cur)
+    if not footer:
+        cut_off.append(str(path))
     return RankCalls(path, blocks, table, lambda line: f"{path}:{line}")
 
 
