@@ -321,7 +321,7 @@ class _Rank:
         if op in HANDLE_OPS:
             return
         if op not in COLLECTIVE_KINDS:
-            call("unknown")  # v-collectives, scans, reduce_scatter: not in calls.KINDS
+            call("unknown")  # a collective op with no kind in COLLECTIVE_KINDS
             return
         kind = COLLECTIVE_KINDS[op]
         comm = self.comm(ev)
