@@ -319,14 +319,12 @@ def compile_kernels(s: Simulation) -> Any:
     compiles it: seconds; later ones load it). The kernels it calls, and the audit, are compiled first on two
     cores when it must be compiled (engine/coldstart.py). simulate() calls it; the CLI calls it first to say so."""
     from .engine.coldstart import before_compiling
-    from .engine.generate import generator_of
     from .engine.loop import stage_kernels
 
     loop, sig = _loop_and_signature(s)
     if sig not in loop.overloads:
         with before_compiling(loop, lambda: [_audit_kernel(s)] + stage_kernels(
-                s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, generator_of(s.workload),
-                s.params.crossbar)):
+                s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state)):
             loop.compile(sig)
     return loop
 

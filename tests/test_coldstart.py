@@ -19,7 +19,6 @@ PROBE = """
 import json, sys
 from numba.core import event
 import fastnet.engine.coldstart as coldstart
-from fastnet.engine.generate import generator_of
 from fastnet.engine.loop import stage_kernels
 from fastnet.sim import compile_kernels, prepare
 
@@ -33,8 +32,7 @@ start = coldstart._start_helper
 coldstart._start_helper = lambda: helpers.append(1) or start()
 s = prepare({"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "min"},
              "sim": {"warmup": 100, "measure": 200, "drain": 100}})
-plan = stage_kernels(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, generator_of(s.workload),
-                     s.params.crossbar)
+plan = stage_kernels(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state)
 kernels = {id(kernel): kernel.py_func.__name__ for kernel, _ in plan}
 with event.install_listener("numba:compile", Log()):
     compile_kernels(s)

@@ -60,14 +60,20 @@ def compile_apart(kernels: list[Kernel]) -> None:
         if helper is not None:
             feeder = threading.Thread(target=_feed, args=(helper, todo), name="fastnet-coldstart", daemon=True)
             feeder.start()
-    while True:
-        try:
-            kernel, types = todo.popleft()
-        except IndexError:
-            break
+    while (item := _next(todo)) is not None:
+        kernel, types = item
         kernel.compile(types)
     if feeder is not None:
         feeder.join()  # the helper's last kernel: in the cache once it answers
+
+
+def _next(todo: deque) -> Kernel | None:
+    """The next kernel of the list both processes take from, None when it is empty (the other may take the last
+    between a test and a take, so none is made)."""
+    try:
+        return todo.popleft()
+    except IndexError:
+        return None
 
 
 def _start_helper() -> subprocess.Popen | None:
@@ -88,11 +94,8 @@ def _feed(helper: subprocess.Popen, todo: deque) -> None:
     """Hand the helper the next kernel each time it has finished one; stop when none is left or it fails (what
     it has not compiled, this process compiles while typing the loop)."""
     try:
-        while True:
-            try:
-                kernel, types = todo.popleft()
-            except IndexError:
-                break
+        while (taken := _next(todo)) is not None:
+            kernel, types = taken
             item = pickle.dumps((kernel.py_func.__module__, kernel.py_func.__name__, types))
             helper.stdin.write(len(item).to_bytes(8, "little") + item)
             helper.stdin.flush()

@@ -45,7 +45,7 @@ from ..traffic.openloop import generate_open_loop
 from ..workloads.messages import packet_arrived
 from ..workloads.state import WC_FREE_COUNT, WC_NEXT
 from .generate import (
-    WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, workload_due, workload_kernel, workload_status,
+    WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, generator_of, workload_due, workload_kernel, workload_status,
 )
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
@@ -235,11 +235,12 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
     return run_chunk
 
 
-def stage_kernels(topo, rt, prm, tr, wl, st, generator: int, crossbar: int) -> list[tuple[Any, tuple]]:
+def stage_kernels(topo, rt, prm, tr, wl, st) -> list[tuple[Any, tuple]]:
     """The kernels compiled apart that run_chunk(topo, rt, prm, tr, wl, st, ...) calls, each with the argument types
     of its call, the largest first: a cold start compiles them on two cores before the loop (engine/coldstart.py).
     A call changed above and not here costs only that speed-up (tests/test_coldstart.py compares them)."""
-    t, port, x, closed = types.int64, typeof(topo.port), types.literal(int(crossbar)), generator != GEN_OPEN_LOOP
+    generator = generator_of(wl)
+    t, port, x, closed = types.int64, typeof(topo.port), types.literal(int(prm.crossbar)), generator != GEN_OPEN_LOOP
     topo_, rt_, prm_, tr_, st_ = typeof(topo), typeof(rt), typeof(prm), typeof(tr), typeof(st)
     kernels = [workload_kernel(generator, wl, st)] if closed else []
     events = (port, prm_, st_, typeof(wl.kind), typeof(wl.msg), typeof(wl.wc), typeof(wl.inbox), t, x)
