@@ -63,3 +63,46 @@ def test_compile_apart_without_a_helper(monkeypatch):
 
     coldstart.compile_apart([(twice, (numba.types.int64,)), (twice, (numba.types.float64,))])
     assert set(twice.overloads) == {(numba.types.int64,), (numba.types.float64,)}
+
+
+@numba.njit
+def _leaf(x):
+    return x + 1
+
+
+@numba.njit
+def _middle(x):
+    return 2 * _leaf(x)
+
+
+@numba.njit
+def _top(x):
+    return _middle(x) - 1
+
+
+def test_plan_takes_callees_first():
+    """A kernel is taken only once the listed kernels it calls (found in its source, through helpers) are done;
+    the longest chain's foot comes first, and this process takes only what the loop calls."""
+    i64 = (numba.types.int64,)
+    assert coldstart._reach(_top) >= {id(_middle), id(_leaf)}  # through _middle
+    plan = coldstart._Plan([(_middle, i64), (twice_float, i64), (_leaf, i64)], loop=_top)
+    assert plan.needs[id(_middle)] == {id(_leaf)} and plan.loop_needs == {id(_middle), id(_leaf)}
+    first = plan.take(mine=True)
+    assert first[0] is _leaf
+    assert plan.take(mine=False)[0] is twice_float  # the only one ready: the helper's, though the loop needs none
+    plan.finish(first)
+    assert plan.take(mine=True)[0] is _middle
+    assert plan.take(mine=True) is None
+
+@numba.njit
+def twice_float(x):
+    return 2.0 * x
+
+
+def test_mpi_stages_lie_beneath_advance_mpi():
+    """mpi_kernels lists advance_mpi and stages it reaches, so each is compiled before what calls it."""
+    from fastnet.mpi.kernel import advance_mpi, mpi_kernels
+
+    kernels = [kernel for kernel, _ in mpi_kernels(None)]
+    assert kernels[0] is advance_mpi
+    assert {id(kernel) for kernel in kernels[1:]} <= coldstart._reach(advance_mpi)

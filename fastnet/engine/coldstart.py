@@ -17,12 +17,13 @@ import pickle
 import subprocess
 import sys
 import threading
-from collections import deque
 from pathlib import Path
-from typing import Any, Callable
+from types import CodeType
+from typing import Any, Callable, Iterator
 
 import numba
 from numba.core import event
+from numba.core.dispatcher import Dispatcher
 
 from ..kernels._jit import CACHE
 
@@ -44,36 +45,103 @@ class _BeforeCompiling(event.Listener):
         if ev.data["dispatcher"] is self.loop and not self.done:
             self.done = True
             if CACHE and numba.config.NUMBA_NUM_THREADS >= 2:  # the helper hands its kernels over in the cache
-                compile_apart(self.kernels())
+                compile_apart(self.kernels(), self.loop)
 
     def on_end(self, ev: event.Event) -> None:  # noqa: D102
         pass
 
 
-def compile_apart(kernels: list[Kernel]) -> None:
+def compile_apart(kernels: list[Kernel], loop: Any = None) -> None:
     """Compile (or load) each kernel with its argument types, this process and one helper process each taking the
-    next from the list (the largest first) until none is left."""
-    todo = deque((kernel, tuple(types)) for kernel, types in kernels if tuple(types) not in kernel.overloads)
-    feeder = None
-    if len(todo) > 1:
-        helper = _start_helper()
-        if helper is not None:
-            feeder = threading.Thread(target=_feed, args=(helper, todo), name="fastnet-coldstart", daemon=True)
-            feeder.start()
-    while (item := _next(todo)) is not None:
-        kernel, types = item
-        kernel.compile(types)
-    if feeder is not None:
-        feeder.join()  # the helper's last kernel: in the cache once it answers
+    next from the list (the largest first) whose listed callees are compiled (`_Plan`). Returns once every kernel
+    `loop` calls is compiled (all of them without a `loop`); the helper compiles the rest (the audit) meanwhile,
+    and this process finds them in the cache when it calls them, or compiles them itself if it comes first."""
+    plan = _Plan([(kernel, tuple(types)) for kernel, types in kernels if tuple(types) not in kernel.overloads], loop)
+    item = plan.take(mine=True)  # the head of the longest chain: here, while the helper starts
+    helper = _start_helper() if plan.todo else None
+    if helper is not None:
+        threading.Thread(target=_feed, args=(helper, plan), name="fastnet-coldstart", daemon=True).start()
+    while item is not None:
+        try:
+            item[0].compile(item[1])
+        finally:
+            plan.finish(item)
+        item = plan.take(mine=True)
+    plan.wait_needed()
 
 
-def _next(todo: deque) -> Kernel | None:
-    """The next kernel of the list both processes take from, None when it is empty (the other may take the last
-    between a test and a take, so none is made)."""
-    try:
-        return todo.popleft()
-    except IndexError:
-        return None
+class _Plan:
+    """The kernels both processes take from, in order, each once the listed kernels it calls (found in its source:
+    `_reach`) are compiled, by either process: typing a kernel compiles its callees first, so a kernel taken
+    before them would compile them again. The callees come first, the deepest first, then what the loop calls,
+    then the rest (the audit, which only the helper takes: this process goes on to compile the loop)."""
+
+    def __init__(self, items: list[Kernel], loop: Any):
+        listed = {id(kernel) for kernel, _ in items}
+        reach = {id(kernel): _reach(kernel) & listed - {id(kernel)} for kernel, _ in items}
+        self.needs = {k: {c for c in callees if k not in reach[c]} for k, callees in reach.items()}  # no cycles
+        self.loop_needs = _reach(loop) & listed if loop is not None else listed
+        height: dict[int, int] = {}  # the longest chain of listed callers above a kernel
+
+        def above(k: int) -> int:
+            if k not in height:
+                height[k] = max((above(c) + 1 for c, needs in self.needs.items() if k in needs), default=0)
+            return height[k]
+
+        self.todo = sorted(items, key=lambda item: (-above(id(item[0])), id(item[0]) not in self.loop_needs))
+        self.done: set[int] = set()
+        self.changed = threading.Condition()
+
+    def take(self, mine: bool) -> Kernel | None:
+        """The first kernel whose callees are compiled (waiting while the other process compiles one of them);
+        None when none is left (for this process: none that the loop calls)."""
+        with self.changed:
+            while True:
+                todo = [item for item in self.todo if not mine or id(item[0]) in self.loop_needs]
+                if not todo:
+                    return None
+                for item in todo:
+                    if self.needs[id(item[0])] <= self.done:
+                        self.todo.remove(item)
+                        return item
+                self.changed.wait()
+
+    def finish(self, item: Kernel) -> None:
+        """`item` compiled, in the cache (or failed: whoever calls it compiles it)."""
+        with self.changed:
+            self.done.add(id(item[0]))
+            self.changed.notify_all()
+
+    def wait_needed(self) -> None:
+        """Until every kernel the loop calls is compiled (the helper's last one among them: in the cache)."""
+        with self.changed:
+            while not self.loop_needs <= self.done:
+                self.changed.wait()
+
+
+def _reach(kernel: Any) -> set[int]:
+    """The kernels (numba dispatchers, by id) that `kernel` calls, directly or through its callees: the names its
+    code, and that of every kernel or helper it reaches, reads from its module or closure."""
+    seen: set[int] = set()
+    stack = [kernel]
+    while stack:
+        func = stack.pop().py_func
+        scope = dict(func.__globals__)
+        scope.update(zip(func.__code__.co_freevars, (cell.cell_contents for cell in func.__closure__ or ())))
+        for name in _names(func.__code__):
+            found = scope.get(name)
+            if isinstance(found, Dispatcher) and id(found) not in seen:
+                seen.add(id(found))
+                stack.append(found)
+    return seen
+
+
+def _names(code: CodeType) -> Iterator[str]:
+    yield from code.co_names
+    yield from code.co_freevars
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            yield from _names(const)
 
 
 def _start_helper() -> subprocess.Popen | None:
@@ -90,17 +158,20 @@ def _start_helper() -> subprocess.Popen | None:
         return None
 
 
-def _feed(helper: subprocess.Popen, todo: deque) -> None:
+def _feed(helper: subprocess.Popen, plan: _Plan) -> None:
     """Hand the helper the next kernel each time it has finished one; stop when none is left or it fails (what
     it has not compiled, this process compiles while typing the loop)."""
     try:
-        while (taken := _next(todo)) is not None:
-            kernel, types = taken
-            item = pickle.dumps((kernel.py_func.__module__, kernel.py_func.__name__, types))
-            helper.stdin.write(len(item).to_bytes(8, "little") + item)
-            helper.stdin.flush()
-            if helper.stdout.readline() != b"ok\n":
-                break
+        while (item := plan.take(mine=False)) is not None:
+            try:
+                kernel, types = item
+                message = pickle.dumps((kernel.py_func.__module__, kernel.py_func.__name__, types))
+                helper.stdin.write(len(message).to_bytes(8, "little") + message)
+                helper.stdin.flush()
+                if helper.stdout.readline() != b"ok\n":
+                    break
+            finally:
+                plan.finish(item)
     except OSError:  # the helper died: a broken pipe
         pass
     finally:

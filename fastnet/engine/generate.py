@@ -15,7 +15,7 @@ from numba import typeof, types
 
 from ..kernels._jit import jit_inline, no_implementation
 from ..kernels.state import C_CREATED, C_DELIVERED, C_DROPPED, C_EMPTIED, C_LAST_PROGRESS
-from ..mpi.kernel import advance_mpi
+from ..mpi.kernel import advance_mpi, mpi_kernels
 from ..registry import (
     GEN_COLLECTIVE, GEN_GRAPH500, GEN_GRAPH500_FOGSIM, GEN_MPI, GEN_OPEN_LOOP, GEN_SR, W_A2A, W_A2O, W_GRAPH500,
     W_MPI, W_O2A, W_OPEN_LOOP, W_SR, WORKLOADS,
@@ -68,19 +68,20 @@ def advance_workload(wl, prm, st, t, generator):
     wl.wc[WC_EMPTIED] = st.ctr[C_EMPTIED]
 
 
-def workload_kernel(generator: int, wl, st) -> tuple[object, tuple]:
-    """advance_workload's kernel for `generator` and the argument types it calls it with (engine/coldstart.py)."""
+def workload_kernels(generator: int, wl, st) -> list[tuple[object, tuple]]:
+    """advance_workload's kernel for `generator` (with those it calls compiled apart) and the argument types it is
+    called with (engine/coldstart.py)."""
     t, wl_ = types.int64, typeof(wl)
     if generator == GEN_SR:
-        return advance_sr, (wl_, t, t)
+        return [(advance_sr, (wl_, t, t))]
     if generator == GEN_GRAPH500:
-        return advance_graph500, (wl_, typeof(st.nd), t, t)
+        return [(advance_graph500, (wl_, typeof(st.nd), t, t))]
     if generator == GEN_GRAPH500_FOGSIM:
-        return advance_graph500_fogsim, (wl_, typeof(st.nd), t, t)
+        return [(advance_graph500_fogsim, (wl_, typeof(st.nd), t, t))]
     if generator == GEN_COLLECTIVE:
-        return advance_collective, (wl_, t, t)
+        return [(advance_collective, (wl_, t, t))]
     if generator == GEN_MPI:
-        return advance_mpi, (wl_, t)
+        return mpi_kernels(wl)
     raise NotImplementedError(f"generator {generator} has no kernel")
 
 

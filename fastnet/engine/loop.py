@@ -26,12 +26,14 @@ from typing import Any
 from numba import typeof, types
 
 from ..build.network import NODE, P_CLASS, P_PEER_PORT
+from ..build.routing import minimal_scan
 from ..kernels._jit import jit, jit_callee, jit_inline, jit_stage
-from ..kernels.allocate import allocate, drop_head
+from ..kernels.allocate import allocate, drop_head, head_request
 from ..kernels.events import credits_back, record_delivery
 from ..kernels.inject import inject, send_from_node
 from ..kernels.pool import drop_packet, free_packet, release_event
 from ..kernels.ready import join_ready
+from ..kernels.routing import route_head
 from ..kernels.traverse import traverse
 from ..kernels.state import (
     C_CREATED, C_DELIVERED, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_LAST_PROGRESS, C_MEAS_CREATED,
@@ -45,7 +47,7 @@ from ..traffic.openloop import generate_open_loop
 from ..workloads.messages import packet_arrived
 from ..workloads.state import WC_FREE_COUNT, WC_NEXT
 from .generate import (
-    WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, generator_of, workload_due, workload_kernel, workload_status,
+    WS_FAILED, WS_FINISHED, WS_RUNNING, advance_workload, generator_of, workload_due, workload_kernels, workload_status,
 )
 
 OK, GROW, DEADLOCK, DRAINED, FINISHED, FAILED = 0, 1, 2, 3, 4, 5  # FINISHED/FAILED: the closed-loop workload
@@ -144,8 +146,8 @@ def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc
     numba prunes the branches they rule out before inlining what those branches call (_jit._PruneThenInline), so
     a run compiles only its own traffic or workload, routing, topology, allocators and crossbar (most of the
     compile time of a loop serving every case; BookSim2's VC allocators alone add a third to a loop's, the flit
-    crossbar a sixth). The stages compiled apart (fire_events, traverse) receive `crossbar` as an argument: a
-    literal, which _PruneThenInline prunes on as on a constant. The kernels are cached on disk like any other,
+    crossbar a sixth). The stages compiled apart (fire_events, allocate, traverse, ...) receive the constants they
+    branch on as arguments: literals, which _PruneThenInline prunes on as on constants. The kernels are cached on disk like any other,
     one per combination. A code no registry declares (fastnet/registry.py) is refused here; one declared
     but taken by no branch of its dispatch does not compile (_jit.no_implementation)."""
     GENERATORS.require(generator)
@@ -236,15 +238,25 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
 
 
 def stage_kernels(topo, rt, prm, tr, wl, st) -> list[tuple[Any, tuple]]:
-    """The kernels compiled apart that run_chunk(topo, rt, prm, tr, wl, st, ...) calls, each with the argument types
-    of its call, the largest first: a cold start compiles them on two cores before the loop (engine/coldstart.py).
-    A call changed above and not here costs only that speed-up (tests/test_coldstart.py compares them)."""
+    """The kernels compiled apart that run_chunk(topo, rt, prm, tr, wl, st, ...) calls, directly or through another
+    (allocate's head_request and route_head), each with the argument types of its call, the largest first: a cold
+    start compiles them on two cores before the loop, each after those it calls (engine/coldstart.py). A call
+    changed above and not here costs only that speed-up (tests/test_coldstart.py compares them)."""
     generator = generator_of(wl)
     t, port, x, closed = types.int64, typeof(topo.port), types.literal(int(prm.crossbar)), generator != GEN_OPEN_LOOP
     topo_, rt_, prm_, tr_, st_ = typeof(topo), typeof(rt), typeof(prm), typeof(tr), typeof(st)
-    kernels = [workload_kernel(generator, wl, st)] if closed else []
+    kernels = workload_kernels(generator, wl, st) if closed else []
     events = (port, prm_, st_, typeof(wl.kind), typeof(wl.msg), typeof(wl.wc), typeof(wl.inbox), t, x)
-    kernels += [(traverse, (topo_, prm_, st_, t, t, x)), (fire_events, events)]
+    routing, scan, allocator, vc_alloc = (types.literal(int(c)) for c in (prm.routing, minimal_scan(rt), prm.allocator,
+                                                                         prm.vc_alloc))
+    head = (typeof(topo.router_port_start), port, typeof(topo.node), typeof(rt.dist), typeof(rt.ip), typeof(rt.alg),
+            typeof(rt.vcr), typeof(st.vc))  # the arrays head_request and route_head read first
+    draws = (typeof(st.pt), prm_, typeof(st.pk), typeof(st.rng_router), typeof(st.buf), typeof(st.buf2))
+    kernels += [(allocate, (topo_, rt_, prm_, st_, t, routing, scan, allocator, vc_alloc, x)),
+                (head_request, (*head, typeof(st.vc_ptr), typeof(st.vs), *draws, t, typeof(st.ctr).dtype,
+                                typeof(st.act).dtype, routing, scan, x)),
+                (route_head, (*head, *draws, types.int64, typeof(st.vc).dtype, routing, scan)),
+                (traverse, (topo_, prm_, st_, t, t, x)), (fire_events, events)]
     if not closed or generator == GEN_MPI:  # an MPI run's background traffic
         kernels.append((generate_open_loop, (tr_, prm_, st_, t)))
     return kernels + [(inject, (topo_, rt_, prm_, st_, t)),

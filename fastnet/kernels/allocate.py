@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..build.network import NODE, P_CLASS, P_LATENCY, P_ROUTER
 from ..registry import SA_ISLIP, SA_SEPARABLE, VA_GREEDY, VA_ISLIP, VA_SEPARABLE, X_FLIT
-from ._jit import PREFETCH, jit_callee, jit_inline, no_implementation, prefetch
+from ._jit import PREFETCH, jit_callee, jit_inline, jit_stage, no_implementation, prefetch
 from .pool import drop_packet, schedule
 from .ready import fall_asleep, next_awake, park, pop_head
 from .routing import route_head
@@ -65,7 +65,7 @@ def prefetch_heads(act, n, vc, pk, pt, V, i):
     prefetch(pk, vc[act[min(i + PREFETCH // 2, n - 1)], VC_HEAD])
 
 
-@jit_inline
+@jit_stage
 def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk, rng, buf, buf2, t, epoch, v,
                  routing, scan, crossbar):
     """The output that VC v's head asks for, if it may ask this cycle: route it (again, if adaptive) and allocate
@@ -288,7 +288,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar
     return n - n0, lively
 
 
-@jit_inline
+@jit_stage
 def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar):
     """VC allocation by BookSim2's allocators, if `vc_alloc` (Params.vc_alloc, a constant of the cycle loop) asks
     for it, then switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, also a

@@ -54,7 +54,7 @@ from ..registry import (
     R_ADAPTIVE, R_ADAPTIVE_XY_YX, R_DOR, R_DOR_EXPRESS, R_KSP, R_MIN, R_UGAL_G, R_UGAL_L, R_UPDOWN, R_VAL, R_XY_YX,
     UP_ADAPTIVE, UP_DMODK, UP_MLID, UP_RANDOM_PATH, UQ_PORT, UQ_VC, UQ_VC_H, UV_BOOKSIM, UV_SHARED,
 )
-from ._jit import jit, jit_callee, jit_inline, no_implementation
+from ._jit import jit, jit_callee, jit_inline, jit_stage, no_implementation
 from .minimal import (
     df_first_link, df_global_port, df_ldist, df_step, distance,
     hx_first_dim, hx_last_dim, hx_trunk, min_ports, min_ports_len,
@@ -937,7 +937,7 @@ def took_hop(port, prm, pk, h, out, cls):
         pk[h, PK_PHASE] = ESCAPED
 
 
-@jit_inline
+@jit_stage
 def route_head(ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, buf2, p, h, routing, scan):
     """Route head packet h of input port p (again, if adaptive), keeping its output's PT_WAIT; False if failures
     left it no route."""

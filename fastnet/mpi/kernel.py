@@ -23,6 +23,7 @@ the network: payload plus `header_bytes`.
 from __future__ import annotations
 
 import numpy as np
+from numba import typeof, types
 
 from ..kernels._jit import jit, jit_callee, jit_inline, jit_stage
 from ..kernels.rng import uniform
@@ -758,3 +759,11 @@ def advance_mpi(wl, t):
         wc[WC_NEXT] = wl.heap_t[0]
     else:
         wc[WC_NEXT] = NEVER
+
+
+def mpi_kernels(wl) -> list[tuple[object, tuple]]:
+    """advance_mpi and the stages compiled apart beneath it, each with the argument types of its calls (the
+    workload, then int64s: callers pass np.int64 around constants): a cold start compiles them on two cores, each
+    after the ones it calls (engine/coldstart.py)."""
+    kernels = (advance_mpi, run_rank, receive, start_step, post_receive, envelope_arrived, coll_take, post)
+    return [(k, (typeof(wl),) + (types.int64,) * (k.py_func.__code__.co_argcount - 1)) for k in kernels]
