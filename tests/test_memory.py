@@ -195,7 +195,7 @@ def test_info_refuses_a_network_too_large_to_build_before_building_it(nothing_bu
 
 
 def test_throughput_refuses_it_before_building_it(nothing_builds):
-    refused_in_one_line(CliRunner().invoke(app, ["throughput", *SLIMFLY_997]))
+    refused_in_one_line(CliRunner().invoke(app, ["throughput", *SLIMFLY_997]), "the throughput models' flows and paths")
 
 
 def test_a_sweeps_probe_refuses_it_before_building_it(nothing_builds, tmp_path):
@@ -228,3 +228,20 @@ def test_info_on_slimfly_q997_is_refused_in_a_fresh_process_on_this_machine():
                           timeout=60)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert proc.stderr.startswith("error: sim.memory_check: this network (1,988,018 routers"), proc.stderr
+
+
+def test_throughput_refuses_flows_and_paths_beyond_the_memory_before_building(nothing_builds):
+    """`fastnet throughput` counts its flows (random(X): X a host; uniform: every pair) and the LP's share of each
+    path, and refuses in one line before the build: seed 004's q = 401 Slim Fly (96 M hosts), whose records fit,
+    would otherwise build for minutes and then hold about 150 GB."""
+    from fastnet.throughput.evaluate import resolve
+
+    r = CliRunner().invoke(app, ["throughput", "--set", 'topology.kind="slimfly"', "--set", "topology.q=401"])
+    assert r.exit_code == 2 and r.output.startswith("error: sim.memory_check: this network (321,602 routers")
+    assert "flows and paths" in r.output and len(r.output.strip().splitlines()) == 1
+    uniform = resolve(fastnet.config.resolve({"throughput": {"pattern": "uniform", "models": ["mcf"]}}))
+    (_, _, n), need = memory.throughput_floor(uniform)
+    assert n == 1056 and need > n * (n - 1) * memory.LP_BYTES_PER_PATH  # the default dragonfly: 1.1 M flows
+    with pytest.raises(ConfigError, match="sim.memory_check"):
+        memory.check_throughput_fits(uniform)
+    memory.check_throughput_fits(dict(uniform, throughput=dict(uniform["throughput"], models=["hm"])))  # 80 MB

@@ -19,6 +19,7 @@ from .. import config as _config
 from ..topology import build_network
 from ..build.network import Network
 from ..errors import ConfigError
+from ..memory import check_throughput_fits
 from ..version import __version__
 from .build import build_instance
 from .heuristics import hm, jm, waterfill
@@ -106,6 +107,7 @@ def evaluate(cfg: dict[str, Any], progress: Callable[[int, int], None] | None = 
     t_start = time.perf_counter()
     cfg = resolve(cfg)
     t = cfg["throughput"]
+    check_throughput_fits(cfg)
     net = build_network(cfg)
     max_hops = hop_limit(net, t)
     samples = t["samples"] if seed_dependent(t["pattern"]) else 1
