@@ -194,6 +194,18 @@ def test_evaluate_dataset_and_confidence_interval():
     np.testing.assert_array_equal(ds.rate.values, again.rate.values)
 
 
+def test_evaluate_says_each_step():
+    """Progress names each step, not only each finished sample: one model on a large instance takes minutes."""
+    steps = []
+    evaluate({"topology": {"kind": "torus", "dims": [4, 4], "p": 1},
+              "throughput": {"pattern": "random", "samples": 2, "models": ["mcf", "hm"]}},
+             progress=lambda done, n, what: steps.append((done, n, what)))
+    assert steps == [(0, 2, "building the network"), (0, 2, "sample 1: flows and paths"),
+                     (0, 2, "sample 1: mcf (16 flows)"), (0, 2, "sample 1: hm (16 flows)"), (1, 2, "1 sample(s) done"),
+                     (1, 2, "sample 2: flows and paths"), (1, 2, "sample 2: mcf (16 flows)"),
+                     (1, 2, "sample 2: hm (16 flows)"), (2, 2, "2 sample(s) done")]
+
+
 def test_deterministic_patterns_run_once():
     ds = evaluate({"topology": {"kind": "torus", "dims": [4, 4], "p": 1},
                    "throughput": {"pattern": "tornado", "samples": 5}})

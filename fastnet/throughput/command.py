@@ -102,12 +102,12 @@ def run_topology(cfg: dict[str, Any], as_json: bool, out_path: Optional[Path], w
     if quiet or as_json or not sys.stderr.isatty():
         ds = evaluate(cfg, instances_out=instances)
     else:
-        from rich.progress import BarColumn, Progress, TextColumn
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         with Progress(TextColumn("patterns"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                      console=err, transient=True) as bar:
-            task = bar.add_task("models", total=t["samples"])
-            ds = evaluate(cfg, progress=lambda i, n: bar.update(task, completed=i, total=n),
+                      TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True) as bar:
+            task = bar.add_task("", total=t["samples"])
+            ds = evaluate(cfg, progress=lambda i, n, what: bar.update(task, completed=i, total=n, description=what),
                           instances_out=instances)
     if out_path is not None:
         from ..store import write_dataset

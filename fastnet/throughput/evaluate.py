@@ -58,12 +58,15 @@ MODELS: dict[str, Callable[[Instance], tuple[np.ndarray, np.ndarray]]] = {
 }
 
 
-def run_models(inst: Instance, models: list[str]) -> dict[str, tuple[np.ndarray, float]]:
-    """{model: (flow rates, seconds)} in the order given."""
+def run_models(inst: Instance, models: list[str], starting: Callable[[str], None] | None = None,
+               ) -> dict[str, tuple[np.ndarray, float]]:
+    """{model: (flow rates, seconds)} in the order given; `starting(name)` is told before each model runs."""
     out = {}
     for name in models:
         if name not in MODELS:
             raise ConfigError("--models", f"unknown model {name!r}; allowed: " + ", ".join(MODELS))
+        if starting:
+            starting(name)
         t0 = time.perf_counter()
         rate, _ = MODELS[name](inst)
         out[name] = (rate, time.perf_counter() - t0)
@@ -100,31 +103,38 @@ def confidence_halfwidth(values: np.ndarray, confidence: float, axis: int = -1) 
     return stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n)
 
 
-def evaluate(cfg: dict[str, Any], progress: Callable[[int, int], None] | None = None,
+def evaluate(cfg: dict[str, Any], progress: Callable[[int, int, str], None] | None = None,
              instances_out: list[Instance] | None = None) -> xr.Dataset:
     """Run the configured models on `cfg`'s topology; see the module docstring. Patterns that do not depend on
-    the seed are evaluated once whatever `samples` says. Instances are appended to `instances_out` if given."""
+    the seed are evaluated once whatever `samples` says. Instances are appended to `instances_out` if given.
+    `progress(samples done, samples, what now)` is told at each step: the build, each sample's flows and paths,
+    each model (one model on a large instance may take minutes)."""
+    def say(done: int, what: str) -> None:
+        if progress:
+            progress(done, samples, what)
+
     t_start = time.perf_counter()
     cfg = resolve(cfg)
     t = cfg["throughput"]
     check_throughput_fits(cfg)
+    samples = t["samples"] if seed_dependent(t["pattern"]) else 1
+    say(0, "building the network")
     net = build_network(cfg)
     max_hops = hop_limit(net, t)
-    samples = t["samples"] if seed_dependent(t["pattern"]) else 1
     models = list(t["models"])
     rates, secs, srcs, dsts, n_paths = [], [], [], [], []
     for i in range(samples):
+        say(i, f"sample {i + 1}: flows and paths")
         inst = sample_instance(net, cfg, i, max_hops)
         if instances_out is not None:
             instances_out.append(inst)
-        res = run_models(inst, models)
+        res = run_models(inst, models, lambda name: say(i, f"sample {i + 1}: {name} ({inst.n_flows:,} flows)"))
         rates.append([res[m][0] for m in models])
         secs.append([res[m][1] for m in models])
         srcs.append(inst.flow_src - net.n_routers)
         dsts.append(inst.flow_dst - net.n_routers)
         n_paths.append(np.diff(inst.path_ptr))
-        if progress:
-            progress(i + 1, samples)
+        say(i + 1, f"{i + 1} sample(s) done")
     rate = np.transpose(np.asarray(rates), (1, 0, 2))  # model, sample, flow
     scale = t["link_capacity"]
     per_flow = rate.mean(axis=2) / scale
