@@ -171,18 +171,19 @@ LP_BYTES_PER_PATH = 1_500  # HiGHS's model of MMF/MCF: 1.6 kB a path measured (t
 def throughput_floor(cfg: dict[str, Any]) -> tuple[tuple[int, int, int], int] | None:
     """build_floor, plus the least the throughput models hold for the resolved `cfg`: for each flow its hosts,
     weight and offsets, for each of its k paths an offset and at least max_hops + 2 links (the host links; "auto"
-    is at least 2 router hops), and with MMF or MCF the LP's share of each path. random(X) and perm(X) have X flows
-    a host, uniform and hotspot one to every other host (N^2: the pattern that fills memory first); other patterns
-    are counted as none."""
+    is at least 2 router hops), and with MMF or MCF the LP's share of each path. The flows are counted where the
+    pattern tells them before a build (throughput/patterns.py flow_count; uniform's N^2 fills memory first)."""
+    from .throughput.patterns import flow_count
+
     floor = build_floor(cfg)
     if floor is None:
         return None
     (R, P, N), need = floor
     t = cfg["throughput"]
-    flows = {"random": N * t["x"], "perm": N * t["x"], "uniform": N * (N - 1), "hotspot": N * (N - 1)}
+    flows = flow_count(t["pattern"], t["x"], N, cfg["traffic"])
     hops = 2 if t["max_hops"] == "auto" else int(t["max_hops"])
     per_path = 8 * (1 + hops + 2) + (LP_BYTES_PER_PATH if {"mmf", "mcf"} & set(t["models"]) else 0)
-    return (R, P, N), need + flows.get(t["pattern"], 0) * (4 * 8 + t["k"] * per_path)
+    return (R, P, N), need + flows * (4 * 8 + t["k"] * per_path)
 
 
 def check_throughput_fits(cfg: dict[str, Any]) -> None:

@@ -245,3 +245,7 @@ def test_throughput_refuses_flows_and_paths_beyond_the_memory_before_building(no
     with pytest.raises(ConfigError, match="sim.memory_check"):
         memory.check_throughput_fits(uniform)
     memory.check_throughput_fits(dict(uniform, throughput=dict(uniform["throughput"], models=["hm"])))  # 80 MB
+    # all of hotspot's traffic to its hot hosts: not every pair, so not counted as one (a floor never overstates)
+    hot = resolve(fastnet.config.resolve({"traffic": {"hotspot_fraction": 1.0},
+                                          "throughput": {"pattern": "hotspot", "models": ["mcf"]}}))
+    assert memory.throughput_floor(hot)[1] == memory.build_floor(hot)[1]

@@ -147,9 +147,9 @@ def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc
     a run compiles only its own traffic or workload, routing, topology, allocators and crossbar (most of the
     compile time of a loop serving every case; BookSim2's VC allocators alone add a third to a loop's, the flit
     crossbar a sixth). The stages compiled apart (fire_events, allocate, traverse, ...) receive the constants they
-    branch on as arguments: literals, which _PruneThenInline prunes on as on constants. The kernels are cached on disk like any other,
-    one per combination. A code no registry declares (fastnet/registry.py) is refused here; one declared
-    but taken by no branch of its dispatch does not compile (_jit.no_implementation)."""
+    branch on as arguments: literals, which _PruneThenInline prunes on as on constants. The kernels are cached on
+    disk like any other, one per combination. A code no registry declares (fastnet/registry.py) is refused here;
+    one declared but taken by no branch of its dispatch does not compile (_jit.no_implementation)."""
     GENERATORS.require(generator)
     ROUTINGS.require(routing)
     SWITCH_ALLOCATORS.require(allocator)

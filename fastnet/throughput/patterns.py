@@ -113,6 +113,17 @@ def make_flows(net: Network, pattern: str, x: int, seed: int, sample: int, traff
     return engine_pattern(net, dict(traffic_cfg, pattern=pattern), seed + sample)
 
 
+def flow_count(pattern: str, x: int, n_hosts: int, traffic_cfg: dict) -> int:
+    """How many flows make_flows gives, where that is known before the network is built (memory.throughput_floor),
+    else 0: random(X) and perm(X) X a host; uniform one to every other host, and hotspot too while some of its
+    traffic is uniform (with hotspot_fraction = 1 only the hot hosts are destinations)."""
+    if pattern in ("random", "perm"):
+        return n_hosts * x
+    if pattern == "uniform" or (pattern == "hotspot" and traffic_cfg["hotspot_fraction"] < 1):
+        return n_hosts * (n_hosts - 1)
+    return 0
+
+
 def seed_dependent(pattern: str) -> bool:
     """Whether different samples of the pattern differ (the others are computed once)."""
     return pattern in ("random", "perm", "permutation")
