@@ -37,8 +37,10 @@ from .units import PERIOD_ONE, Timing, timing
 if TYPE_CHECKING:
     from .checkpoint import Checkpointer
 
-CHUNK = 2048  # most cycles per kernel call: the granularity of progress reports and pool growth
-CHUNK_SECONDS = 0.5  # wall time a kernel call aims at (fewer cycles than CHUNK on large networks)
+# A kernel call's budget, in units of work (engine/loop.py run_chunk: a cycle simulated, a grant): each call
+# costs a Python round trip and the unboxing of every array (about 50 us), so calls aim at CHUNK_SECONDS of work
+CHUNK = 2**20  # the largest budget: bounds a call whose work costs more than the last call's did
+CHUNK_SECONDS = 0.5  # wall time a kernel call aims at: the granularity of progress reports and Ctrl-C
 MIN_CHUNK = 1
 FIRST_CHUNK = 16  # the first call measures the speed; a quick network grows to CHUNK after it
 MAX_HORIZON = 2**24  # cycles from one event to the farthest it schedules (the event wheel's size, 128 MB)
@@ -368,17 +370,17 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
     if checkpoint is not None:
         checkpoint.start(s)
     while t < end:
-        # a closed loop skips idle cycles (engine/loop.py): `chunk` bounds the cycles it simulates
+        # `chunk` bounds a call's work (engine/loop.py run_chunk); a closed loop skips idle cycles
         if t - s.state.ctr[C_EPOCH] > EPOCH_SPAN // 2:  # the VC records store int32 times from an epoch
             rebase(s.state, t)
         if s.faults and t == s.faults.next_cycle:  # links or routers fail or recover before cycle t
             s.faults.apply(s, t)
-        t1 = min(end, end if s.closed_loop else t + chunk, occupancy.next_cycle if occupancy else end,
-                 int(s.state.ctr[C_EPOCH]) + EPOCH_SPAN, s.faults.next_cycle if s.faults else end,
-                 checkpoint.next_cycle if checkpoint else end)
-        t0, w0 = t, time.perf_counter()
-        status, t, low = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True, chunk)
-        chunk = _next_chunk(chunk, min(t - t0, chunk), time.perf_counter() - w0)
+        t1 = min(end, occupancy.next_cycle if occupancy else end, int(s.state.ctr[C_EPOCH]) + EPOCH_SPAN,
+                 s.faults.next_cycle if s.faults else end, checkpoint.next_cycle if checkpoint else end)
+        w0 = time.perf_counter()
+        status, t, low, work = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True,
+                                         chunk)
+        chunk = _next_chunk(chunk, work, time.perf_counter() - w0)
         s.cycle = t
         if occupancy and t == occupancy.next_cycle:  # also when the run drained or finished on this cycle
             occupancy.sample(t, s.state.pt[:s.net.n_ports, PT_HELD])
@@ -422,13 +424,15 @@ def grow_pools(s: Simulation, low: int) -> None:
         s.workload = grow_messages(s.workload)
 
 
-def _next_chunk(chunk: int, cycles: int, seconds: float) -> int:
-    """Cycles for the next kernel call: about CHUNK_SECONDS of work, at most CHUNK. A million-node network runs
-    ~17 cycles/s, so a fixed 2048-cycle chunk would report progress (and take Ctrl-C) every two minutes. Where a
-    chunk ends does not change the results (tests/test_progress.py and test_occupancy.py check it)."""
-    if cycles <= 0:
+def _next_chunk(chunk: int, work: int, seconds: float) -> int:
+    """The next kernel call's budget, after a call did `work` units in `seconds`: about CHUNK_SECONDS of work, at
+    most CHUNK. A million-node network runs ~17 cycles/s, a trace replay's sparse cycles millions a second: a
+    fixed number of cycles would report progress every few minutes in one and pay for a call every few hundred
+    microseconds in the other. Where a chunk ends does not change the results (tests/test_progress.py and
+    test_occupancy.py check it)."""
+    if work <= 0:
         return chunk
-    target = max(MIN_CHUNK, min(CHUNK, int(cycles * CHUNK_SECONDS / max(seconds, 1e-9))))
+    target = max(MIN_CHUNK, min(CHUNK, int(work * CHUNK_SECONDS / max(seconds, 1e-9))))
     if target < chunk and seconds < CHUNK_SECONDS / 10:  # too short a call to time: grow, never shrink, on it
         return chunk
     return target

@@ -63,8 +63,8 @@ def child(name: str) -> dict:
         if target == WARM + MEASURE:
             w0, h0 = time.perf_counter(), int(s.state.ctr[C_PHIT_HOPS])
         while t < target:
-            status, t, low = run(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, t, target, False,
-                                 target - t)
+            status, t, low, _ = run(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, t, target, False,
+                                    2**62)  # (no budget: up to target)
             if status == GROW:
                 grow_pools(s, low)
     wall = time.perf_counter() - w0

@@ -20,12 +20,21 @@ import xarray as xr
 from typer.testing import CliRunner
 
 import fastnet
+import fastnet.sim as sim
 from fastnet import config
 from fastnet.checkpoint import RunStopped, read_header
 from fastnet.cli import app
 from fastnet.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def short_calls(monkeypatch):
+    """Kernel calls of at most 2,048 units of work, as a large network's are, so that the signals these
+    small runs get land between calls mid-run rather than after their last."""
+    monkeypatch.setattr(sim, "CHUNK", 2048)
+
 HOST_TIME = ("wall_seconds", "faults_route_recompute_seconds", "mpi_events_per_second")  # attrs of the host's clock
 
 SLIMFLY = {"topology": {"kind": "slimfly", "q": 5}, "traffic": {"load": 0.5},

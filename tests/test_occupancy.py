@@ -32,8 +32,8 @@ def reference_samples(cfg, interval):
     end = s.params.w1 + s.cfg["sim"]["drain"]
     rows, cycles, t = [], [], 0
     while t < end:
-        status, t, low = loop(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, t,
-                              min(end, (t // interval + 1) * interval), True, end)
+        status, t, low, _ = loop(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, t,
+                                 min(end, (t // interval + 1) * interval), True, 2**62)  # (no budget)
         if t % interval == 0:
             vc = s.state.vc
             rows.append((vc[:, VC_CAP] - vc[:, VC_FREE]).reshape(s.net.n_ports, -1).sum(axis=1))

@@ -46,7 +46,8 @@ def test_cycles_per_second_reads_well_slow_and_fast(speed, text):
 
 
 def test_chunks_aim_at_half_a_second_of_work():
-    assert sim._next_chunk(16, 16, 0.001) == sim.CHUNK  # fast: grow to the most at once
+    assert sim._next_chunk(16, 16, 1e-6) == sim.CHUNK  # fast: grow to the most at once
+    assert sim._next_chunk(16, 16, 0.001) == 8000  # units of work (cycles and grants) for about 0.5 s
     assert sim._next_chunk(2048, 2048, 120.0) == 8  # 17 cycles/s (the million-node Slim Fly): ~0.5 s calls
     assert sim._next_chunk(2048, 100, 0.04) == 2048  # too short a call to time (1,250 would shrink): not on it
     assert sim._next_chunk(8, 0, 0.0) == 8  # stopped at once (a pool ran low): no measure

@@ -165,28 +165,30 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
     closed = generator != GEN_OPEN_LOOP
 
     @jit
-    def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained, max_steps):
-        """Advance cycles t0..t1-1. Returns (status, next cycle, low): stops early when a pool runs low (GROW;
-        `low` says which: bits 1 and 2 as pools_low, 4 the workload's message pool; sim.grow_pools), on a deadlock,
-        once the window has ended and every measured packet is delivered (when stop_when_drained), or when the
-        closed-loop workload `wl` has finished or failed. At most `max_steps` cycles are simulated: a closed-loop
-        run skips the cycles in which nothing can happen (network_idle), so t1 may lie much further ahead."""
+    def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained, budget):
+        """Advance cycles t0..t1-1. Returns (status, next cycle, low, work done): stops early when a pool runs low
+        (GROW; `low` says which: bits 1 and 2 as pools_low, 4 the workload's message pool; sim.grow_pools), on a
+        deadlock, once the window has ended and every measured packet is delivered (when stop_when_drained), when
+        the closed-loop workload `wl` has finished or failed, or once `budget` units of work are done: a simulated
+        cycle counts one and each grant one more, so that a call's wall time follows its work (a cycle of a busy
+        million-node network costs as much as 10^5 idle ones; a closed-loop run skips the cycles in which nothing
+        can happen, network_idle, so t1 may lie much further ahead). sim.simulate sizes budgets to half a second."""
         ctr, wheel, wc = st.ctr, st.wheel, wl.wc
         n_nodes, n_ports = len(st.nd), len(st.pt)
         created = n_nodes  # the most packets one cycle creates: open-loop sources make one per node at most
         if closed:  # a workload's tasks may each packetise a message's first packets in one cycle
             created = wl.n_tasks * wl.packets_per_message + (n_nodes if prm.background else 0)
         t = t0 - 1
-        steps = 0
+        work = 0
         inject_at = t0  # the first cycle after the last inject at which a node's link frees (its return value)
-        while t + 1 < t1 and steps < max_steps:
+        while t + 1 < t1 and work < budget:
             t += 1
-            steps += 1
+            work += 1
             low = pools_low(ctr, created, n_ports)
             if closed and wc[WC_FREE_COUNT] < wl.msg_headroom:  # the workload's message pool
                 low |= 4
             if low != 0:
-                return GROW, t, low
+                return GROW, t, low, work - 1
             # the router pipeline, one stage at a time; a stage with nothing to do is skipped
             nodes = False  # the nodes' queues or injection VCs changed: inject looks at every node again
             if wheel[t & prm.wheel_mask] >= 0:
@@ -210,17 +212,18 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
                 quiet = n == 0 and not lively
                 if n > 0:
                     traverse(topo, prm, st, t, n, crossbar)
+                    work += n
             if prm.ts_interval > 0 and (t + 1) % prm.ts_interval == 0:
                 record_timeseries(prm, st, t)
             if ctr[C_CREATED] > ctr[C_DELIVERED] + ctr[C_DROPPED] and t - ctr[C_LAST_PROGRESS] > prm.watchdog:
-                return DEADLOCK, t + 1, 0
+                return DEADLOCK, t + 1, 0, work
             if stop_when_drained and t + 1 >= prm.w1 and \
                     ctr[C_MEAS_CREATED] == ctr[C_MEAS_DELIVERED] + ctr[C_MEAS_DROPPED]:
-                return DRAINED, t + 1, 0
+                return DRAINED, t + 1, 0, work
             if closed:
                 w = workload_status(wc, ctr, prm.watchdog, t)
                 if w != WS_RUNNING:
-                    return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1, 0
+                    return (FINISHED if w == WS_FINISHED else FAILED if w == WS_FAILED else DEADLOCK), t + 1, 0, work
                 if prm.skip_idle and not prm.background and not workload_due(wc, ctr, t + 1):
                     if network_idle(ctr, len(st.ev)):
                         if wc[WC_NEXT] < NEVER:  # nothing can happen before the workload's next timer: skip
@@ -232,7 +235,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
                         if prm.ts_interval > 0:  # record_timeseries samples the end of every interval
                             limit = min(limit, (t + 1) // prm.ts_interval * prm.ts_interval + prm.ts_interval - 1)
                         t = max(t, next_activity(st, prm, t, limit) - 1)
-        return OK, t + 1, 0
+        return OK, t + 1, 0, work
 
     return run_chunk
 
