@@ -127,6 +127,37 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
 
 
 @jit_inline
+def next_request(topo, rt, prm, st, t, epoch, i, routing, scan, crossbar):
+    """The walk both switch allocators make over the ready list, from place i on: each awake head says what it asks
+    for (head_request); one that must wait until a known cycle is parked, one with no live route dropped, one
+    short of downstream room put to sleep in its place. Returns (the place after the next head that asks, its VC
+    (-1: the list is done), output, downstream VC, own_link, whether a head passed over may ask next cycle with no
+    event first)."""
+    act, vc, pk, pt = st.act, st.vc, st.pk, st.pt
+    lively = False
+    while True:  # (a VC asleep is FULL, as it was when it fell asleep: next_awake passes over it)
+        i = next_awake(st.awake, st.ctr, i, st.ctr[C_N_ACTIVE])
+        if i == st.ctr[C_N_ACTIVE]:
+            return i, -1, -1, -1, False, lively
+        v = act[i]
+        prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, prm.vcs, i)
+        o, dvc, own_link = head_request(topo.router_port_start, topo.port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr,
+                                        vc, st.vc_ptr, st.vs, pt, prm, pk, st.rng_router, st.buf, st.buf2, t, epoch,
+                                        v, routing, scan, crossbar)
+        if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
+            continue  # the last ready VC moved into slot i
+        if o == DROP and drop_head(topo.port, prm, st, v, t):
+            continue
+        i += 1
+        if o == FULL:
+            fall_asleep(vc, st.awake, st.ctr, v, dvc)
+        elif o < 0:
+            lively = True
+        else:
+            return i, v, o, dvc, own_link, lively
+
+
+@jit_inline
 def arbitrate(pt, x, stamp, key, pick, touched, n, c_stamp, c_key, c_pick):
     """Round-robin arbiter of port x in one allocation round (`stamp`): it keeps the request with the lowest key
     (distance from its round-robin pointer), recording it in columns c_pick and c_key. The port's first request
@@ -165,32 +196,18 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
     (xbar_input: a port's, or with input_speedup S one of its S). Appends the granted crossbar inputs to
     st.grants from n0 on and returns how many, and whether a head that did not ask may ask next cycle with no
     event in between (any but FULL: run_chunk skips cycles only without one)."""
-    pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
+    pk, vc, pt = st.pk, st.vc, st.pt
     epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     ps, port = topo.router_port_start, topo.port
     V, P = prm.vcs, len(port)
     n_in = 0
     lively = False  # a head that may ask next cycle without an event first
     i = 0
-    while True:  # VCs whose head is ready and awake (asleep: FULL, as it was when it fell asleep)
-        i = next_awake(st.awake, st.ctr, i, st.ctr[C_N_ACTIVE])
-        if i == st.ctr[C_N_ACTIVE]:
+    while True:
+        i, v, o, dvc, _, more = next_request(topo, rt, prm, st, t, epoch, i, routing, scan, crossbar)
+        lively |= more
+        if v < 0:
             break
-        v = act[i]
-        prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
-        o, dvc, own_link = head_request(ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, st.vc_ptr, st.vs, pt,
-                                        prm, pk, st.rng_router, st.buf, st.buf2, t, epoch, v, routing, scan, crossbar)
-        if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
-            continue  # the last ready VC moved into slot i
-        if o == DROP and drop_head(topo.port, prm, st, v, t):
-            continue
-        i += 1
-        if o == FULL:
-            fall_asleep(vc, st.awake, st.ctr, v, dvc)
-            continue
-        if o < 0:
-            lively = True
-            continue
         x = xbar_input(prm, P, v)
         key = input_key(ps, port[v // V, P_ROUTER], pt, V, x, o, v)
         n_in, took = arbitrate(pt, x, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
@@ -229,35 +246,19 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar
     iteration (iSLIP moves them in the first only). Inputs are crossbar inputs (xbar_input). Appends the granted
     crossbar inputs to st.grants from n0 on and returns how many, and whether a head that did not ask may ask
     next cycle unprompted (request_round)."""
-    pk, vc, pt, act = st.pk, st.vc, st.pt, st.act
+    pk, vc, pt = st.pk, st.vc, st.pt
     epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
-    ps, port, node = topo.router_port_start, topo.port, topo.node
-    dist, ip, alg, vcr = rt.dist, rt.ip, rt.alg, rt.vcr
-    rng, buf, buf2 = st.rng_router, st.buf, st.buf2
+    ps, port = topo.router_port_start, topo.port
     V, P = prm.vcs, len(port)
     n_in = 0
     n_out = 0
     lively = False  # a head that may ask next cycle without an event first
     i = 0
     while True:  # requests from awake heads, and the grant phase: each output keeps the first input
-        i = next_awake(st.awake, st.ctr, i, st.ctr[C_N_ACTIVE])
-        if i == st.ctr[C_N_ACTIVE]:
+        i, v, o, dvc, own_link, more = next_request(topo, rt, prm, st, t, epoch, i, routing, scan, crossbar)
+        lively |= more
+        if v < 0:
             break
-        v = act[i]
-        prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, V, i)
-        o, dvc, own_link = head_request(ps, port, node, dist, ip, alg, vcr, vc, st.vc_ptr, st.vs, pt, prm, pk, rng,
-                                        buf, buf2, t, epoch, v, routing, scan, crossbar)
-        if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
-            continue  # the last ready VC moved into slot i
-        if o == DROP and drop_head(topo.port, prm, st, v, t):
-            continue
-        i += 1
-        if o == FULL:
-            fall_asleep(vc, st.awake, st.ctr, v, dvc)
-            continue
-        if o < 0:
-            lively = True
-            continue
         x = xbar_input(prm, P, v)
         r = port[v // V, P_ROUTER]
         if not own_link:  # multiple ejection: granted; the input's accept arbiter sees it directly
