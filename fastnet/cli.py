@@ -473,14 +473,18 @@ def throughput(
                                   "config's pattern and single-path routing"),
     loads: Optional[str] = typer.Option(None, "--loads", help="with --simulate: comma list of offered loads"),
     quiet: bool = typer.Option(False, "--quiet", help="no progress bar"),
+    progress: bool = typer.Option(False, "--progress", help="with --json or off a terminal (where no bar is "
+                                  "drawn): print each step to stderr as it starts, with the time spent"),
 ) -> None:
     """Analytic throughput: MMF, MCF, Hoefler's and Jain's methods (docs/throughput.md)."""
     from .throughput.command import main as throughput_main
 
     options = {"pattern": pattern, "x": x, "k": k, "samples": samples, "max_hops": max_hops, "seed": seed}
+    bar = not (quiet or as_json or not err.is_terminal)
+    report = "bar" if bar else "lines" if progress else None
     try:
         throughput_main(config, instance, set_, options, models, as_json, out_path, write_instance, simulate, loads,
-                        quiet, out, err)
+                        report, out, err)
     except FastnetError as e:
         fail(str(e))
 

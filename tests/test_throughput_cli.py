@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,33 @@ def test_cli_subprocess_stdout_is_pure_json(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert list(json.loads(r.stdout)) == ["mmf", "mcf", "hm", "jm"]
+
+
+def test_progress_prints_each_step_where_no_bar_is_drawn(tmp_path, monkeypatch):
+    """With --json (or off a terminal) nothing is drawn; --progress prints each step on stderr as it starts, stdout
+    stays one JSON object. Without it, nothing at all."""
+    import io
+
+    from rich.console import Console
+
+    import fastnet.cli as cli
+
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(TORUS_TOML)
+    for flag, expect in (["--progress"], True), ([], False):
+        buf = io.StringIO()
+        monkeypatch.setattr(cli, "err", Console(file=buf, width=200))
+        r = fastnet(str(cfg), "--pattern", "random", "--samples", "2", "--models", "mmf", "--json", *flag)
+        assert r.returncode == 0, r.stderr
+        assert "throughput" in json.loads(r.stdout)
+        lines = buf.getvalue().splitlines()
+        if not expect:
+            assert lines == []
+            continue
+        assert all(re.match(r"throughput, \d+ s: ", line) for line in lines), lines
+        assert [line.split(": ", 1)[1] for line in lines] == [
+            "building the network", "sample 1: flows and paths", "sample 1: mmf (16 flows)", "1 sample(s) done",
+            "sample 2: flows and paths", "sample 2: mmf (16 flows)", "2 sample(s) done"]
 
 
 EXAMPLE = {  # node ids need not be 0..n-1; flow 0 has two paths

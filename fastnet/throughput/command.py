@@ -12,7 +12,7 @@ Three modes:
 from __future__ import annotations
 
 import json
-import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -93,15 +93,13 @@ def run_instance(path: Path, models: list[str], as_json: bool, out_path: Optiona
 
 
 def run_topology(cfg: dict[str, Any], as_json: bool, out_path: Optional[Path], write_instance: Optional[Path],
-                 quiet: bool, out: Console, err: Console) -> None:
+                 report: Optional[str], out: Console, err: Console) -> None:
     from .evaluate import evaluate, summary
     from .instance import write_instance as write
 
     t = cfg["throughput"]
     instances: list = []
-    if quiet or as_json or not sys.stderr.isatty():
-        ds = evaluate(cfg, instances_out=instances)
-    else:
+    if report == "bar":
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         with Progress(TextColumn("patterns"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -109,6 +107,14 @@ def run_topology(cfg: dict[str, Any], as_json: bool, out_path: Optional[Path], w
             task = bar.add_task("", total=t["samples"])
             ds = evaluate(cfg, progress=lambda i, n, what: bar.update(task, completed=i, total=n, description=what),
                           instances_out=instances)
+    elif report == "lines":  # a model's solve reports nothing until it ends: a line as each step starts
+        start = time.perf_counter()
+
+        def line(i: int, n: int, what: str) -> None:
+            err.print(f"throughput, {time.perf_counter() - start:.0f} s: {what}", highlight=False, soft_wrap=True)
+        ds = evaluate(cfg, progress=line, instances_out=instances)
+    else:
+        ds = evaluate(cfg, instances_out=instances)
     if out_path is not None:
         from ..store import write_dataset
 
@@ -201,8 +207,10 @@ def run_crosscheck(cfg: dict[str, Any], loads: Optional[str], as_json: bool, out
 
 def main(config: Optional[Path], instance: Optional[Path], overrides: list[str], options: dict[str, Any],
          models: Optional[str], as_json: bool, out_path: Optional[Path], write_instance: Optional[Path],
-         simulate: bool, loads: Optional[str], quiet: bool, out: Console, err: Console) -> None:
-    """Dispatch to one of the three modes; every user error is a ConfigError (output paths before any work)."""
+         simulate: bool, loads: Optional[str], report: Optional[str], out: Console, err: Console) -> None:
+    """Dispatch to one of the three modes; every user error is a ConfigError (output paths before any work).
+    `report`: how a topology's evaluation shows its progress on `err`: "bar", "lines" (--progress where no bar is
+    drawn) or None."""
     from ..checks import check_output_file
     from ..store import check_out_path
 
@@ -227,4 +235,4 @@ def main(config: Optional[Path], instance: Optional[Path], overrides: list[str],
         return
     if loads is not None:
         raise ConfigError("--loads", "only applies with --simulate")
-    run_topology(cfg, as_json, out_path, write_instance, quiet, out, err)
+    run_topology(cfg, as_json, out_path, write_instance, report, out, err)
