@@ -136,6 +136,12 @@ def progress_lines(s: Any, every: float) -> Iterator[Callable[[int, int], None]]
     yield report
 
 
+def draws_bar(quiet: bool, as_json: bool) -> bool:
+    """Whether a command draws a progress bar on stderr: on a terminal, unless --quiet or --json (where it does
+    not, --progress prints lines instead)."""
+    return not (quiet or as_json) and err.is_terminal
+
+
 def simulate_reporting(s: Any, occupancy: Any, bar: bool, lines: float | None, checkpoint: Any = None) -> None:
     """simulate() with the progress bar (`bar`), or a --progress line every `lines` seconds, or neither."""
     from .sim import simulate
@@ -233,7 +239,7 @@ def run(
                 try:
                     occupancy = recorder_for(s, stage.tmp if stage else None, streamed)
                     compile_kernels_saying_so(s, quiet=quiet or as_json)
-                    bar = not (quiet or as_json or not err.is_terminal)
+                    bar = draws_bar(quiet, as_json)
                     simulate_reporting(s, occupancy, bar, progress_every if progress and not bar else None, ck)
                 except BaseException:
                     if stage is not None:
@@ -480,8 +486,7 @@ def throughput(
     from .throughput.command import main as throughput_main
 
     options = {"pattern": pattern, "x": x, "k": k, "samples": samples, "max_hops": max_hops, "seed": seed}
-    bar = not (quiet or as_json or not err.is_terminal)
-    report = "bar" if bar else "lines" if progress else None
+    report = "bar" if draws_bar(quiet, as_json) else "lines" if progress else None
     try:
         throughput_main(config, instance, set_, options, models, as_json, out_path, write_instance, simulate, loads,
                         report, out, err)

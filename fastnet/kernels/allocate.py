@@ -127,13 +127,14 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
 
 
 @jit_inline
-def next_request(topo, rt, prm, st, t, epoch, i, routing, scan, crossbar):
+def next_request(topo, rt, prm, st, t, i, routing, scan, crossbar):
     """The walk both switch allocators make over the ready list, from place i on: each awake head says what it asks
     for (head_request); one that must wait until a known cycle is parked, one with no live route dropped, one
     short of downstream room put to sleep in its place. Returns (the place after the next head that asks, its VC
     (-1: the list is done), output, downstream VC, own_link, whether a head passed over may ask next cycle with no
     event first)."""
     act, vc, pk, pt = st.act, st.vc, st.pk, st.pt
+    epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     lively = False
     while True:  # (a VC asleep is FULL, as it was when it fell asleep: next_awake passes over it)
         i = next_awake(st.awake, st.ctr, i, st.ctr[C_N_ACTIVE])
@@ -197,14 +198,13 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
     st.grants from n0 on and returns how many, and whether a head that did not ask may ask next cycle with no
     event in between (any but FULL: run_chunk skips cycles only without one)."""
     pk, vc, pt = st.pk, st.vc, st.pt
-    epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     ps, port = topo.router_port_start, topo.port
     V, P = prm.vcs, len(port)
     n_in = 0
     lively = False  # a head that may ask next cycle without an event first
     i = 0
     while True:
-        i, v, o, dvc, _, more = next_request(topo, rt, prm, st, t, epoch, i, routing, scan, crossbar)
+        i, v, o, dvc, _, more = next_request(topo, rt, prm, st, t, i, routing, scan, crossbar)
         lively |= more
         if v < 0:
             break
@@ -247,7 +247,6 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar
     crossbar inputs to st.grants from n0 on and returns how many, and whether a head that did not ask may ask
     next cycle unprompted (request_round)."""
     pk, vc, pt = st.pk, st.vc, st.pt
-    epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     ps, port = topo.router_port_start, topo.port
     V, P = prm.vcs, len(port)
     n_in = 0
@@ -255,7 +254,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar
     lively = False  # a head that may ask next cycle without an event first
     i = 0
     while True:  # requests from awake heads, and the grant phase: each output keeps the first input
-        i, v, o, dvc, own_link, more = next_request(topo, rt, prm, st, t, epoch, i, routing, scan, crossbar)
+        i, v, o, dvc, own_link, more = next_request(topo, rt, prm, st, t, i, routing, scan, crossbar)
         lively |= more
         if v < 0:
             break
