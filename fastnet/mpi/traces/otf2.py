@@ -123,17 +123,22 @@ def _read(anchor: Path, said: Callable[[], str]) -> Trace:
                 ns = float(t) if resolution == 1_000_000_000 else t * 1e9 / resolution
                 ranks[r].event(event, ns)
     except (LibraryError, otf2.error.Error) as e:  # a definition or event file missing, cut short or damaged
-        first = said()
-        raise TraceError(anchor, f"cannot be read: {first or e} (a file of the archive, {anchor.stem}/*.def or "
-                         "*.evt, is missing or damaged)") from None
+        raise _damaged(anchor, said() or str(e)) from None
     except TraceError as e:  # the records read wrong because the library skipped a file it could not open
         first = said()
         if not first:
             raise
         raise TraceError(anchor, f"cannot be read: {first} (a file of the archive is missing or damaged; what was "
                          f"read says: {e})") from None
+    if said():  # the library may print an error for a damaged file and read on without its records
+        raise _damaged(anchor, said())
     return Trace(ranks=[rk.calls for rk in ranks], comms=comms.table, files=[rk.where for rk in ranks],
                  source="otf2", not_recorded=dict(sum((rk.unrecorded for rk in ranks), Counter())))
+
+
+def _damaged(anchor: Path, what: str) -> TraceError:
+    return TraceError(anchor, f"cannot be read: {what} (a file of the archive, {anchor.stem}/*.def or *.evt, is "
+                      "missing or damaged)")
 
 
 def _anchor(p: Path) -> Path:
