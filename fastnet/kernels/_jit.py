@@ -127,6 +127,24 @@ def _untyped_without_inlining(state):
     return pm
 
 
+class _Inliner(InlineWorker):
+    """numba's InlineWorker, which runs the untyped pipeline on a callee at every call site (next_u64 at 17 of
+    them in the default run: a fifth of a cold start's inlining), making each callee's IR once per process.
+    inline_ir copies the IR before changing it; each use gets its own identity, so that two inlined copies of one
+    callee name their variables apart, as numba's fresh IR does."""
+
+    _made: dict = {}
+
+    def run_untyped_passes(self, func, enable_ssa=False):  # noqa: D102 - numba's
+        key = (func, enable_ssa)
+        if key not in self._made:
+            self._made[key] = super().run_untyped_passes(func, enable_ssa)
+        self.flags.enable_ssa = enable_ssa  # as numba's sets it on the caller's flags
+        made = self._made[key].copy()
+        made.func_id = made.func_id.derive()
+        return made
+
+
 @register_pass(mutates_CFG=True, analysis_only=False)
 class _PruneThenInline(InlineInlinables):
     """numba's inlining pass, one level per round, with dead branches pruned before each round (see above)."""
@@ -134,12 +152,13 @@ class _PruneThenInline(InlineInlinables):
     _name = "fastnet_prune_then_inline"
 
     def run_pass(self, state):  # noqa: D102 - see the class
-        worker = InlineWorker(state.typingctx, state.targetctx, state.locals, state.pipeline, state.flags,
-                              validator=callee_ir_validator)
+        worker = _Inliner(state.typingctx, state.targetctx, state.locals, state.pipeline, state.flags,
+                          validator=callee_ir_validator)
         worker._compiler_pipeline = _untyped_without_inlining  # a callee's own calls wait for the next round
         func_ir = state.func_ir
         modified = _literal_arguments_as_constants(func_ir, state.args)
         while True:
+            func_ir._definitions = build_definitions(func_ir.blocks)  # the pruning reads them (literals: above)
             dead_branch_prune(func_ir, state.args)
             func_ir._definitions = build_definitions(func_ir.blocks)
             inlined = False
