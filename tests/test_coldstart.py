@@ -106,3 +106,61 @@ def test_mpi_stages_lie_beneath_advance_mpi():
     kernels = [kernel for kernel, _ in mpi_kernels(None)]
     assert kernels[0] is advance_mpi
     assert {id(kernel) for kernel in kernels[1:]} <= coldstart._reach(advance_mpi)
+
+
+# Kernels in a module of their own, so that numba caches them (kernels/_jit.py): a callee and a stage used by two
+# callers, each compiled in a process of its own.
+LINKED = """
+from fastnet.kernels._jit import jit, jit_callee, jit_stage
+
+@jit_callee
+def twice(x):
+    return 2 * x
+
+@jit_stage
+def plus_one(x):
+    return x + 1
+
+@jit
+def first(x):
+    return twice(x) + plus_one(x)
+
+@jit
+def second(x):
+    return plus_one(twice(x)) * 3
+"""
+CALL = """
+import json, sys
+from numba.core import event
+import linked
+
+compiled = []
+class Log(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__name__)
+    def on_end(self, ev):
+        pass
+with event.install_listener("numba:compile", Log()):
+    value = getattr(linked, sys.argv[1])(5)
+libraries = {type(cres.library).__name__ for cres in linked.twice.overloads.values()}
+print(json.dumps({"value": int(value), "compiled": compiled, "library": sorted(libraries)}))
+"""
+
+
+def test_a_callee_from_the_cache_links_into_a_new_caller(tmp_path):
+    """A @jit_callee or @jit_stage kernel keeps no machine code of its own (_jit._LinkedOnly), only the IR its
+    callers link: one compiled by another process and loaded from numba's cache (a cold start's helper, or an
+    earlier run with other routing) serves a caller compiled later, and both callers compute what they say."""
+    (tmp_path / "linked.py").write_text(LINKED)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=os.pathsep.join([str(tmp_path),
+                                                                                                 str(ROOT)]))
+
+    def call(kernel):
+        out = subprocess.run([sys.executable, "-c", CALL, kernel], env=env, capture_output=True, text=True,
+                             check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    assert call("first") == {"value": 16, "compiled": ["first", "twice", "plus_one"], "library": ["_LinkedOnly"]}
+    loaded = call("second")  # its callees from the cache
+    assert (loaded["value"], loaded["compiled"]) == (33, ["second"])
+    assert call("first")["value"] == 16
