@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from types import MappingProxyType
 
 import numba
 import numba.extending
@@ -250,39 +249,31 @@ class _LinkedOnly(JITCodeLibrary):
 
 
 class _Flags(Flags):
-    """A kernel's compile flags, whose copy (the one numba keeps on its ConfigStack while compiling the kernel) is
+    """A kernel's compile flags, whose copies (numba keeps one on its ConfigStack while compiling the kernel) are
     compared in one step. numba's overload templates find their compiled implementations by these flags, at every
     call to an overloaded function while typing and lowering (48,000 look-ups in a cold start of the default run),
     and flags hash to the same value whatever their options and compare by building a dict of every option: 2.2 s
     of the default run's 28 s of compiling (one core)."""
 
-    __slots__ = ()
+    __slots__ = ("_seen", "_key", "_hash")
 
-    def copy(self):  # noqa: D102 - TargetConfig's
-        return _FrozenFlags(self)
-
-
-class _FrozenFlags(Flags):
-    """Flags that nothing changes (numba only reads its ConfigStack's): equal to other flags as numba's are."""
-
-    __slots__ = ("_key", "_hash")
-
-    def __init__(self, copy_from):
+    def __init__(self, copy_from=None):
         super().__init__(copy_from)
-        self._values = MappingProxyType(dict(self._values))  # a change would raise, not leave `_key` stale
-        self._key = tuple(self.values().items())
-        self._hash = super().__hash__()
+        self._seen, self._hash = None, super().__hash__()  # numba's hash: the options' names, the same for all
+
+    def _options(self) -> tuple:
+        """Every option's value, made again only if an option was set since (numba sets none on these copies)."""
+        if self._seen != self._values:
+            self._seen, self._key = dict(self._values), tuple(self.values().items())
+        return self._key
 
     def __hash__(self):
         return self._hash
 
     def __eq__(self, other):
-        if isinstance(other, _FrozenFlags):
-            return self._key == other._key
+        if isinstance(other, _Flags):
+            return self._options() == other._options()
         return super().__eq__(other)
-
-    def copy(self):  # noqa: D102 - TargetConfig's: a copy that may be changed
-        return _Flags(self)
 
 
 class _PrunedInlining(CompilerBase):
@@ -292,7 +283,7 @@ class _PrunedInlining(CompilerBase):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if type(self.state.flags) is Flags:
-            self.state.flags.__class__ = _Flags
+            self.state.flags = _Flags(self.state.flags)  # its copies are _Flags too (TargetConfig.copy)
 
     def define_pipelines(self):  # noqa: D102
         flags = self.state.flags
