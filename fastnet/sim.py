@@ -281,6 +281,7 @@ def _initial_state(cfg: dict[str, Any], net: Network, prm: Any, tr: Traffic, vc_
                    closed: bool) -> Any:
     """The kernels' State at cycle 0: the first pools, the time-series rows of the whole run, and the open-loop
     sources' first arrivals."""
+    from .engine.coldstart import start_early
     from .kernels.state import first_pool_rows, new_state
     from .traffic.openloop import start_open_loop
 
@@ -291,8 +292,9 @@ def _initial_state(cfg: dict[str, Any], net: Network, prm: Any, tr: Traffic, vc_
                    packets=first_pool_rows(net.n_nodes), events=first_pool_rows(net.n_nodes), vc_cap=vc_cap,
                    arrival_slots=arrival_slots(tr.rate) if prm.background or not closed else 1)
     if prm.background or not closed:
-        start_open_loop(tr.pattern, tr.table, tr.process, tr.rate, tr.alpha, tr.beta, tr.r1, st.nd, st.arrivals,
-                        st.rng_node)
+        with start_early(start_open_loop):  # compiled here on a cold start: the two-core compile starts with it
+            start_open_loop(tr.pattern, tr.table, tr.process, tr.rate, tr.alpha, tr.beta, tr.r1, st.nd,
+                            st.arrivals, st.rng_node)
     return st
 
 
@@ -320,7 +322,7 @@ def compile_kernels(s: Simulation) -> Any:
     """The cycle loop this run needs, compiled or loaded from numba's cache (the first run of a routing algorithm
     compiles it: seconds; later ones load it). The kernels it calls, and the audit, are compiled first on two
     cores when it must be compiled (engine/coldstart.py). simulate() calls it; the CLI calls it first to say so."""
-    from .engine.coldstart import before_compiling
+    from .engine.coldstart import before_compiling, end_early
     from .engine.loop import stage_kernels
 
     loop, sig = _loop_and_signature(s)
@@ -328,6 +330,7 @@ def compile_kernels(s: Simulation) -> Any:
         with before_compiling(loop, lambda: [_audit_kernel(s)] + stage_kernels(
                 s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state)):
             loop.compile(sig)
+    end_early()
     return loop
 
 

@@ -32,22 +32,24 @@ start = coldstart._start_helper
 coldstart._start_helper = lambda: helpers.append(1) or start()
 s = prepare({"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "min"},
              "sim": {"warmup": 100, "measure": 200, "drain": 100}})
+early = len(helpers)  # started while prepare() compiled the open-loop sources' first draws
 plan = stage_kernels(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state)
 kernels = {id(kernel): kernel.py_func.__name__ for kernel, _ in plan}
 with event.install_listener("numba:compile", Log()):
     compile_kernels(s)
 here = [(kernels[id(d)], str(args)) for d, args in compiled if id(d) in kernels]
-print(json.dumps({"helpers": len(helpers), "plan": [(k.py_func.__name__, str(t)) for k, t in plan], "here": here}))
+print(json.dumps({"helpers": len(helpers), "early": early, "plan": [(k.py_func.__name__, str(t)) for k, t in plan], "here": here}))
 """
 
 
 def test_stage_kernels_are_the_loops_calls(tmp_path):
     """Each kernel of stage_kernels is compiled once, with its planned types, by this process or the helper: a
-    call of run_chunk whose types drifted from the plan would be compiled again while typing the loop."""
+    call of run_chunk whose types drifted from the plan would be compiled again while typing the loop. The helper
+    starts while prepare() compiles its first kernel (coldstart.start_early), and the plan takes it."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_NUM_THREADS="2", PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert got["helpers"] == 1
+    assert got["helpers"] == got["early"] == 1  # one helper, started early and taken by the plan
     plan = [tuple(k) for k in got["plan"]]
     here = [tuple(k) for k in got["here"]]
     assert len(here) == len(set(here)) and set(here) <= set(plan), (here, plan)
@@ -164,3 +166,21 @@ def test_a_callee_from_the_cache_links_into_a_new_caller(tmp_path):
     loaded = call("second")  # its callees from the cache
     assert (loaded["value"], loaded["compiled"]) == (33, ["second"])
     assert call("first")["value"] == 16
+
+
+def test_an_early_helper_no_plan_takes_is_closed(monkeypatch):
+    """start_early starts the helper when its kernel must be compiled (a cold start); if the loop then comes from
+    the cache, no plan takes it and end_early closes its input, on which it exits."""
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 2)
+    monkeypatch.setattr(coldstart, "CACHE", True)
+
+    @numba.njit
+    def thrice(x):
+        return 3 * x
+
+    with coldstart.start_early(thrice):
+        assert thrice(2) == 6
+    assert len(coldstart._EARLY) == 1
+    helper = coldstart._EARLY[0]
+    coldstart.end_early()
+    assert not coldstart._EARLY and helper.wait(timeout=120) == 0

@@ -2,7 +2,9 @@
 cache most of a first run went to compiling on one core while the other idled (perf/README.md, "Cold start on two
 cores"). The kernels the cycle loop calls are compiled apart and cached on disk (kernels/_jit.py): before the loop
 is compiled, this process and a helper process (`python -m fastnet.engine.coldstart`) take them one at a time from
-one list, and typing the loop then finds each in memory or in the cache instead of compiling it.
+one list, and typing the loop then finds each in memory or in the cache instead of compiling it. The helper is
+started as soon as a cold start shows (`start_early`: prepare() compiling the open-loop sources' first draws), so
+that its own start overlaps that compile.
 
 Used only when the loop itself must be compiled, numba's cache is on and numba may use two cores or more
 (NUMBA_NUM_THREADS; a sweep's workers each get their share of the cores). The machine code is the same whichever
@@ -14,6 +16,7 @@ from __future__ import annotations
 import importlib
 import os
 import pickle
+import select
 import subprocess
 import sys
 import threading
@@ -51,6 +54,41 @@ class _BeforeCompiling(event.Listener):
         pass
 
 
+def start_early(kernel: Any):
+    """A context in which compiling `kernel` (a cache miss, so a cold start: the loop will be compiled too) starts
+    the helper process at once, so that its own start (Python, numba, fastnet: about 1.5 s) overlaps this compile
+    instead of delaying the helper's share of the kernels. `compile_apart` takes it; `end_early` closes it if the
+    loop came from the cache after all. prepare() compiles the open-loop sources' first draws this way."""
+    return event.install_listener("numba:compile", _StartEarly(kernel))
+
+
+class _StartEarly(event.Listener):
+    def __init__(self, kernel: Any):
+        self.kernel = kernel
+
+    def on_start(self, ev: event.Event) -> None:  # noqa: D102 - numba's listener API
+        if ev.data["dispatcher"] is self.kernel and not _EARLY and CACHE and numba.config.NUMBA_NUM_THREADS >= 2:
+            helper = _start_helper()
+            if helper is not None:
+                _EARLY.append(helper)
+
+    def on_end(self, ev: event.Event) -> None:  # noqa: D102
+        pass
+
+
+_EARLY: list[subprocess.Popen] = []  # a helper started by start_early, not yet taken
+FIRST_WAIT = 120.0  # seconds a helper waits for its first kernel
+
+
+def end_early() -> None:
+    """Close a helper that start_early started and no plan took (it exits when its input closes)."""
+    while _EARLY:
+        try:
+            _EARLY.pop().stdin.close()
+        except OSError:
+            pass
+
+
 def compile_apart(kernels: list[Kernel], loop: Any = None) -> None:
     """Compile (or load) each kernel with its argument types, this process and one helper process each taking the
     next from the list (the largest first) whose listed callees are compiled (`_Plan`). Returns once every kernel
@@ -58,7 +96,7 @@ def compile_apart(kernels: list[Kernel], loop: Any = None) -> None:
     and this process finds them in the cache when it calls them, or compiles them itself if it comes first."""
     plan = _Plan([(kernel, tuple(types)) for kernel, types in kernels if tuple(types) not in kernel.overloads], loop)
     item = plan.take(mine=True)  # the head of the longest chain: here, while the helper starts
-    helper = _start_helper() if plan.todo else None
+    helper = (_EARLY.pop() if _EARLY else _start_helper()) if plan.todo else None
     if helper is not None:
         threading.Thread(target=_feed, args=(helper, plan), name="fastnet-coldstart", daemon=True).start()
     while item is not None:
@@ -183,8 +221,11 @@ def _feed(helper: subprocess.Popen, plan: _Plan) -> None:
 
 
 def _serve() -> None:
-    """The helper: compile each kernel it is sent into numba's cache, answer "ok", until its input closes."""
+    """The helper: compile each kernel it is sent into numba's cache, answer "ok", until its input closes. One
+    started early whose plan does not come within two minutes (prepare() called with no run after it) leaves."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    if os.name == "posix" and not select.select([stdin], [], [], FIRST_WAIT)[0]:
+        return
     while len(size := stdin.read(8)) == 8:
         module, name, types = pickle.loads(stdin.read(int.from_bytes(size, "little")))
         getattr(importlib.import_module(module), name).compile(types)
