@@ -77,7 +77,6 @@ class _StartEarly(event.Listener):
 
 
 _EARLY: list[subprocess.Popen] = []  # a helper started by start_early, not yet taken
-FIRST_WAIT = 120.0  # seconds a helper waits for its first kernel
 
 
 def end_early() -> None:
@@ -220,11 +219,11 @@ def _feed(helper: subprocess.Popen, plan: _Plan) -> None:
         helper.wait()
 
 
-def _serve() -> None:
+def _serve(first_wait: float = 120.0) -> None:
     """The helper: compile each kernel it is sent into numba's cache, answer "ok", until its input closes. One
-    started early whose plan does not come within two minutes (prepare() called with no run after it) leaves."""
+    started early whose plan does not come within `first_wait` seconds (prepare() with no run after it) leaves."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    if os.name == "posix" and not select.select([stdin], [], [], FIRST_WAIT)[0]:
+    if os.name == "posix" and not select.select([stdin], [], [], first_wait)[0]:
         return
     while len(size := stdin.read(8)) == 8:
         module, name, types = pickle.loads(stdin.read(int.from_bytes(size, "little")))
