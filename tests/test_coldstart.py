@@ -38,7 +38,8 @@ kernels = {id(kernel): kernel.py_func.__name__ for kernel, _ in plan}
 with event.install_listener("numba:compile", Log()):
     compile_kernels(s)
 here = [(kernels[id(d)], str(args)) for d, args in compiled if id(d) in kernels]
-print(json.dumps({"helpers": len(helpers), "early": early, "plan": [(k.py_func.__name__, str(t)) for k, t in plan], "here": here}))
+print(json.dumps({"helpers": len(helpers), "early": early, "here": here,
+                  "plan": [(k.py_func.__name__, str(t)) for k, t in plan]}))
 """
 
 

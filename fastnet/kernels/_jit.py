@@ -27,8 +27,8 @@ import numba.extending
 from llvmlite import binding as llvm
 from llvmlite import ir as llvmir
 from numba.core import cgutils, ir, postproc
-from numba.core.codegen import JITCodeLibrary
 from numba.core.analysis import compute_cfg_from_blocks, dead_branch_prune
+from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import CompilerBase, DefaultPassBuilder, Flags
 from numba.core.compiler_machinery import register_pass
 from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
@@ -220,8 +220,8 @@ class _LinkedOnly(JITCodeLibrary):
     each caller's and compiles it there (LLVM inlines a stage), so the callee's own machine code never runs, and
     the caller's module passes optimise its code again. Here its module is left as numba's function passes leave
     it and no machine code is made: the JIT engine gets only its environment's global, which numba sets after
-    compiling it or loading it from the cache. 0.8 s of module passes and 0.8 s of machine code in the default
-    run's cold start (one core)."""
+    compiling it or loading it from the cache. The stages' module passes took 1.5 s and their machine code 0.75 s
+    of the default run's cold start (one core), 1.7 s of it on the chain route_head -> head_request -> allocate."""
 
     def _optimize_final_module(self):
         pass
