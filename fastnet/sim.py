@@ -67,7 +67,15 @@ class Simulation:
 
 def prepare(cfg: dict[str, Any] | str | Path | None = None, *, table_budget: int | None = None) -> Simulation:
     """Resolve and check a config, compile network, routing, traffic and the initial state."""
+    from .engine.coldstart import start_early
+
     cfg = _resolved(cfg)
+    with start_early():  # a kernel compiled here means a cold cache: the two-core compile's helper starts now
+        return _built(cfg, table_budget)
+
+
+def _built(cfg: dict[str, Any], table_budget: int | None) -> Simulation:
+    """prepare()'s work on a resolved config."""
     buffers = _buffers(cfg)
     check_network_fits(cfg)  # before the build, which could exhaust the machine itself
     net, routes = network_and_routes(cfg, table_budget)
@@ -281,7 +289,6 @@ def _initial_state(cfg: dict[str, Any], net: Network, prm: Any, tr: Traffic, vc_
                    closed: bool) -> Any:
     """The kernels' State at cycle 0: the first pools, the time-series rows of the whole run, and the open-loop
     sources' first arrivals."""
-    from .engine.coldstart import start_early
     from .kernels.state import first_pool_rows, new_state
     from .traffic.openloop import start_open_loop
 
@@ -292,9 +299,8 @@ def _initial_state(cfg: dict[str, Any], net: Network, prm: Any, tr: Traffic, vc_
                    packets=first_pool_rows(net.n_nodes), events=first_pool_rows(net.n_nodes), vc_cap=vc_cap,
                    arrival_slots=arrival_slots(tr.rate) if prm.background or not closed else 1)
     if prm.background or not closed:
-        with start_early(start_open_loop):  # compiled here on a cold start: the two-core compile starts with it
-            start_open_loop(tr.pattern, tr.table, tr.process, tr.rate, tr.alpha, tr.beta, tr.r1, st.nd,
-                            st.arrivals, st.rng_node)
+        start_open_loop(tr.pattern, tr.table, tr.process, tr.rate, tr.alpha, tr.beta, tr.r1, st.nd, st.arrivals,
+                        st.rng_node)
     return st
 
 

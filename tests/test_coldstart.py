@@ -32,7 +32,7 @@ start = coldstart._start_helper
 coldstart._start_helper = lambda: helpers.append(1) or start()
 s = prepare({"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "min"},
              "sim": {"warmup": 100, "measure": 200, "drain": 100}})
-early = len(helpers)  # started while prepare() compiled the open-loop sources' first draws
+early = len(helpers)  # started while prepare() compiled its first kernel
 plan = stage_kernels(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state)
 kernels = {id(kernel): kernel.py_func.__name__ for kernel, _ in plan}
 with event.install_listener("numba:compile", Log()):
@@ -170,16 +170,17 @@ def test_a_callee_from_the_cache_links_into_a_new_caller(tmp_path):
 
 
 def test_an_early_helper_no_plan_takes_is_closed(monkeypatch):
-    """start_early starts the helper when its kernel must be compiled (a cold start); if the loop then comes from
-    the cache, no plan takes it and end_early closes its input, on which it exits."""
+    """start_early starts the helper when a fastnet kernel must be compiled (a cold start); if the loop then comes
+    from the cache, no plan takes it and end_early closes its input, on which it exits."""
     monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 2)
     monkeypatch.setattr(coldstart, "CACHE", True)
 
-    @numba.njit
     def thrice(x):
         return 3 * x
 
-    with coldstart.start_early(thrice):
+    thrice.__module__ = "fastnet.probe"  # a fastnet kernel, for start_early
+    thrice = numba.njit(thrice)
+    with coldstart.start_early():
         assert thrice(2) == 6
     assert len(coldstart._EARLY) == 1
     helper = coldstart._EARLY[0]

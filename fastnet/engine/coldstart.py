@@ -3,8 +3,8 @@ cache most of a first run went to compiling on one core while the other idled (p
 cores"). The kernels the cycle loop calls are compiled apart and cached on disk (kernels/_jit.py): before the loop
 is compiled, this process and a helper process (`python -m fastnet.engine.coldstart`) take them one at a time from
 one list, and typing the loop then finds each in memory or in the cache instead of compiling it. The helper is
-started as soon as a cold start shows (`start_early`: prepare() compiling the open-loop sources' first draws), so
-that its own start overlaps that compile.
+started as soon as a cold start shows (`start_early`: prepare() compiling its first kernel), so that its own start
+overlaps prepare's compiles.
 
 Used only when the loop itself must be compiled, numba's cache is on and numba may use two cores or more
 (NUMBA_NUM_THREADS; a sweep's workers each get their share of the cores). The machine code is the same whichever
@@ -54,20 +54,21 @@ class _BeforeCompiling(event.Listener):
         pass
 
 
-def start_early(kernel: Any):
-    """A context in which compiling `kernel` (a cache miss, so a cold start: the loop will be compiled too) starts
-    the helper process at once, so that its own start (Python, numba, fastnet: about 1.5 s) overlaps this compile
-    instead of delaying the helper's share of the kernels. `compile_apart` takes it; `end_early` closes it if the
-    loop came from the cache after all. prepare() compiles the open-loop sources' first draws this way."""
-    return event.install_listener("numba:compile", _StartEarly(kernel))
+def start_early():
+    """A context in which the first compile of a fastnet kernel (every one is cached: a compile is a cache miss,
+    so a cold start, and the loop will be compiled too) starts the helper process at once, so that its own start
+    (Python, numba, fastnet: about 1.5 s) overlaps the compiles of prepare() (a trace reader's, the open-loop
+    sources' first draws) instead of delaying its share of the kernels. `compile_apart` takes it; `end_early`
+    closes it if the loop came from the cache after all."""
+    return event.install_listener("numba:compile", _StartEarly())
 
 
 class _StartEarly(event.Listener):
-    def __init__(self, kernel: Any):
-        self.kernel = kernel
-
     def on_start(self, ev: event.Event) -> None:  # noqa: D102 - numba's listener API
-        if ev.data["dispatcher"] is self.kernel and not _EARLY and CACHE and numba.config.NUMBA_NUM_THREADS >= 2:
+        if _EARLY or not CACHE or numba.config.NUMBA_NUM_THREADS < 2:
+            return
+        module = getattr(getattr(ev.data["dispatcher"], "py_func", None), "__module__", None) or ""
+        if module.startswith(_PACKAGE.name + "."):
             helper = _start_helper()
             if helper is not None:
                 _EARLY.append(helper)
