@@ -130,8 +130,8 @@ def _read(anchor: Path, said: Callable[[], str]) -> Trace:
             raise
         raise TraceError(anchor, f"cannot be read: {first} (a file of the archive is missing or damaged; what was "
                          f"read says: {e})") from None
-    if said():  # the library may print an error for a damaged file and read on without its records
-        raise _damaged(anchor, said())
+    if first := said():  # the library may print an error for a damaged file and read on without its records
+        raise _damaged(anchor, first)
     return Trace(ranks=[rk.calls for rk in ranks], comms=comms.table, files=[rk.where for rk in ranks],
                  source="otf2", not_recorded=dict(sum((rk.unrecorded for rk in ranks), Counter())))
 
