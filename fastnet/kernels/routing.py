@@ -169,7 +169,10 @@ def df_min_cost(ps, port, ip, pt, r, d):
 
 @jit_callee
 def df_linked(ps, port, ip, G, Gt):
-    """Whether a live global link joins group G to group Gt (fastnet/faults)."""
+    """Whether a live global link joins group G to group Gt (fastnet/faults); a group needs none to itself (a
+    Valiant group that is the destination's, as on a dragonfly of two groups)."""
+    if G == Gt:
+        return True
     a, h, g, b = ip[IP_A], ip[IP_H], ip[IP_G], ip[IP_BUNDLE]
     for l in range(df_first_link(ip, G, Gt), a * h // b, g - 1):
         for k in range(l * b, l * b + b):
