@@ -8,6 +8,9 @@ array a helper receives or a tuple field it reads. `run_chunk` had cleared those
 it calls had not: on the 262,144-rank barrier, delivering a message cost 1,580 CPU cycles with them and 220
 without, and the MPI stage 16.8 G cycles against 3.4 G (perf/README.md, "A million ranks").
 
+An index in a kernel counts from the start only: numba's wraparound of an index below 0 is dropped in fastnet's
+code (`_index_from_start`), `a[-1]` reads before the array.
+
 numba's cache only checks the source file of the function it compiled, not the files of the functions it
 inlined or the constants it froze: editing kernels/routing.py, or a code in registry.py, would leave a stale
 cycle loop in the cache. So the cache lives in a directory named after a hash of every source file kernels are
@@ -26,7 +29,7 @@ import numba
 import numba.extending
 from llvmlite import binding as llvm
 from llvmlite import ir as llvmir
-from numba.core import cgutils, ir, postproc
+from numba.core import cgutils, ir, itanium_mangler, postproc
 from numba.core.analysis import compute_cfg_from_blocks, dead_branch_prune
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import CompilerBase, DefaultPassBuilder, Flags
@@ -35,6 +38,7 @@ from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
 from numba.core.ir_utils import build_definitions, find_const, get_definition, guard, simplify_CFG
 from numba.core.untyped_passes import InlineInlinables
 from numba.cpython.unsafe.numbers import trailing_zeros  # noqa: F401  (kernels' count of trailing zero bits)
+from numba.np import arrayobj
 
 CACHE = os.environ.get("FASTNET_NUMBA_CACHE", "1") != "0"
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -67,6 +71,23 @@ def _cache_dir() -> Path:
 
 if CACHE and not os.environ.get("NUMBA_CACHE_DIR"):
     numba.config.CACHE_DIR = str(_cache_dir())
+
+_OWN = itanium_mangler.PREFIX + "N" + itanium_mangler.mangle_identifier(__name__.split(".")[0])  # _ZN7fastnet
+_numba_fix_integer_index = arrayobj.fix_integer_index
+
+
+def _index_from_start(context, builder, idxty, idx, size):
+    """An integer index into an array, in the code of a fastnet kernel: as it is. numba's own (for every other
+    function) reads an index below 0 from the end, as Python does, which costs every access a compare, a select
+    and the dimension's length, and the loop has so many arrays that the lengths live on the stack: a tenth to a
+    quarter of a trace replay's time (perf/README.md, "Indices as they are"). No kernel indexes from the end; the
+    tests run clean with NUMBA_BOUNDSCHECK=1, which would stop at an index below 0 (docs/developing.md)."""
+    if idxty.signed and builder.function.name.startswith(_OWN):
+        return context.cast(builder, idx, idxty, numba.types.intp)
+    return _numba_fix_integer_index(context, builder, idxty, idx, size)
+
+
+arrayobj.fix_integer_index = _index_from_start
 
 
 PREFETCH = 8  # iterations ahead: the records a loop reads for one item are cache misses on a large network; the
