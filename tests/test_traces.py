@@ -270,6 +270,39 @@ def test_a_damaged_otf2_archive_is_one_trace_error(tmp_path, damage, capfd):
         assert events[1].name in str(e.value)
 
 
+def test_an_otf2_rank_whose_records_end_inside_a_call_is_damaged(tmp_path, monkeypatch):
+    """The library may read a cut event file to its end without a word (what lies past the cut in its buffer is
+    not defined): a rank whose records stop inside an MPI call is then a damaged archive, not a shorter program."""
+    import otf2
+
+    anchor = write_otf2(PROGRAMS[next(iter(PROGRAMS))](), tmp_path / "prog.otf2")
+    opened = otf2.reader.open
+
+    class Cut:  # the archive as read, less its last Leave (MPI_Finalize's)
+        def __init__(self, path):
+            self.inner = opened(path)
+
+        def __enter__(self):
+            self.archive = self.inner.__enter__()
+            return self
+
+        def __exit__(self, *exc):
+            return self.inner.__exit__(*exc)
+
+        def __getattr__(self, name):
+            return getattr(self.archive, name)
+
+        @property
+        def events(self):
+            records = list(self.archive.events)
+            last = max(i for i, (_, ev) in enumerate(records) if isinstance(ev, otf2.events.Leave))
+            return records[:last] + records[last + 1:]
+
+    monkeypatch.setattr(otf2.reader, "open", Cut)
+    with pytest.raises(TraceError, match=r"records end inside MPI_\w+ .*missing or damaged"):
+        read_otf2(anchor)
+
+
 def test_an_otf2_archive_missing_a_ranks_definitions_names_the_file(tmp_path):
     """Score-P's archive without one rank's local definitions: the library reads on without them and the records
     then read wrong (a communicator of the wrong kind); the error names the file the library could not open."""

@@ -132,6 +132,9 @@ def _read(anchor: Path, said: Callable[[], str]) -> Trace:
                          f"read says: {e})") from None
     if first := said():  # the library may print an error for a damaged file and read on without its records
         raise _damaged(anchor, first)
+    for rk in ranks:  # a file cut short that the library read to its end (its bytes past the cut are not defined)
+        if rk.open is not None:
+            raise _damaged(anchor, f"rank {rk.rank}'s records end inside {rk.open.name}")
     return Trace(ranks=[rk.calls for rk in ranks], comms=comms.table, files=[rk.where for rk in ranks],
                  source="otf2", not_recorded=dict(sum((rk.unrecorded for rk in ranks), Counter())))
 
