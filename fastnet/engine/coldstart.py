@@ -34,6 +34,12 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 Kernel = tuple[Any, tuple]  # a @jit kernel (its dispatcher) and the argument types it is called with
 
 
+def _two_cores() -> bool:
+    """Whether a cold start compiles on two cores: numba's cache on (the helper hands its kernels over in it) and
+    numba allowed two threads or more."""
+    return CACHE and numba.config.NUMBA_NUM_THREADS >= 2
+
+
 def before_compiling(loop: Any, kernels: Callable[[], list[Kernel]]):
     """A context in which compiling `loop` (not loading it from the cache) first compiles `kernels()` on two
     cores. numba announces a compile only after its cache missed, so a warm run does nothing here."""
@@ -47,7 +53,7 @@ class _BeforeCompiling(event.Listener):
     def on_start(self, ev: event.Event) -> None:  # noqa: D102 - numba's listener API
         if ev.data["dispatcher"] is self.loop and not self.done:
             self.done = True
-            if CACHE and numba.config.NUMBA_NUM_THREADS >= 2:  # the helper hands its kernels over in the cache
+            if _two_cores():
                 compile_apart(self.kernels(), self.loop)
 
     def on_end(self, ev: event.Event) -> None:  # noqa: D102
@@ -65,7 +71,7 @@ def start_early():
 
 class _StartEarly(event.Listener):
     def on_start(self, ev: event.Event) -> None:  # noqa: D102 - numba's listener API
-        if _EARLY or not CACHE or numba.config.NUMBA_NUM_THREADS < 2:
+        if _EARLY or not _two_cores():
             return
         module = getattr(getattr(ev.data["dispatcher"], "py_func", None), "__module__", None) or ""
         if module.startswith(_PACKAGE.name + "."):
