@@ -396,6 +396,25 @@ def test_audit_finds_a_head_lost_from_the_ready_list():
         check_conservation(s)
 
 
+def test_audit_finds_credits_that_do_not_add_up():
+    """A VC's free credits plus the phits it holds and the credits on their way back make its capacity: the audit
+    sees one phit too many or too few on a VC whose packets are in flight, as on an empty one."""
+    from fastnet.errors import ConservationError
+    from fastnet.kernels.state import VC_FREE, VC_HEAD
+    from fastnet.sim import check_conservation
+
+    s = simulate(prepare({"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"load": 1.0},
+                          "sim": {"warmup": 100, "measure": 400, "drain": 0}}))
+    busy = int(np.flatnonzero(s.state.vc[:, VC_HEAD] >= 0)[0])
+    idle = int(np.flatnonzero((s.state.vc[:, VC_HEAD] < 0) & (s.state.vc[:, VC_FREE] > 0))[0])
+    for v, change in ((busy, 1), (idle, -1)):
+        s.state.vc[v, VC_FREE] += change
+        with pytest.raises(ConservationError, match="credits do not add up"):
+            check_conservation(s)
+        s.state.vc[v, VC_FREE] -= change
+    check_conservation(s)
+
+
 def test_borrowed_tuples_leave_the_arrays_alone():
     """run_chunk borrows the state's arrays (no reference counting inside a chunk): the arrays must come back
     with the reference counts they had, whatever the kernel did with them."""
