@@ -5,9 +5,11 @@ a packet-hop on a network whose state is gigabytes (perf/README.md, "Scale").
 
 For each size, an int64 array of that many bytes (numpy asks for 2 MB pages, as for the simulation's arrays):
 - dependent: a pointer chase through one random cycle over the whole array, each load's address the value of the
-  one before (a packet-at-a-time engine's chain: ready VC -> its head packet -> its output port -> ...);
+  one before (a packet-at-a-time engine's chain: ready VC -> its head packet -> its output port -> ...), on one
+  thread, and as one chase per thread at once from random points of the cycle (a partitioned engine: each thread
+  still walks its own routers' chains), in ns per load of all of them together;
 - independent: the same number of loads at random addresses known in advance (what a batched engine could issue),
-  on one thread and on two (numba prange).
+  on one thread and on every thread (numba prange).
 Nanoseconds per load, best of three; rewrites the `latency` section of perf/README.md.
 """
 
@@ -53,6 +55,18 @@ def chase(nxt: np.ndarray, steps: int) -> int:
     return e
 
 
+@njit(cache=True, parallel=True)
+def chase_parallel(nxt: np.ndarray, starts: np.ndarray, steps: int) -> int:
+    """One chase of `steps` loads per start, each start on a thread of its own."""
+    ends = np.empty(len(starts), np.int64)
+    for k in prange(len(starts)):
+        e = starts[k]
+        for _ in range(steps):
+            e = nxt[e]
+        ends[k] = e
+    return ends.sum()
+
+
 @njit(cache=True)
 def gather(a: np.ndarray, idx: np.ndarray) -> int:
     s = 0
@@ -79,18 +93,22 @@ def ns_per_load(f, *args, loads: int) -> float:
     return best / loads * 1e9
 
 
-def measure(mb: int) -> tuple[float, float, float]:
+def measure(mb: int) -> tuple[float, float, float, float]:
     n = mb * 2**20 // 8
     nxt = random_cycle(n, 3)
     steps = min(LOADS // 2, 20 * n)
     chase(nxt, 1000)
     dependent = ns_per_load(chase, nxt, steps, loads=steps)
+    threads = numba.get_num_threads()
+    starts = np.random.default_rng(2).integers(0, n, threads)
+    chase_parallel(nxt, starts, 10)
+    dependent_all = ns_per_load(chase_parallel, nxt, starts, steps // threads, loads=steps // threads * threads)
     idx = np.random.default_rng(1).integers(0, n, LOADS)
     gather(nxt, idx[:10])
     gather_parallel(nxt, idx[:10])
     one = ns_per_load(gather, nxt, idx, loads=LOADS)
     two = ns_per_load(gather_parallel, nxt, idx, loads=LOADS)
-    return dependent, one, two
+    return dependent, dependent_all, one, two
 
 
 def main() -> None:
@@ -98,11 +116,12 @@ def main() -> None:
     ap.add_argument("--sizes-mb", default="16,256,1024,4096,6144")
     ap.add_argument("--no-readme", action="store_true")
     args = ap.parse_args()
-    rows = [f"| array | dependent loads (ns) | independent, 1 thread (ns) | independent, {numba.get_num_threads()} "
-            "threads (ns) |", "|---:|---:|---:|---:|"]
+    threads = numba.get_num_threads()
+    rows = [f"| array | dependent, 1 thread (ns) | dependent, {threads} chases on {threads} threads (ns) "
+            f"| independent, 1 thread (ns) | independent, {threads} threads (ns) |", "|---:|---:|---:|---:|---:|"]
     for mb in (int(x) for x in args.sizes_mb.split(",")):
-        dep, one, two = measure(mb)
-        rows.append(f"| {mb:,} MB | {dep:.0f} | {one:.1f} | {two:.1f} |")
+        dep, dep_all, one, two = measure(mb)
+        rows.append(f"| {mb:,} MB | {dep:.0f} | {dep_all:.0f} | {one:.1f} | {two:.1f} |")
         print(rows[-1], flush=True)
     body = (f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {numba.get_num_threads()} threads, "
             f"Python {platform.python_version()} by `python perf/memory_latency.py`.\n\n" + "\n".join(rows))
