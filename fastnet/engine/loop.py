@@ -36,9 +36,9 @@ from ..kernels.ready import join_ready
 from ..kernels.routing import route_head
 from ..kernels.traverse import traverse
 from ..kernels.state import (
-    C_CREATED, C_DELIVERED, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_LAST_PROGRESS, C_MEAS_CREATED,
+    ASLEEP, C_CREATED, C_DELIVERED, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_LAST_PROGRESS, C_MEAS_CREATED,
     C_MEAS_DELIVERED, C_MEAS_DROPPED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_QUEUED, E_CREDIT, E_READY, EV_AMOUNT, EV_KIND,
-    EV_NEXT, EV_TARGET, NEVER, PK_LOST, PK_MSG, TS_IN_NETWORK, TS_QUEUED, VS_NODE_PKT,
+    EV_NEXT, EV_TARGET, NEVER, PK_LOST, PK_MSG, TS_IN_NETWORK, TS_QUEUED, VC_WAITER, VC_WAKE, VS_NODE_PKT,
 )
 from ..registry import (
     CROSSBARS, GEN_MPI, GEN_OPEN_LOOP, GENERATORS, ROUTINGS, SWITCH_ALLOCATORS, VC_ALLOCATORS, W_OPEN_LOOP, X_FLIT,
@@ -120,18 +120,44 @@ def network_idle(ctr, n_events):
 
 
 @jit_inline
-def next_activity(st, prm, t, limit):
+def unheeded_credits(port, st, prm, e):
+    """Whether the events of a wheel slot, from event e on, are all credits that nothing waits for: none to a node's
+    injection VC (its node may send again) or to a VC a head sleeps on (it may ask again)."""
+    ev, vc = st.ev, st.vc
+    while e >= 0:
+        if ev[e, EV_KIND] != E_CREDIT:
+            return False
+        v = ev[e, EV_TARGET]
+        w = vc[v, VC_WAITER]
+        if port[v // prm.vcs, P_CLASS] == NODE or (w >= 0 and vc[w, VC_WAKE] == ASLEEP):
+            return False
+        e = ev[e, EV_NEXT]
+    return True
+
+
+@jit_inline
+def next_activity(port, st, prm, t, limit):
     """With no head that may ask before an event after cycle t, the first cycle in t + 1..limit (the caller's
     bound: the workload's timer, a node's injection link freeing as `inject` found) at which anything can happen:
     the earliest event on the wheel (a credit, a ready head, a delivery). A node whose link was free at t and
     that still holds packets found no injection VC with room, which only a credit event gives it. Every cycle
     before that is a no-op, as a cycle of an idle network is: packets on links and heads parked until a known
     cycle need nothing per cycle. The wheel holds events due in t + 1..t + its size (kernels/pool.py schedule),
-    so the first slot found taken is the earliest."""
+    so the first slot found taken is the earliest. A slot of credits that nothing waits for (unheeded_credits)
+    is fired on the way, at its own cycle: stepped, that cycle would do nothing more (no head could ask, no node
+    send), so the state reached is the same with 5-7 % fewer cycles stepped in a replay (perf/README.md)."""
     wheel, mask = st.wheel, prm.wheel_mask
     for u in range(t + 1, min(limit, t + mask + 1)):
-        if wheel[u & mask] >= 0:
-            return u
+        e = wheel[u & mask]
+        if e >= 0:
+            if not unheeded_credits(port, st, prm, e):
+                return u
+            wheel[u & mask] = -1
+            while e >= 0:
+                nxt = st.ev[e, EV_NEXT]
+                credits_back(st, prm, st.ev[e, EV_TARGET], st.ev[e, EV_AMOUNT], u)
+                release_event(st.ev, st.ctr, e)
+                e = nxt
     return limit
 
 
@@ -234,7 +260,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
                             limit = min(limit, inject_at)
                         if prm.ts_interval > 0:  # record_timeseries samples the end of every interval
                             limit = min(limit, (t + 1) // prm.ts_interval * prm.ts_interval + prm.ts_interval - 1)
-                        t = max(t, next_activity(st, prm, t, limit) - 1)
+                        t = max(t, next_activity(topo.port, st, prm, t, limit) - 1)
         return OK, t + 1, 0, work
 
     return run_chunk
