@@ -123,7 +123,7 @@ def main() -> None:
         dep, dep_all, one, two = measure(mb)
         rows.append(f"| {mb:,} MB | {dep:.0f} | {dep_all:.0f} | {one:.1f} | {two:.1f} |")
         print(rows[-1], flush=True)
-    body = (f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {numba.get_num_threads()} threads, "
+    body = (f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {threads} threads, "
             f"Python {platform.python_version()} by `python perf/memory_latency.py`.\n\n" + "\n".join(rows))
     if not args.no_readme:
         sys.path.insert(0, str(ROOT / "docs"))

@@ -277,6 +277,16 @@ def test_a_trace_run_expects_its_recorded_span():
     assert prepare({**TORUS, "workload": {"kind": "trace", "file": file, "compute": "none"}}).program.expected == 0
 
 
+def run_skipping_and_not(cfg: dict):
+    """The dataset of `cfg` with sim.skip_idle, after checking it equals the one of the loop that visits every
+    cycle."""
+    fast = fastnet.run(cfg)
+    slow = fastnet.run({**cfg, "sim": {**cfg.get("sim", {}), "skip_idle": False}})
+    for name, var in slow.data_vars.items():
+        np.testing.assert_array_equal(fast[name].values, var.values, err_msg=name)
+    return fast
+
+
 @pytest.mark.parametrize("message_bytes, iterations, buffer", [(3000, 3, 256), (40_000, 2, 64)])
 def test_idle_cycles_are_skipped_without_changing_results(message_bytes, iterations, buffer):
     """A compute-bound program: the loop jumps over the cycles in which nothing can happen (sim.skip_idle), and
@@ -285,12 +295,8 @@ def test_idle_cycles_are_skipped_without_changing_results(message_bytes, iterati
     of the loop that visits every cycle."""
     w = {"kind": "mpi", "program": "halo3d", "message_bytes": message_bytes, "iterations": iterations,
          "compute_cycles": 20_000}
-    cfg = {**TORUS, "router": {"buffer_phits": buffer}, "workload": w}
-    fast = fastnet.run(cfg)
-    slow = fastnet.run({**cfg, "sim": {**TORUS["sim"], "skip_idle": False}})
+    fast = run_skipping_and_not({**TORUS, "router": {"buffer_phits": buffer}, "workload": w})
     assert fast.execution_cycles.item() > 20_000 * iterations
-    for name, var in slow.data_vars.items():
-        np.testing.assert_array_equal(fast[name].values, var.values, err_msg=name)
 
 
 def test_credits_nothing_waits_for_are_taken_back_on_the_way():
@@ -300,11 +306,7 @@ def test_credits_nothing_waits_for_are_taken_back_on_the_way():
     dataset is the one of the loop that visits every cycle."""
     w = {"kind": "mpi", "program": "halo3d", "message_bytes": 100_000, "iterations": 2, "tasks": 64,
          "compute_cycles": 1000}
-    cfg = {"machine": {"name": "hopper"}, "workload": w}
-    fast = fastnet.run(cfg)
-    slow = fastnet.run({**cfg, "sim": {"skip_idle": False}})
-    for name, var in slow.data_vars.items():
-        np.testing.assert_array_equal(fast[name].values, var.values, err_msg=name)
+    run_skipping_and_not({"machine": {"name": "hopper"}, "workload": w})
 
 
 def test_mapping_file(tmp_path):

@@ -145,7 +145,7 @@ def next_activity(port, st, prm, t, limit):
     cycle need nothing per cycle. The wheel holds events due in t + 1..t + its size (kernels/pool.py schedule),
     so the first slot found taken is the earliest. A slot of credits that nothing waits for (unheeded_credits)
     is fired on the way, at its own cycle: stepped, that cycle would do nothing more (no head could ask, no node
-    send), so the state reached is the same with 5-7 % fewer cycles stepped in a replay (perf/README.md)."""
+    send), so the state reached is the same with 3-7 % fewer cycles stepped in a replay (perf/README.md)."""
     wheel, mask = st.wheel, prm.wheel_mask
     for u in range(t + 1, min(limit, t + mask + 1)):
         e = wheel[u & mask]
