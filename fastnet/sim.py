@@ -220,7 +220,7 @@ def _watchdog_and_horizon(cfg: dict[str, Any], net: Network, tm: Timing, vcs: di
 def _params(cfg: dict[str, Any], net: Network, layout: VcLayout, buffers: dict[int, int], closed: bool,
             faults: bool) -> Any:
     """The kernels' Params: the router's pipeline, the routing's choices by code, the window and the event wheel."""
-    from .kernels.state import Params
+    from .kernels.state import MAX_VC_ROWS, Params, vc_divisor
 
     router, sim, rcfg = cfg["router"], cfg["sim"], cfg["routing"]
     algorithm = rcfg["algorithm"]
@@ -232,8 +232,13 @@ def _params(cfg: dict[str, Any], net: Network, layout: VcLayout, buffers: dict[i
     head_delay = max(stages - 1, 0) if router["head_delay"] == "auto" else router["head_delay"]
     vc_realloc = max(stages - 2, 0) if router["vc_realloc"] == "auto" else router["vc_realloc"]
     watchdog, horizon = _watchdog_and_horizon(cfg, net, tm, layout.vcs, buffers, head_delay)
+    vcs = max(layout.vcs.values())
+    if net.n_ports * vcs >= MAX_VC_ROWS:  # (the memory check refuses such a network long before)
+        raise ConfigError("router.vcs", f"{net.n_ports:,} ports x {vcs} VCs is over 2**31 VC records: fewer VCs or "
+                                        "a smaller network")
+    vc_magic, vc_shift = vc_divisor(vcs)
     return Params(
-        vcs=max(layout.vcs.values()), delay=tm.delay, inject_latency=tm.latency["injection"],
+        vcs=vcs, vc_magic=vc_magic, vc_shift=vc_shift, delay=tm.delay, inject_latency=tm.latency["injection"],
         head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]),
         iters=router["alloc_iters"], allocator=SWITCH_ALLOCATORS.code(router["allocator"]),
         credit_delay=router["credit_delay"], multi_eject=EJECTIONS.code(router["ejection"]) == EJ_MULTIPLE,

@@ -13,6 +13,7 @@ from fastnet import booksim
 from fastnet.build.network import LOCAL
 from fastnet.build.routing import is_table, minimal_scan
 from fastnet.build.vcs import VCP_NONE
+from fastnet.checks import MAX_VCS
 from fastnet.errors import ConfigError, DeadlockError
 from fastnet.engine.loop import cycle_loop
 from fastnet.kernels._jit import jit
@@ -20,8 +21,8 @@ from fastnet.kernels.vc_alloc import allocate_vc, allocate_vcs
 from fastnet.kernels.pool import new_packet
 from fastnet.kernels.routing import distance
 from fastnet.kernels.state import (
-    C_DELIVERED, C_N_ACTIVE, N_VC, ND_NEXT_ARRIVAL, PK_CLS, PK_DVC, PK_OUT, S_HOPS_GLOBAL, S_HOPS_LOCAL,
-    S_HOPS_SUM, S_LAT_SUM, S_NET_SUM, VC_FREE, VC_HEAD, VC_OWNER, VG_PTR, VS_PKT,
+    C_DELIVERED, C_N_ACTIVE, MAX_VC_ROWS, N_VC, ND_NEXT_ARRIVAL, PK_CLS, PK_DVC, PK_OUT, S_HOPS_GLOBAL, S_HOPS_LOCAL,
+    S_HOPS_SUM, S_LAT_SUM, S_NET_SUM, VC_FREE, VC_HEAD, VC_OWNER, VG_PTR, VS_PKT, port_of, vc_divisor,
 )
 from fastnet.registry import GEN_OPEN_LOOP, VA_SEPARABLE
 from fastnet.sim import prepare, simulate
@@ -481,3 +482,23 @@ def test_a_callee_kernel_refuses_a_call_from_python():
 
     with pytest.raises(TypeError, match="cross_flits is a @jit_callee kernel"):
         cross_flits(None, None, None, 0)
+
+
+@jit
+def _ports_of(prm, v, out):
+    for i in range(len(v)):
+        out[i] = port_of(prm, v[i])
+
+
+def test_port_of_is_the_integer_division_for_every_vc_count():
+    """The kernels find a VC's port with a multiply and a shift (state.port_of): v // vcs for every VC count a config
+    allows, over the first ids, the last ones below MAX_VC_ROWS and random ones between."""
+    rng = np.random.default_rng(1)
+    v = np.concatenate([np.arange(1 << 16), np.arange(MAX_VC_ROWS - (1 << 16), MAX_VC_ROWS),
+                        rng.integers(0, MAX_VC_ROWS, 1 << 16)]).astype(np.int64)
+    out = np.empty_like(v)
+    prm = prepare({}).params
+    for vcs in range(1, MAX_VCS + 1):
+        magic, shift = vc_divisor(vcs)
+        _ports_of(prm._replace(vcs=vcs, vc_magic=magic, vc_shift=shift), v, out)
+        assert np.array_equal(out, v // vcs), vcs

@@ -38,7 +38,7 @@ from ..kernels.traverse import traverse
 from ..kernels.state import (
     ASLEEP, C_CREATED, C_DELIVERED, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_LAST_PROGRESS, C_MEAS_CREATED,
     C_MEAS_DELIVERED, C_MEAS_DROPPED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_QUEUED, E_CREDIT, E_READY, EV_AMOUNT, EV_KIND,
-    EV_NEXT, EV_TARGET, NEVER, PK_LOST, PK_MSG, TS_IN_NETWORK, TS_QUEUED, VC_WAITER, VC_WAKE, VS_NODE_PKT,
+    EV_NEXT, EV_TARGET, NEVER, PK_LOST, PK_MSG, TS_IN_NETWORK, TS_QUEUED, VC_WAITER, VC_WAKE, VS_NODE_PKT, port_of,
 )
 from ..registry import (
     CROSSBARS, GEN_MPI, GEN_OPEN_LOOP, GENERATORS, ROUTINGS, SWITCH_ALLOCATORS, VC_ALLOCATORS, W_OPEN_LOOP, X_FLIT,
@@ -68,9 +68,10 @@ def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t, crossbar):
         if kind == E_CREDIT:
             v = ev[e, EV_TARGET]
             credits_back(st, prm, v, ev[e, EV_AMOUNT], t)
-            if port[v // prm.vcs, P_CLASS] == NODE:
+            p = port_of(prm, v)
+            if port[p, P_CLASS] == NODE:
                 nodes = True
-                st.blocked[port[v // prm.vcs, P_PEER_PORT]] = 0
+                st.blocked[port[p, P_PEER_PORT]] = 0
                 if crossbar == X_FLIT:
                     if st.vs[v, VS_NODE_PKT] >= 0:
                         send_from_node(port, prm, st, v, t)
@@ -129,7 +130,7 @@ def unheeded_credits(port, st, prm, e):
             return False
         v = ev[e, EV_TARGET]
         w = vc[v, VC_WAITER]
-        if port[v // prm.vcs, P_CLASS] == NODE or (w >= 0 and vc[w, VC_WAKE] == ASLEEP):
+        if port[port_of(prm, v), P_CLASS] == NODE or (w >= 0 and vc[w, VC_WAKE] == ASLEEP):
             return False
         e = ev[e, EV_NEXT]
     return True

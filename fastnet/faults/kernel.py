@@ -33,7 +33,7 @@ from ..kernels.pool import drop_packet, release_event, vc_reserve
 from ..kernels.state import (
     C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,
     PK_LOST, PK_NEXT, PK_OUT, PK_READY, PK_SIZE, PT_IN_PKT, PT_IN_TAIL, PT_WAIT, VC_HEAD, VC_OWNER, VC_POS, VC_TAIL,
-    VC_WAKE, VS_DVC, VS_FEED, VS_NODE_PKT, VS_NODE_SENT, VS_OUT, VS_PKT, VS_SENT, ND_BUSY, PK_SRC,
+    VC_WAKE, VS_DVC, VS_FEED, VS_NODE_PKT, VS_NODE_SENT, VS_OUT, VS_PKT, VS_SENT, ND_BUSY, PK_SRC, port_of,
 )
 from ..registry import X_FLIT
 
@@ -51,7 +51,7 @@ def _stop_waiting(st, v, cancel):
 def _drop_tail(port, prm, st, v, t, on_link_only, cause, cancel):
     """Drop the packets of VC v from the first one still on the link (or from its head), to its tail."""
     pk, vc = st.pk, st.vc
-    p = v // prm.vcs
+    p = port_of(prm, v)
     prev, h = -1, vc[v, VC_HEAD]
     while h >= 0 and on_link_only and pk[h, PK_ARRIVE] + serialise(port, p, pk[h, PK_SIZE]) <= t:
         prev, h = h, pk[h, PK_NEXT]
@@ -128,7 +128,7 @@ def _cut_streams(port, prm, st, dead_port, dead_router, t, cancel):
         if vs[f, VS_PKT] < 0:
             continue
         o = vs[f, VS_OUT]
-        in_router = dead_router[port[f // prm.vcs, P_ROUTER]]
+        in_router = dead_router[port[port_of(prm, f), P_ROUTER]]
         if not (dead_port[o] or in_router):
             continue
         h, w = vs[f, VS_PKT], vs[f, VS_DVC]
@@ -139,7 +139,7 @@ def _cut_streams(port, prm, st, dead_port, dead_router, t, cancel):
             continue
         vc_reserve(st.vc, st.pt, st.vc_area, st.vc_since, prm, w, missing, t)  # (over its size, for a while,
         pk[h, PK_LOST] = C_DROP_ROUTER if in_router else C_DROP_LINK  # if it had too few to take them all in)
-        tail_arrives(pk, vs, w, h, t, serialise(port, w // prm.vcs, pk[h, PK_SIZE]))
+        tail_arrives(pk, vs, w, h, t, serialise(port, port_of(prm, w), pk[h, PK_SIZE]))
 
 
 @jit_alloc

@@ -14,7 +14,7 @@ from .state import (
     C_DROP_UNROUTABLE, C_EPOCH, C_LAST_PROGRESS, C_N_ACTIVE, C_STAMP, E_CREDIT, PK_ARRIVE, PK_CLS, PK_DVC, PK_OUT,
     PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP, PT_LINK_BUSY, PT_OUT_BUSY,
     PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_RR_IN, PT_RR_OUT, PT_RR_VC, VC_FREE, VC_HEAD, VC_WAKE,
-    VS_DVC, VS_OUT, VS_PKT, VS_SENT,
+    VS_DVC, VS_OUT, VS_PKT, VS_SENT, port_of,
 )
 from .timing import chunk_ready, head_route, room_needed, serialise, streaming, xbar_input, xbar_local
 from .vc_alloc import allocate_vc, allocate_vcs, downstream_vcs, rr_key, vc_free_at
@@ -46,7 +46,7 @@ def drop_head(port, prm, st, v, t):
     the head, the buffer's credits go back once the tail has arrived. True if v left the ready list."""
     pk, ctr = st.pk, st.ctr
     h, left = pop_head(pk, st.vc, st.act, st.awake, st.ev, st.wheel, ctr, prm, v, t)
-    p = v // prm.vcs
+    p = port_of(prm, v)
     size = pk[h, PK_SIZE]
     done = max(t + 1, pk[h, PK_ARRIVE] + serialise(port, p, size))
     schedule(st.ev, st.wheel, ctr, prm.wheel_mask, E_CREDIT, v, size, done - 1 + prm.credit_delay + port[p, P_LATENCY])
@@ -56,12 +56,12 @@ def drop_head(port, prm, st, v, t):
 
 
 @jit_inline
-def prefetch_heads(act, n, vc, pk, pt, V, i):
+def prefetch_heads(act, n, vc, pk, pt, prm, i):
     """Start loading what head_request reads for the ready VCs PREFETCH (VC and port record) and PREFETCH / 2
     (their head packet) places after i."""
     far = act[min(i + PREFETCH, n - 1)]
     prefetch(vc, far)
-    prefetch(pt, far // V)
+    prefetch(pt, port_of(prm, far))
     prefetch(pk, vc[act[min(i + PREFETCH // 2, n - 1)], VC_HEAD])
 
 
@@ -76,10 +76,9 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
     room (it may ask again once a credit comes back), WAIT if not before VC_WAKE, DROP if failures left it no route.
     Both allocators ask through it. The VC records' times count from `epoch` (C_EPOCH), as allocate_vc's and
     vc_free_at's t does."""
-    V = prm.vcs
     if vc[v, VC_WAKE] > t - epoch:  # its ports are busy, or no downstream VC can be free, until then (below)
         return WAIT, -1, False
-    p = v // V
+    p = port_of(prm, v)
     if streaming(prm, vs, v):  # the rest of a packet whose head has gone on: its route and VC are kept
         h, o, dvc, k = vs[v, VS_PKT], vs[v, VS_OUT], vs[v, VS_DVC], vs[v, VS_SENT]
     else:
@@ -141,7 +140,7 @@ def next_request(topo, rt, prm, st, t, i, routing, scan, crossbar):
         if i == st.ctr[C_N_ACTIVE]:
             return i, -1, -1, -1, False, lively
         v = act[i]
-        prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, prm.vcs, i)
+        prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, prm, i)
         o, dvc, own_link = head_request(topo.router_port_start, topo.port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr,
                                         vc, st.vc_ptr, st.vs, pt, prm, pk, st.rng_router, st.buf, st.buf2, t, epoch,
                                         v, routing, scan, crossbar)
@@ -175,11 +174,13 @@ def arbitrate(pt, x, stamp, key, pick, touched, n, c_stamp, c_key, c_pick):
 
 
 @jit_inline
-def input_key(ps, r, pt, V, x, o, v):
+def input_key(ps, r, pt, prm, x, o, v):
     """Crossbar input x's (xbar_input) arbitration key for VC v asking for output o: outputs first from the input's
     output pointer, then VCs first from its VC pointer, as BookSim2's separable and iSLIP input arbiters order
     them (inputs that last won different outputs ask for different outputs next)."""
-    return rr_key(o, ps[r], pt[x, PT_RR_OUT], ps[r + 1] - ps[r]) * V + rr_key(v % V, 0, pt[x, PT_RR_VC], V)
+    V = prm.vcs
+    return rr_key(o, ps[r], pt[x, PT_RR_OUT], ps[r + 1] - ps[r]) * V + rr_key(v - port_of(prm, v) * V, 0,
+                                                                               pt[x, PT_RR_VC], V)
 
 
 @jit_inline
@@ -199,7 +200,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
     event in between (any but FULL: run_chunk skips cycles only without one)."""
     pk, vc, pt = st.pk, st.vc, st.pt
     ps, port = topo.router_port_start, topo.port
-    V, P = prm.vcs, len(port)
+    P = len(port)
     n_in = 0
     lively = False  # a head that may ask next cycle without an event first
     i = 0
@@ -209,7 +210,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
         if v < 0:
             break
         x = xbar_input(prm, P, v)
-        key = input_key(ps, port[v // V, P_ROUTER], pt, V, x, o, v)
+        key = input_key(ps, port[port_of(prm, v), P_ROUTER], pt, prm, x, o, v)
         n_in, took = arbitrate(pt, x, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
         if took:
             pt[x, PT_IN_DVC] = dvc
@@ -224,7 +225,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
             continue
         v = pt[x, PT_IN_PICK]
         o = head_route(pk, vc, st.vs, prm, v)[0]
-        key = output_key(ps, prm, pt, P, port[v // V, P_ROUTER], x, o)
+        key = output_key(ps, prm, pt, P, port[port_of(prm, v), P_ROUTER], x, o)
         n_out, _ = arbitrate(pt, o, stamp, key, x, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
     for j in range(n_out):
         o = st.touched_out[j]
@@ -259,20 +260,21 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar
         if v < 0:
             break
         x = xbar_input(prm, P, v)
-        r = port[v // V, P_ROUTER]
+        p = port_of(prm, v)
+        r = port[p, P_ROUTER]
         if not own_link:  # multiple ejection: granted; the input's accept arbiter sees it directly
-            n_in, took = arbitrate(pt, x, stamp, input_key(ps, r, pt, V, x, o, v), v, st.touched_in, n_in,
+            n_in, took = arbitrate(pt, x, stamp, input_key(ps, r, pt, prm, x, o, v), v, st.touched_in, n_in,
                                    PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
             if took:
                 pt[x, PT_IN_DVC] = dvc
             continue
-        key = output_key(ps, prm, pt, P, r, x, o) * V + rr_key(v % V, 0, pt[x, PT_RR_VC], V)
+        key = output_key(ps, prm, pt, P, r, x, o) * V + rr_key(v - p * V, 0, pt[x, PT_RR_VC], V)
         n_out, _ = arbitrate(pt, o, stamp, key, v, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
     for j in range(n_out):  # accept phase: each input keeps the first granting output
         o = st.touched_out[j]
         v = pt[o, PT_OUT_PICK]
         x = xbar_input(prm, P, v)
-        r = port[v // V, P_ROUTER]
+        r = port[port_of(prm, v), P_ROUTER]
         key = rr_key(o, ps[r], pt[x, PT_RR_OUT], ps[r + 1] - ps[r]) * V
         n_in, took = arbitrate(pt, x, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
         if took:

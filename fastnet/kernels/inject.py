@@ -12,7 +12,7 @@ from .ready import wake
 from .state import (
     C_EPOCH, C_INJECTED, C_LAST_PROGRESS, C_N_ACTIVE_NODES, E_READY, ND_BUSY, ND_HEAD, ND_LAST_VC, ND_TAIL, NEVER,
     PK_ARRIVE, PK_INJECT, PK_READY, PK_SIZE, PK_SRC, STREAMING, S_INJECTED_PHITS, S_MEAS_INJECTED_PHITS, VC_CAP,
-    VC_FREE, VS_NODE_END, VS_NODE_PKT, VS_NODE_SENT,
+    VC_FREE, VS_NODE_END, VS_NODE_PKT, VS_NODE_SENT, port_of,
 )
 from .timing import serialise, streaming, tail_arrives
 
@@ -23,7 +23,7 @@ def send_from_node(port, prm, st, v, t):
     more phits as they allow, one link cycle each; once its tail has gone, the node may start its next packet."""
     pk, vs = st.pk, st.vs
     h = vs[v, VS_NODE_PKT]
-    p = v // prm.vcs
+    p = port_of(prm, v)
     size = pk[h, PK_SIZE]
     more = min(size - vs[v, VS_NODE_SENT], st.vc[v, VC_FREE])
     if more <= 0:

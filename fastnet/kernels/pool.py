@@ -10,7 +10,7 @@ from .state import (
     C_CREATED, C_DROPPED, C_EMPTIED, C_EV_FREE_COUNT, C_EV_FREE_HEAD, C_FREE_COUNT, C_FREE_HEAD, C_MEAS_CREATED,
     C_MEAS_DROPPED, C_N_ACTIVE_NODES, C_QUEUED, HIST_SUB, EV_AMOUNT, EV_KIND, EV_NEXT, EV_TARGET, ND_HEAD, ND_POS,
     ND_TAIL, PK_BIRTH, PK_DST, PK_GHOPS, PK_HOPS, PK_INTER, PK_LOST, PK_MSG, PK_NEXT, PK_OUT, PK_PHASE, PK_DVC, PK_SIZE,
-    PK_SRC, PK_VCC, S_OFFERED_PHITS, PT_HELD, TS_CREATED_PHITS, VC_CAP, VC_FREE, VC_HEAD, VC_TAIL,
+    PK_SRC, PK_VCC, S_OFFERED_PHITS, PT_HELD, TS_CREATED_PHITS, VC_CAP, VC_FREE, VC_HEAD, VC_TAIL, port_of,
 )
 
 
@@ -194,7 +194,7 @@ def vc_reserve(vc, pt, vc_area, vc_since, prm, v, amount, t):
             vc_area[v] += (vc[v, VC_CAP] - vc[v, VC_FREE]) * (hi - lo)
         vc_since[v] = t
     vc[v, VC_FREE] -= amount
-    pt[v // prm.vcs, PT_HELD] += amount
+    pt[port_of(prm, v), PT_HELD] += amount
 
 
 @jit_inline

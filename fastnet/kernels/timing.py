@@ -33,7 +33,7 @@ from ..registry import X_FLIT
 from ._jit import jit_callee, jit_inline
 from .state import (
     PK_ARRIVE, PK_DVC, PK_OUT, PK_READY, PK_SIZE, VC_HEAD, VS_DVC, VS_END, VS_FEED, VS_NODE_END, VS_NODE_PKT,
-    VS_NODE_SENT, VS_OUT, VS_PKT, VS_SENT, VS_TAIL,
+    VS_NODE_SENT, VS_OUT, VS_PKT, VS_SENT, VS_TAIL, port_of,
 )
 
 
@@ -46,7 +46,9 @@ def serialise(port, p, size):
 
 @jit_inline
 def crossing(prm, size):
-    """Cycles of crossbar time a packet of `size` phits takes at speedup S."""
+    """Cycles of crossbar time a packet of `size` phits takes at speedup S (no division at S = 1, the usual case)."""
+    if prm.speedup == 1.0:
+        return np.int64(size)
     return np.int64(np.ceil(size / prm.speedup))
 
 
@@ -77,10 +79,10 @@ def xbar_input(prm, n_ports, v):
     """The pt row holding the input-side switch state (busy time, arbiters, round-robin pointers) of VC v's
     crossbar input: its port p, or with input_speedup S > 1 input v mod S of the port's S, row p + (v mod S) * P
     (BookSim2's expanded input p * S + v mod S)."""
-    p = v // prm.vcs
+    p = port_of(prm, v)
     if prm.input_speedup == 1:
         return p
-    return p + (v % prm.vcs % prm.input_speedup) * n_ports
+    return p + ((v - p * prm.vcs) % prm.input_speedup) * n_ports
 
 
 @jit_inline
@@ -126,7 +128,7 @@ def chunk_ready(port, pk, vs, prm, v, h, k):
     size = pk[h, PK_SIZE]
     last = phits_crossed(prm, size, k + 1)
     f = vs[v, VS_FEED]
-    p = v // prm.vcs
+    p = port_of(prm, v)
     if f >= 0 and vs[f, VS_PKT] == h:
         o = vs[f, VS_OUT]
         sent = phits_crossed(prm, size, vs[f, VS_SENT])

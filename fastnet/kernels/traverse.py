@@ -15,10 +15,10 @@ from .state import (
     C_EPOCH, C_LAST_PROGRESS, C_N_ASLEEP, C_PHIT_HOPS, E_CREDIT, E_DELIVER, E_READY, PK_ARRIVE, PK_CLS, PK_DVC,
     PK_HOPS, PK_OUT, PK_READY, PK_SIZE, PT_IN_BUSY, PT_IN_PICK, PT_IN_PKT, PT_IN_TAIL, PT_LINK_BUSY, PT_OUT_BUSY,
     PT_PHITS, PT_RR_IN, PT_RR_OUT, PT_RR_VC, PT_WAIT, VC_HEAD, VS_DVC, VS_END, VS_FEED, VS_OUT, VS_PKT, VS_SENT,
-    VS_TAIL,
+    VS_TAIL, port_of,
 )
 from .timing import crossing, head_route, phits_crossed, serialise, streaming, tail_arrives, xbar_input, xbar_local
-from .vc_alloc import release_vc
+from .vc_alloc import release_vc, rr_next
 
 
 @jit_stage
@@ -35,7 +35,7 @@ def traverse(topo, prm, st, t, n_grants, crossbar):
         prefetch(pk, vc[ahead, VC_HEAD])
         x = st.grants[j]  # a crossbar input (xbar_input)
         v = pt[x, PT_IN_PICK]
-        p = v // V
+        p = port_of(prm, v)
         o = head_route(pk, vc, st.vs, prm, v)[0]
         if crossbar == X_FLIT:
             phits = cross_flits(port, prm, st, t, p, v)
@@ -45,9 +45,10 @@ def traverse(topo, prm, st, t, n_grants, crossbar):
             wake_port(port, vc, st.awake, ctr, prm, p, o, t - ctr[C_EPOCH])
         r = port[p, P_ROUTER]
         S = prm.input_speedup
-        pt[x, PT_RR_VC] = (v - p * V + S) % V  # the next of the input's VCs (v mod S apart: BookSim2's)
-        pt[o, PT_RR_IN] = (xbar_local(ps, prm, len(port), r, x) + 1) % ((ps[r + 1] - ps[r]) * S)
-        pt[x, PT_RR_OUT] = (o - ps[r] + 1) % (ps[r + 1] - ps[r])  # the input's output pointer
+        # the next of the input's VCs (v mod S apart: BookSim2's), of the output's inputs, of the input's outputs
+        pt[x, PT_RR_VC] = rr_next(v - p * V, V) if S == 1 else (v - p * V + S) % V
+        pt[o, PT_RR_IN] = rr_next(xbar_local(ps, prm, len(port), r, x), (ps[r + 1] - ps[r]) * S)
+        pt[x, PT_RR_OUT] = rr_next(o - ps[r], ps[r + 1] - ps[r])
         ctr[C_PHIT_HOPS] += phits
         if prm.w0 <= t < prm.w1:
             pt[o, PT_PHITS] += phits

@@ -12,7 +12,7 @@ from ._jit import jit_inline
 from .routing import route_head
 from .state import (
     C_EPOCH, C_N_ACTIVE, C_STAMP, DRAINING, PK_CLS, PK_DVC, PK_OUT, PK_SIZE, VC_ALLOC, VC_CAP, VC_FREE, VC_HEAD,
-    VC_OWNER, VC_WAKE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP, VS_FEED, VS_PKT, VS_SENT,
+    VC_OWNER, VC_WAKE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP, VS_FEED, VS_PKT, VS_SENT, port_of,
 )
 from .timing import crossing, streaming
 
@@ -123,7 +123,7 @@ def ask_vcs(topo, rt, prm, st, t, routing, scan, stamp, separable, first_iterati
         h = vc[v, VC_HEAD]
         if vc[v, VC_WAKE] > now or pk[h, PK_DVC] >= 0:
             continue
-        p = v // V
+        p = port_of(prm, v)
         if (pk[h, PK_OUT] < 0 or (prm.reroute and first_iteration)) and not route_head(
                 ps, port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr, vc, st.pt, prm, pk, st.rng_router, st.buf,
                 st.buf2, p, h, routing, scan):
@@ -165,7 +165,7 @@ def accept_vcs(topo, rt, prm, st, stamp, n_asking, separable, first_iteration):
     for j in range(n_asking):
         v = st.vc_asking[j]
         h = vc[v, VC_HEAD]
-        p = v // V
+        p = port_of(prm, v)
         first, count, local = downstream_vcs(ps, port, rt.vcr, prm, p, pk[h, PK_OUT], pk[h, PK_CLS])
         k0 = vcg[v, VG_ASKED] - first if separable else rr_start(st.vc_ptr, v, local, count)
         for i in range(1 if separable else count):
@@ -186,6 +186,12 @@ def rr_key(x, first, pointer, n):
     """Distance of entry x of a round-robin arbiter over entries first..first+n-1 from its pointer (0..n-1)."""
     d = x - first - pointer
     return d + n if d < 0 else d
+
+
+@jit_inline
+def rr_next(i, n):
+    """The round-robin place after place i of 0..n-1, (i + 1) mod n without a division."""
+    return i + 1 if i + 1 < n else 0
 
 
 @jit_inline
