@@ -54,7 +54,8 @@ SF_NEG, SF_INV, SF_XI, SF_XPI, SF_X, SF_XP = 0, 1, 2, 3, 4, 5  # offsets after t
 class Routes(NamedTuple):
     dist: np.ndarray  # uint8[R, R] router distances (TABLE mode, or for ksp), else uint8[1, 1]
     ip: np.ndarray  # int64[IP_SIZE] mode, kind, diameter and the topology's integer parameters
-    alg: np.ndarray  # int32 lookup table of the algebra: Slim Fly GF(q) tables and X sets, torus dir_port
+    alg: np.ndarray  # int32 lookup table of the algebra: Slim Fly GF(q) tables and X sets; a torus's or mesh's
+    # dir_port, then each router's coordinates (column 2 * ndim + dim: kernels/minimal.py torus_coord)
     vcr: np.ndarray  # int32[3, classes, 2]: (first VC, count) per input-port class and VC class (build/vcs.py)
 
 
@@ -136,7 +137,9 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES, failures: bool 
         ip[IP_DIMS:IP_DIMS + n] = P["dims"]
         ip[IP_STRIDES:IP_STRIDES + n] = P["stride"]
         ip[IP_LINKS:IP_LINKS + n] = P["links"]
-        alg = P["dir_port"]
+        routers = np.arange(len(P["dir_port"]))[:, None]
+        coords = routers // np.asarray(P["stride"])[None, :] % np.asarray(P["dims"])[None, :]
+        alg = np.hstack([P["dir_port"], coords]).astype(np.int32)
     elif kind == "hyperx":
         n = len(P["dims"])
         if n > IP_STRIDES - IP_DIMS:

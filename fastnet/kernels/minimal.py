@@ -182,6 +182,13 @@ def _sf_scan(ps, ip, alg, r, d, buf):
 
 # ---------------------------------------------------------------- torus / mesh (fastnet/build/torus.py)
 @jit_inline
+def torus_coord(ip, dir_port, r, dim):
+    """Router r's coordinate in dimension `dim`, (r // stride) % k, read from the routes' table (build/routing.py):
+    computed, it costs two integer divisions by values known only at run time, at every hop."""
+    return dir_port[r, 2 * ip[IP_NDIM] + dim]
+
+
+@jit_inline
 def _put_links(buf, n, first, links):
     """Append the `links` parallel ports first, first + 1, ... to buf[:n]; returns the new count."""
     for j in range(links):
@@ -197,13 +204,12 @@ def _torus_scan(ps, ip, dir_port, r, d, buf):
     length = 0
     for dim in range(ip[IP_NDIM]):
         k = ip[IP_DIMS + dim]
-        cr = (r // ip[IP_STRIDES + dim]) % k
-        cd = (d // ip[IP_STRIDES + dim]) % k
+        cr, cd = torus_coord(ip, dir_port, r, dim), torus_coord(ip, dir_port, d, dim)
         if cr == cd:
             continue
         links = ip[IP_LINKS + dim]
         if wrap:
-            plus = (cd - cr) % k
+            plus = cd - cr + (k if cd < cr else 0)  # (cd - cr) mod k
             minus = k - plus
             length += min(plus, minus)
             if plus <= minus:

@@ -57,7 +57,7 @@ from ..registry import (
 from ._jit import jit, jit_callee, jit_inline, jit_stage, no_implementation
 from .minimal import (
     df_first_link, df_global_port, df_ldist, df_step, distance,
-    hx_first_dim, hx_last_dim, hx_trunk, min_ports, min_ports_len,
+    hx_first_dim, hx_last_dim, hx_trunk, min_ports, min_ports_len, torus_coord,
 )
 from .rng import below
 from .state import (
@@ -244,7 +244,7 @@ def dor_step(ps, port, pt, ip, dir_port, pk, rng, r, t, h, faults, descending):
     for j in range(ip[IP_NDIM]):
         dim = ip[IP_NDIM] - 1 - j if descending else j
         k, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
-        cr, ct = (r // stride) % k, (t // stride) % k
+        cr, ct = torus_coord(ip, dir_port, r, dim), torus_coord(ip, dir_port, t, dim)
         if cr == ct:
             continue
         state = pk[h, PK_VCC]
@@ -252,7 +252,7 @@ def dor_step(ps, port, pt, ip, dir_port, pk, rng, r, t, h, faults, descending):
             d, part = (state // 2) % 2, state % 2
         else:
             if wrap:
-                plus = (ct - cr) % k
+                plus = ct - cr + (k if ct < cr else 0)  # (ct - cr) mod k
                 d = 0 if 2 * plus < k else (1 if 2 * plus > k else below(rng, r, 2))
                 part = 1 if (d == 0 and ct < cr) or (d == 1 and ct > cr) else 0
             else:
@@ -311,8 +311,7 @@ def order_first_port(ps, ip, dir_port, r, t, descending):
         return hx_trunk(ps, ip, r, t, hx_last_dim(ip, r, t) if descending else hx_first_dim(ip, r, t))[0]
     for j in range(ip[IP_NDIM]):
         dim = ip[IP_NDIM] - 1 - j if descending else j
-        k, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
-        cr, ct = (r // stride) % k, (t // stride) % k
+        cr, ct = torus_coord(ip, dir_port, r, dim), torus_coord(ip, dir_port, t, dim)
         if cr != ct:
             return ps[r] + dir_port[r, 2 * dim + (0 if ct > cr else 1)]
     return -1

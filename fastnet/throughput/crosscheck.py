@@ -28,7 +28,7 @@ import xarray as xr
 from ..build import build_routes
 from ..build.kinds import K_HYPERX, K_MESH, K_TORUS
 from ..build.network import P_PEER_ROUTER, Network
-from ..build.routing import IP_KIND, IP_LINKS, Routes
+from ..build.routing import IP_KIND, IP_LINKS, IP_NDIM, Routes
 from ..errors import ConfigError
 from ..kernels._jit import jit_alloc
 from ..kernels.minimal import hx_first_dim, min_ports, scan_of
@@ -80,7 +80,7 @@ def _trace(ps, port, dist, ip, alg, pair_s, pair_t, max_len, dor, out_ports, out
                 ties = 0
                 for c in range(n):
                     local = buf[c] - ps[r]
-                    for col in range(alg.shape[1]):
+                    for col in range(2 * ip[IP_NDIM]):  # dir_port's columns (the coordinates follow)
                         if alg[r, col] >= 0 and alg[r, col] <= local < alg[r, col] + ip[IP_LINKS + col // 2]:
                             if col // 2 < best // 2:
                                 best = col
