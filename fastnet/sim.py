@@ -220,7 +220,7 @@ def _watchdog_and_horizon(cfg: dict[str, Any], net: Network, tm: Timing, vcs: di
 def _params(cfg: dict[str, Any], net: Network, layout: VcLayout, buffers: dict[int, int], closed: bool,
             faults: bool) -> Any:
     """The kernels' Params: the router's pipeline, the routing's choices by code, the window and the event wheel."""
-    from .kernels.state import MAX_VC_ROWS, Params, vc_divisor
+    from .kernels.state import MAX_DIVIDEND, Params, divisor
 
     router, sim, rcfg = cfg["router"], cfg["sim"], cfg["routing"]
     algorithm = rcfg["algorithm"]
@@ -233,10 +233,10 @@ def _params(cfg: dict[str, Any], net: Network, layout: VcLayout, buffers: dict[i
     vc_realloc = max(stages - 2, 0) if router["vc_realloc"] == "auto" else router["vc_realloc"]
     watchdog, horizon = _watchdog_and_horizon(cfg, net, tm, layout.vcs, buffers, head_delay)
     vcs = max(layout.vcs.values())
-    if net.n_ports * vcs >= MAX_VC_ROWS:  # (the memory check refuses such a network long before)
+    if net.n_ports * vcs >= MAX_DIVIDEND:  # (the memory check refuses such a network long before)
         raise ConfigError("router.vcs", f"{net.n_ports:,} ports x {vcs} VCs is over 2**31 VC records: fewer VCs or "
                                         "a smaller network")
-    vc_magic, vc_shift = vc_divisor(vcs)
+    vc_magic, vc_shift = divisor(vcs)
     return Params(
         vcs=vcs, vc_magic=vc_magic, vc_shift=vc_shift, delay=tm.delay, inject_latency=tm.latency["injection"],
         head_delay=head_delay, vc_realloc=vc_realloc, speedup=float(router["speedup"]),

@@ -21,8 +21,8 @@ from fastnet.kernels.vc_alloc import allocate_vc, allocate_vcs
 from fastnet.kernels.pool import new_packet
 from fastnet.kernels.routing import distance
 from fastnet.kernels.state import (
-    C_DELIVERED, C_N_ACTIVE, MAX_VC_ROWS, N_VC, ND_NEXT_ARRIVAL, PK_CLS, PK_DVC, PK_OUT, S_HOPS_GLOBAL, S_HOPS_LOCAL,
-    S_HOPS_SUM, S_LAT_SUM, S_NET_SUM, VC_FREE, VC_HEAD, VC_OWNER, VG_PTR, VS_PKT, port_of, vc_divisor,
+    C_DELIVERED, C_N_ACTIVE, MAX_DIVIDEND, N_VC, ND_NEXT_ARRIVAL, PK_CLS, PK_DVC, PK_OUT, S_HOPS_GLOBAL, S_HOPS_LOCAL,
+    S_HOPS_SUM, S_LAT_SUM, S_NET_SUM, VC_FREE, VC_HEAD, VC_OWNER, VG_PTR, VS_PKT, divisor, port_of,
 )
 from fastnet.registry import GEN_OPEN_LOOP, VA_SEPARABLE
 from fastnet.sim import prepare, simulate
@@ -492,13 +492,13 @@ def _ports_of(prm, v, out):
 
 def test_port_of_is_the_integer_division_for_every_vc_count():
     """The kernels find a VC's port with a multiply and a shift (state.port_of): v // vcs for every VC count a config
-    allows, over the first ids, the last ones below MAX_VC_ROWS and random ones between."""
+    allows, over the first ids, the last ones below MAX_DIVIDEND and random ones between."""
     rng = np.random.default_rng(1)
-    v = np.concatenate([np.arange(1 << 16), np.arange(MAX_VC_ROWS - (1 << 16), MAX_VC_ROWS),
-                        rng.integers(0, MAX_VC_ROWS, 1 << 16)]).astype(np.int64)
+    v = np.concatenate([np.arange(1 << 16), np.arange(MAX_DIVIDEND - (1 << 16), MAX_DIVIDEND),
+                        rng.integers(0, MAX_DIVIDEND, 1 << 16)]).astype(np.int64)
     out = np.empty_like(v)
     prm = prepare({}).params
     for vcs in range(1, MAX_VCS + 1):
-        magic, shift = vc_divisor(vcs)
+        magic, shift = divisor(vcs)
         _ports_of(prm._replace(vcs=vcs, vc_magic=magic, vc_shift=shift), v, out)
         assert np.array_equal(out, v // vcs), vcs

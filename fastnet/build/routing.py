@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..kernels._jit import jit_parallel
+from ..kernels.state import divisor
 from .kinds import TOPOLOGIES
 from .network import Network
 
@@ -41,6 +42,8 @@ ALGEBRAIC_KINDS = tuple(k for k, a in ALGEBRA.items() if a != "never")
 IP_MODE, IP_KIND, IP_DIAMETER, IP_P = 0, 1, 2, 3
 IP_A, IP_H, IP_G, IP_PALM = 4, 5, 6, 7  # dragonfly
 IP_ROW, IP_BUNDLE = 8, 9  # dragonfly: routers per row of a group (a for an all-to-all group), global_bundle
+IP_A_DIV, IP_H_DIV, IP_ROW_DIV = 10, 12, 14  # dragonfly: kernels.state.divisor of a, h and the row, two slots each
+IP_ROWS = 16  # dragonfly: rows of a group (a // row)
 IP_Q, IP_NX = 4, 5  # Slim Fly: q, |X|
 IP_NDIM, IP_WRAP = 4, 5  # torus / mesh / hyperx (IP_WRAP 0)
 IP_EXPRESS = 6  # mesh: 1 if it has express channels (BookSim2's cmesh: build/torus.py), the last ports of a router
@@ -116,6 +119,9 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES, failures: bool 
     if kind == "dragonfly":
         ip[[IP_P, IP_A, IP_H, IP_G, IP_PALM, IP_ROW, IP_BUNDLE]] = (
             P["p"], P["a"], P["h"], P["g"], P["arrangement"] == "palmtree", P["group_shape"][0], P["global_bundle"])
+        for at, n in ((IP_A_DIV, P["a"]), (IP_H_DIV, P["h"]), (IP_ROW_DIV, P["group_shape"][0])):
+            ip[at:at + 2] = divisor(n)
+        ip[IP_ROWS] = P["a"] // P["group_shape"][0]
     elif kind == "slimfly":
         F, q, X, Xp = P["field"], P["q"], P["X"], P["Xp"]
         ip[[IP_P, IP_Q, IP_NX]] = (P["p"], q, len(X))

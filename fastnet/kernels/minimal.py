@@ -15,10 +15,12 @@ from __future__ import annotations
 from ..build.kinds import K_DRAGONFLY, K_FATTREE, K_HYPERX, K_MESH, K_SLIMFLY, K_TORUS
 from ..build.network import P_PEER_ROUTER
 from ..build.routing import (
-    IP_A, IP_BUNDLE, IP_DIMS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_MODE, IP_N, IP_NDIM, IP_NX, IP_P,
-    IP_PALM, IP_Q, IP_ROW, IP_STRIDES, IP_WRAP, SCAN_TABLE, SF_INV, SF_NEG, SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
+    IP_A, IP_A_DIV, IP_BUNDLE, IP_DIMS, IP_FT_S, IP_G, IP_H, IP_H_DIV, IP_K, IP_KIND, IP_LINKS, IP_MODE, IP_N, IP_NDIM,
+    IP_NX, IP_P, IP_PALM, IP_Q, IP_ROW, IP_ROW_DIV, IP_ROWS, IP_STRIDES, IP_WRAP, SCAN_TABLE, SF_INV, SF_NEG, SF_X,
+    SF_XI, SF_XP, SF_XPI, TABLE,
 )
 from ._jit import jit, jit_callee, jit_inline, no_implementation
+from .state import divide
 
 
 @jit
@@ -37,27 +39,57 @@ def table_min_ports(ps, port, dist, r, d, buf):
 # A group is rows of n1 = ip[IP_ROW] routers (n1 = a: one all-to-all row), all-to-all along rows and columns.
 # Inside a group a packet moves in dimension order: along its row to the target's column, then along the column.
 @jit_inline
-def df_ldist(n1, i, j):
-    """Local hops from router i to router j of the same group."""
-    return (1 if i % n1 != j % n1 else 0) + (1 if i // n1 != j // n1 else 0)
+def _divmod(ip, x, n_at, div_at):
+    """(x // n, x % n) for the parameter n = ip[n_at], by its divisor at ip[div_at] (build/routing.py): routing
+    asks for these at every hop, and a division by a value known only at run time costs 10-40 cycles."""
+    q = divide(x, ip[div_at], ip[div_at + 1])
+    return q, x - q * ip[n_at]
 
 
 @jit_inline
-def df_step(base, p, n1, i, j):
+def df_place(ip, r):
+    """(group, place in the group) of router r: (r // a, r % a)."""
+    return _divmod(ip, r, IP_A, IP_A_DIV)
+
+
+@jit_inline
+def df_group(ip, r):
+    """The group of router r (or of an intermediate router, Valiant's)."""
+    return _divmod(ip, r, IP_A, IP_A_DIV)[0]
+
+
+@jit_inline
+def df_link(ip, k):
+    """(place of its router in the group, its port among the router's global ports) of physical global link k
+    of a group: (k // h, k % h)."""
+    return _divmod(ip, k, IP_H, IP_H_DIV)
+
+
+@jit_inline
+def df_ldist(ip, i, j):
+    """Local hops from router i to router j of the same group (places in it)."""
+    yi, xi = _divmod(ip, i, IP_ROW, IP_ROW_DIV)
+    yj, xj = _divmod(ip, j, IP_ROW, IP_ROW_DIV)
+    return (1 if xi != xj else 0) + (1 if yi != yj else 0)
+
+
+@jit_inline
+def df_step(base, ip, i, j):
     """The port of router i (whose ports start at `base`) of the first dimension-order hop toward router j != i
     of its group: the row port to j's column, or if i is in that column already, the column port to j's row."""
-    xi, xj = i % n1, j % n1
+    p, n1 = ip[IP_P], ip[IP_ROW]
+    yi, xi = _divmod(ip, i, IP_ROW, IP_ROW_DIV)
+    yj, xj = _divmod(ip, j, IP_ROW, IP_ROW_DIV)
     if xi != xj:
         return base + p + (xj if xj < xi else xj - 1)
-    yi, yj = i // n1, j // n1
     return base + p + n1 - 1 + (yj if yj < yi else yj - 1)
 
 
 @jit_inline
 def df_global_port(ps, ip, G, k):
     """The port of physical global link k (router k // h, port k % h) of group G."""
-    p, a, h, n1 = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_ROW]
-    return ps[G * a + k // h] + p + n1 - 1 + a // n1 - 1 + k % h
+    ri, x = df_link(ip, k)
+    return ps[G * ip[IP_A] + ri] + ip[IP_P] + ip[IP_ROW] - 1 + ip[IP_ROWS] - 1 + x
 
 
 @jit_inline
@@ -79,13 +111,13 @@ def _df_scan(ps, port, ip, r, d, buf):
     waiting packets in one VC class. With the tie-break every hop keeps to a dimension-order path from where the
     phase began (one hop fewer before the global link at each router). A 1-D group has one dimension: no tie-break,
     as it always was."""
-    p, a, h, g, n1, b = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_G], ip[IP_ROW], ip[IP_BUNDLE]
+    a, h, g, n1, b = ip[IP_A], ip[IP_H], ip[IP_G], ip[IP_ROW], ip[IP_BUNDLE]
     base = ps[r]
-    G, i = r // a, r % a
-    Gd, j = d // a, d % a
+    G, i = df_place(ip, r)
+    Gd, j = df_place(ip, d)
     if G == Gd:
-        buf[0] = df_step(base, p, n1, i, j)
-        return 1, df_ldist(n1, i, j)
+        buf[0] = df_step(base, ip, i, j)
+        return 1, df_ldist(ip, i, j)
     two_d = n1 < a
     off = df_first_link(ip, G, Gd)
     best, best_before = 99, 99
@@ -95,16 +127,16 @@ def _df_scan(ps, port, ip, r, d, buf):
             gport = df_global_port(ps, ip, G, k)
             if port[gport, P_PEER_ROUTER] < 0:  # a failed link (fastnet/faults)
                 continue
-            ri = k // h
-            before = df_ldist(n1, i, ri)
-            length = before + 1 + df_ldist(n1, port[gport, P_PEER_ROUTER] % a, j)
+            ri = df_link(ip, k)[0]
+            before = df_ldist(ip, i, ri)
+            length = before + 1 + df_ldist(ip, df_place(ip, port[gport, P_PEER_ROUTER])[1], j)
             if not two_d:
                 before = 0
             if length < best or (length == best and before < best_before):
                 best, best_before = length, before
                 n = 0
             if length == best and before == best_before:
-                first = gport if ri == i else df_step(base, p, n1, i, ri)
+                first = gport if ri == i else df_step(base, ip, i, ri)
                 dup = False
                 for m in range(n):
                     dup |= buf[m] == first

@@ -46,7 +46,7 @@ import numpy as np
 from ..build.network import GLOBAL, NODE_PORT, NODE_ROUTER, NODE, P_CLASS, P_PEER_PORT, P_PEER_ROUTER, P_ROUTER
 from ..build.routing import (
     IP_A, IP_BUNDLE, IP_DIMS, IP_EXPRESS, IP_FT_ROOTS, IP_FT_S, IP_G, IP_H, IP_K, IP_KIND, IP_LINKS, IP_N, IP_NDIM,
-    IP_P, IP_ROW, IP_STRIDES, IP_WRAP, SCAN_TABLE, UNREACHABLE,
+    IP_STRIDES, IP_WRAP, SCAN_TABLE, UNREACHABLE,
 )
 from ..build.kinds import K_DRAGONFLY, K_FATTREE, K_HYPERX, K_MESH, K_TORUS
 from ..build.vcs import VCP_DATELINE, VCP_DRAGONFLY, VCP_ESCAPE, VCP_HOP
@@ -56,7 +56,7 @@ from ..registry import (
 )
 from ._jit import jit, jit_callee, jit_inline, jit_stage, no_implementation
 from .minimal import (
-    df_first_link, df_global_port, df_ldist, df_step, distance,
+    df_first_link, df_global_port, df_group, df_ldist, df_link, df_place, df_step, distance,
     hx_first_dim, hx_last_dim, hx_trunk, min_ports, min_ports_len, torus_coord,
 )
 from .rng import below
@@ -109,23 +109,23 @@ def df_to_group(ps, port, ip, rng, r, Gt):
     group; one of the links fewest local hops away. Returns (first port, hops to reach the group, router where
     the packet lands). Called again at each router, which keeps dimension order: after a row hop toward links 2 hops
     away the nearest are 1 hop away, down the new column; after any other local hop the packet is at a link."""
-    p, a, h, g, n1, b = ip[IP_P], ip[IP_A], ip[IP_H], ip[IP_G], ip[IP_ROW], ip[IP_BUNDLE]
-    G, i = r // a, r % a
+    a, h, g, b = ip[IP_A], ip[IP_H], ip[IP_G], ip[IP_BUNDLE]
+    G, i = df_place(ip, r)
     off = df_first_link(ip, G, Gt)
     best_len, first, land, seen = 99, -1, -1, 0
     for l in range(off, a * h // b, g - 1):
         for k in range(l * b, l * b + b):
-            ri = k // h
+            ri = df_link(ip, k)[0]
             gport = df_global_port(ps, ip, G, k)
             if port[gport, P_PEER_ROUTER] < 0:  # failed (fastnet/faults): (-1, 99, -1) when none is left
                 continue
-            length = 1 + df_ldist(n1, i, ri)
+            length = 1 + df_ldist(ip, i, ri)
             if length < best_len:
                 best_len, seen = length, 0
             if length == best_len:  # reservoir sample among the shortest
                 seen += 1
                 if below(rng, r, seen) == 0:
-                    first = gport if ri == i else df_step(ps[r], p, n1, i, ri)
+                    first = gport if ri == i else df_step(ps[r], ip, i, ri)
                     land = port[gport, P_PEER_ROUTER]
     return first, best_len, land
 
@@ -133,10 +133,9 @@ def df_to_group(ps, port, ip, rng, r, Gt):
 @jit_inline
 def df_local_cost(ps, port, ip, pt, r, t):
     """(occupancy summed along the dimension-order path from r to router t of its group, hops)."""
-    p, a, n1 = ip[IP_P], ip[IP_A], ip[IP_ROW]
     q, hops = 0, 0
     while r != t:
-        o = df_step(ps[r], p, n1, r % a, t % a)
+        o = df_step(ps[r], ip, df_place(ip, r)[1], df_place(ip, t)[1])
         q += occupancy(port, pt, o)
         r = port[o, P_PEER_ROUTER]
         hops += 1
@@ -148,7 +147,7 @@ def df_min_cost(ps, port, ip, pt, r, d):
     """UGAL-G on a dragonfly: (occupancy summed along the minimal path of least total, its length) from the
     group arithmetic in one pass (local, global, local hops), instead of a minimal-port scan at every router."""
     a, h, g, b = ip[IP_A], ip[IP_H], ip[IP_G], ip[IP_BUNDLE]
-    G, Gd = r // a, d // a
+    G, Gd = df_group(ip, r), df_group(ip, d)
     if G == Gd:
         return df_local_cost(ps, port, ip, pt, r, d)
     off = df_first_link(ip, G, Gd)
@@ -158,7 +157,7 @@ def df_min_cost(ps, port, ip, pt, r, d):
             gport = df_global_port(ps, ip, G, k)
             if port[gport, P_PEER_ROUTER] < 0:  # failed: (1 << 62, 99) when none is left
                 continue
-            q_src, n_src = df_local_cost(ps, port, ip, pt, r, G * a + k // h)
+            q_src, n_src = df_local_cost(ps, port, ip, pt, r, G * a + df_link(ip, k)[0])
             q_dst, n_dst = df_local_cost(ps, port, ip, pt, port[gport, P_PEER_ROUTER], d)
             q = occupancy(port, pt, gport) + q_src + q_dst
             length = 1 + n_src + n_dst
@@ -185,7 +184,7 @@ def df_linked(ps, port, ip, G, Gt):
 def df_detour(ps, port, ip, rng, r, Gd):
     """A Valiant group for a packet at router r whose way to group Gd is cut (fastnet/faults): a group with live
     global links from r's group and to Gd, the first such from a random one; -1 if there is none."""
-    g, G = ip[IP_G], r // ip[IP_A]
+    g, G = ip[IP_G], df_group(ip, r)
     start = below(rng, r, g)
     for j in range(g):
         x = (start + j) % g
@@ -508,8 +507,8 @@ def random_intermediate(ip, rng, n_routers, r, d, any_router):
                 x += (below(rng, r, S) - cr) * stride
         return x
     if kind == K_DRAGONFLY:
-        a, n_groups = ip[IP_A], ip[IP_G]
-        G, Gd = r // a, d // a
+        n_groups = ip[IP_G]
+        G, Gd = df_group(ip, r), df_group(ip, d)
         if n_groups < 3:  # no third group: minimal between the two, the other group within one
             return 1 - G if n_groups == 2 and G == Gd else Gd
         x = below(rng, r, n_groups - 2 if G != Gd else n_groups - 1)
@@ -535,7 +534,7 @@ def valiant_live(ps, port, dist, ip, r, inter, d, scan):
     """Whether both phases of a Valiant path through `inter` have a live route (fastnet/faults): on a dragonfly a
     live global link into and out of group `inter`, with a table a finite distance to it and from it."""
     if ip[IP_KIND] == K_DRAGONFLY:
-        G, Gd = r // ip[IP_A], d // ip[IP_A]
+        G, Gd = df_group(ip, r), df_group(ip, d)
         return df_linked(ps, port, ip, G, inter) and df_linked(ps, port, ip, inter, Gd)
     if scan == SCAN_TABLE:
         return dist[r, inter] != UNREACHABLE and dist[inter, d] != UNREACHABLE
@@ -547,14 +546,14 @@ def reached(ip, r, inter, router):
     """Whether router r is the Valiant intermediate: on a dragonfly a group, or a router when `router`
     (routing.intermediate = "router")."""
     if ip[IP_KIND] == K_DRAGONFLY and not router:
-        return r // ip[IP_A] == inter
+        return df_group(ip, r) == inter
     return r == inter
 
 
 @jit_inline
 def inter_group(ip, inter, router):
     """The dragonfly group of a Valiant intermediate (a group, or a router when `router`)."""
-    return inter // ip[IP_A] if router else inter
+    return df_group(ip, inter) if router else inter
 
 
 @jit_inline
@@ -600,7 +599,7 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
         pk[h, PK_VCC] = below(rng, r, 2)
         yx = pk[h, PK_VCC] == 1
     if prm.faults and ip[IP_KIND] == K_DRAGONFLY:
-        G, Gd = r // ip[IP_A], d // ip[IP_A]
+        G, Gd = df_group(ip, r), df_group(ip, d)
         cut = G != Gd and not df_linked(ps, port, ip, G, Gd)
     if cut:  # the minimal path has failed: infinitely loaded
         q_min, h_min = 1 << 40, 1
@@ -628,7 +627,7 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
     for _ in range(prm.indirect):
         inter = random_intermediate(ip, rng, n_routers, r, d, router)
         Gi = inter_group(ip, inter, router)  # (inter itself but for an intermediate router of a dragonfly)
-        if (ip[IP_KIND] == K_DRAGONFLY and Gi == r // ip[IP_A]) or reached(ip, r, inter, router) or (
+        if (ip[IP_KIND] == K_DRAGONFLY and Gi == df_group(ip, r)) or reached(ip, r, inter, router) or (
                 prm.faults and not valiant_live(ps, port, dist, ip, r, Gi, d, scan)):
             continue  # the minimal path (an intermediate router in the source's group), or a failed one
         if ip[IP_KIND] == K_DRAGONFLY:  # to the intermediate group (and router), then minimal on
@@ -770,7 +769,7 @@ def valiant_phase(routing, scan, ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, 
                 if tries == 8:
                     pk[h, PK_INTER] = -1
                     pk[h, PK_PHASE] = TO_DEST
-            if router and pk[h, PK_INTER] // ip[IP_A] == r // ip[IP_A]:  # in the source's group: minimal
+            if router and df_group(ip, pk[h, PK_INTER]) == df_group(ip, r):  # in the source's group: minimal
                 pk[h, PK_INTER] = -1
                 pk[h, PK_PHASE] = TO_DEST
         elif routing == R_UGAL_L or routing == R_UGAL_G:
@@ -814,7 +813,7 @@ def next_port(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk
             routing == R_UGAL_L and prm.ugal_xy_yx and pk[h, PK_VCC] == 1)
         out = hx_dor_step(ps, port, pt, ip, rng, r, target, yx)
     elif kind == K_DRAGONFLY and (routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G) and to_inter and not (
-            prm.inter_router and r // ip[IP_A] == target // ip[IP_A]):  # (an intermediate router of r's group: minimal)
+            prm.inter_router and df_group(ip, r) == df_group(ip, target)):  # (an intermediate in r's group: minimal)
         out, _, _ = df_to_group(ps, port, ip, rng, r, inter_group(ip, target, prm.inter_router))
         if out < 0:  # its link to the intermediate group failed on the way
             out = df_reroute(ps, port, ip, pk, rng, r, d, h)
@@ -902,7 +901,7 @@ def df_reroute(ps, port, ip, pk, rng, r, d, h):
     (they count global hops); after it, no class is left for a detour and it is dropped (-1)."""
     if pk[h, PK_GHOPS] > 0:
         return -1
-    x = df_detour(ps, port, ip, rng, r, d // ip[IP_A])
+    x = df_detour(ps, port, ip, rng, r, df_group(ip, d))
     if x < 0:
         return -1
     pk[h, PK_INTER] = x

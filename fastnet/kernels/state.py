@@ -120,7 +120,7 @@ HIST_BINS = 2 * HIST_SUB + 34 * HIST_SUB
 
 class Params(NamedTuple):
     vcs: int  # V: VC slots per input port (the most any port class has; build/vcs.py)
-    vc_magic: int  # port_of's multiplier and shift (vc_divisor): v // vcs without a division
+    vc_magic: int  # divisor(vcs): port_of's v // vcs without a division
     vc_shift: int
     delay: int  # router delay D: head arrival -> earliest switch grant
     inject_latency: int  # a node's link to its router, that way (links.latency_injection; the other way, the
@@ -215,24 +215,30 @@ class State(NamedTuple):
     arrivals: np.ndarray  # int64[A] open-loop arrival wheel: first node whose next arrival is due at slot's cycles
 
 
-MAX_VC_ROWS = 2**31  # port_of is exact for VC ids below this
+MAX_DIVIDEND = 2**31  # `divide` is exact for dividends below this (VC ids, router ids, ...)
 
 
-def vc_divisor(vcs: int) -> tuple[int, int]:
-    """(Params.vc_magic, Params.vc_shift) for `vcs` VCs a port. With l = ceil(log2 vcs), s = 31 + l and m =
-    ceil(2**s / vcs), floor(v * m / 2**s) = v // vcs for every 0 <= v < 2**31 (Granlund and Montgomery, "Division by
-    invariant integers using multiplication", PLDI 1994, theorem 4.2: 2**s <= m * vcs <= 2**s + 2**l), and
-    v * m < 2**63 since m <= 2**32."""
-    shift = 31 + (vcs - 1).bit_length()
-    return -(-(1 << shift) // vcs), shift
+def divisor(n: int) -> tuple[int, int]:
+    """(magic, shift) such that divide(x, magic, shift) = x // n for every 0 <= x < MAX_DIVIDEND: with l =
+    ceil(log2 n), shift = 31 + l and magic = ceil(2**shift / n) (Granlund and Montgomery, "Division by invariant
+    integers using multiplication", PLDI 1994, theorem 4.2: 2**shift <= magic * n <= 2**shift + 2**l), and x * magic
+    < 2**63 since magic <= 2**32."""
+    shift = 31 + (n - 1).bit_length()
+    return -(-(1 << shift) // n), shift
+
+
+@jit_inline
+def divide(x, magic, shift):
+    """x // n by a multiply and a shift, as a compiler divides by a constant, for an n known only at run time (a VC
+    count, a dragonfly's group size), with (magic, shift) = divisor(n): a 64-bit division costs 10-40 cycles, and
+    a packet's hop asks for such quotients a dozen times."""
+    return (x * magic) >> shift
 
 
 @jit_inline
 def port_of(prm, v):
-    """The port of VC v (row v of the VC records: port * vcs + VC), v // prm.vcs as a multiply and a shift, as a
-    compiler divides by a constant: the VC count is known only at run time, a 64-bit division costs 10-40 cycles,
-    and a packet's hop asks for a port this way a dozen times. Exact for 0 <= v < MAX_VC_ROWS."""
-    return (v * prm.vc_magic) >> prm.vc_shift
+    """The port of VC v (row v of the VC records: port * vcs + VC), v // prm.vcs."""
+    return divide(v, prm.vc_magic, prm.vc_shift)
 
 
 def first_pool_rows(n_nodes: int) -> int:
