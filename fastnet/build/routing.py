@@ -44,7 +44,7 @@ IP_A, IP_H, IP_G, IP_PALM = 4, 5, 6, 7  # dragonfly
 IP_ROW, IP_BUNDLE = 8, 9  # dragonfly: routers per row of a group (a for an all-to-all group), global_bundle
 IP_A_DIV, IP_H_DIV, IP_ROW_DIV = 10, 12, 14  # dragonfly: kernels.state.divisor of a, h and the row, two slots each
 IP_ROWS = 16  # dragonfly: rows of a group (a // row)
-IP_Q, IP_NX = 4, 5  # Slim Fly: q, |X|
+IP_Q, IP_NX, IP_Q_DIV = 4, 5, 6  # Slim Fly: q, |X|, kernels.state.divisor of q (two slots)
 IP_NDIM, IP_WRAP = 4, 5  # torus / mesh / hyperx (IP_WRAP 0)
 IP_EXPRESS = 6  # mesh: 1 if it has express channels (BookSim2's cmesh: build/torus.py), the last ports of a router
 IP_K, IP_N, IP_FT_S, IP_FT_ROOTS = 4, 5, 6, 7  # fat tree: k, levels, switches per level below the top, roots
@@ -125,6 +125,7 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES, failures: bool 
     elif kind == "slimfly":
         F, q, X, Xp = P["field"], P["q"], P["X"], P["Xp"]
         ip[[IP_P, IP_Q, IP_NX]] = (P["p"], q, len(X))
+        ip[IP_Q_DIV:IP_Q_DIV + 2] = divisor(q)
         alg = np.full((q, 2 * q + 6), -1, dtype=np.int32)
         alg[:, :q] = F.add
         alg[:, q:2 * q] = F.mul

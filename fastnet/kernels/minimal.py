@@ -16,8 +16,8 @@ from ..build.kinds import K_DRAGONFLY, K_FATTREE, K_HYPERX, K_MESH, K_SLIMFLY, K
 from ..build.network import P_PEER_ROUTER
 from ..build.routing import (
     IP_A, IP_A_DIV, IP_BUNDLE, IP_DIMS, IP_FT_S, IP_G, IP_H, IP_H_DIV, IP_K, IP_KIND, IP_LINKS, IP_MODE, IP_N, IP_NDIM,
-    IP_NX, IP_P, IP_PALM, IP_Q, IP_ROW, IP_ROW_DIV, IP_ROWS, IP_STRIDES, IP_WRAP, SCAN_TABLE, SF_INV, SF_NEG, SF_X,
-    SF_XI, SF_XP, SF_XPI, TABLE,
+    IP_NX, IP_P, IP_PALM, IP_Q, IP_Q_DIV, IP_ROW, IP_ROW_DIV, IP_ROWS, IP_STRIDES, IP_WRAP, SCAN_TABLE, SF_INV, SF_NEG,
+    SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
 )
 from ._jit import jit, jit_callee, jit_inline, no_implementation
 from .state import divide
@@ -35,9 +35,6 @@ def table_min_ports(ps, port, dist, r, d, buf):
     return n
 
 
-# ---------------------------------------------------------------- dragonfly (fastnet/build/dragonfly.py)
-# A group is rows of n1 = ip[IP_ROW] routers (n1 = a: one all-to-all row), all-to-all along rows and columns.
-# Inside a group a packet moves in dimension order: along its row to the target's column, then along the column.
 @jit_inline
 def _divmod(ip, x, n_at, div_at):
     """(x // n, x % n) for the parameter n = ip[n_at], by its divisor at ip[div_at] (build/routing.py): routing
@@ -46,6 +43,9 @@ def _divmod(ip, x, n_at, div_at):
     return q, x - q * ip[n_at]
 
 
+# ---------------------------------------------------------------- dragonfly (fastnet/build/dragonfly.py)
+# A group is rows of n1 = ip[IP_ROW] routers (n1 = a: one all-to-all row), all-to-all along rows and columns.
+# Inside a group a packet moves in dimension order: along its row to the target's column, then along the column.
 @jit_inline
 def df_place(ip, r):
     """(group, place in the group) of router r: (r // a, r % a)."""
@@ -164,13 +164,20 @@ def _sf_port_to(alg, q, nx, s, a, b, s2, a2, b2):
     return nx + a2 if b2 == alg[alg[a, q + a2], b] else -1
 
 
+@jit_inline
+def sf_coords(ip, r):
+    """Router r = s q^2 + a q + b as (s, a, b), by two multiply-and-shift divisions by q (state.divide)."""
+    sa, b = _divmod(ip, r, IP_Q, IP_Q_DIV)
+    s, a = _divmod(ip, sa, IP_Q, IP_Q_DIV)
+    return s, a, b
+
+
 @jit_callee
 def _sf_scan(ps, ip, alg, r, d, buf):
     q, nx = ip[IP_Q], ip[IP_NX]
-    qq = q * q
     base = ps[r] + ip[IP_P]
-    s, a, b = r // qq, (r % qq) // q, r % q
-    s2, a2, b2 = d // qq, (d % qq) // q, d % q
+    s, a, b = sf_coords(ip, r)
+    s2, a2, b2 = sf_coords(ip, d)
     direct = _sf_port_to(alg, q, nx, s, a, b, s2, a2, b2)
     if direct >= 0:
         buf[0] = base + direct
