@@ -144,9 +144,7 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES, failures: bool 
         ip[IP_DIMS:IP_DIMS + n] = P["dims"]
         ip[IP_STRIDES:IP_STRIDES + n] = P["stride"]
         ip[IP_LINKS:IP_LINKS + n] = P["links"]
-        routers = np.arange(len(P["dir_port"]))[:, None]
-        coords = routers // np.asarray(P["stride"])[None, :] % np.asarray(P["dims"])[None, :]
-        alg = np.hstack([P["dir_port"], coords]).astype(np.int32)
+        alg = np.hstack([P["dir_port"], P["coords"]])
     elif kind == "hyperx":
         n = len(P["dims"])
         if n > IP_STRIDES - IP_DIMS:

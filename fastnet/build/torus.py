@@ -124,5 +124,6 @@ def build(kind: str, dims: list[int], p: int, twist: int = 0, links: int | list[
         router_group=np.zeros(R, dtype=np.int32),
         nbr_length=length,
         params={"dims": list(dims), "p": p, "twist": twist, "links": links, "dir_port": dir_port, "express": express,
-                "stride": stride.tolist(), "diameter": None if kind == "twisted_torus" else diameter},
+                "stride": stride.tolist(), "coords": coords.astype(np.int32),  # (routing reads them: build/routing.py)
+                "diameter": None if kind == "twisted_torus" else diameter},
     )

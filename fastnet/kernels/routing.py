@@ -216,11 +216,11 @@ def least_occupied(port, pt, rng, r, first, n):
 
 # ---------------------------------------------------------------- torus / mesh dimension order
 @jit_inline
-def ring_arc_live(ps, port, dir_port, r, dim, d, stride, k, ct):
+def ring_arc_live(ps, port, ip, dir_port, r, dim, d, ct):
     """Whether every link from r along dimension `dim` in direction d up to coordinate ct is up (fastnet/faults:
     a failed link has no peer router; its parallel links fail with it)."""
     x = r
-    while (x // stride) % k != ct:
+    while torus_coord(ip, dir_port, x, dim) != ct:
         x = port[ps[x] + dir_port[x, 2 * dim + d], P_PEER_ROUTER]
         if x < 0:
             return False
@@ -242,7 +242,7 @@ def dor_step(ps, port, pt, ip, dir_port, pk, rng, r, t, h, faults, descending):
     wrap = ip[IP_WRAP] == 1
     for j in range(ip[IP_NDIM]):
         dim = ip[IP_NDIM] - 1 - j if descending else j
-        k, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
+        k = ip[IP_DIMS + dim]
         cr, ct = torus_coord(ip, dir_port, r, dim), torus_coord(ip, dir_port, t, dim)
         if cr == ct:
             continue
@@ -257,9 +257,9 @@ def dor_step(ps, port, pt, ip, dir_port, pk, rng, r, t, h, faults, descending):
             else:
                 d, part = (0 if ct > cr else 1), 0
             pk[h, PK_VCC] = dim * 4 + d * 2 + part
-        if faults and not ring_arc_live(ps, port, dir_port, r, dim, d, stride, k, ct):
+        if faults and not ring_arc_live(ps, port, ip, dir_port, r, dim, d, ct):
             d = 1 - d
-            if not wrap or not ring_arc_live(ps, port, dir_port, r, dim, d, stride, k, ct):
+            if not wrap or not ring_arc_live(ps, port, ip, dir_port, r, dim, d, ct):
                 return -1, 0
             part = 1 if (d == 0 and ct < cr) or (d == 1 and ct > cr) else 0
             pk[h, PK_VCC] = dim * 4 + d * 2 + part
