@@ -24,7 +24,7 @@ from fastnet.kernels.state import (
     C_DELIVERED, C_N_ACTIVE, MAX_DIVIDEND, N_VC, ND_NEXT_ARRIVAL, PK_CLS, PK_DVC, PK_OUT, S_HOPS_GLOBAL, S_HOPS_LOCAL,
     S_HOPS_SUM, S_LAT_SUM, S_NET_SUM, VC_FREE, VC_HEAD, VC_OWNER, VG_PTR, VS_PKT, divisor, port_of,
 )
-from fastnet.registry import GEN_OPEN_LOOP, VA_SEPARABLE
+from fastnet.registry import GEN_OPEN_LOOP, VA_SEPARABLE, X_FLIT, X_PACKET
 from fastnet.sim import prepare, simulate
 
 LAT = {"latency": 2, "latency_local": 3, "latency_global": 5, "latency_injection": 2}
@@ -502,3 +502,33 @@ def test_port_of_is_the_integer_division_for_every_vc_count():
         magic, shift = divisor(vcs)
         _ports_of(prm._replace(vcs=vcs, vc_magic=magic, vc_shift=shift), v, out)
         assert np.array_equal(out, v // vcs), vcs
+
+
+@pytest.mark.parametrize("case", ["packets", "ports", "codes", "mpi"])
+def test_the_loop_refuses_records_it_was_not_made_for(case):
+    """The cycle loop and the MPI kernel check at their top that each record array has the columns its names say,
+    and the loop that the run's codes are its own (LLVM then takes them as constants): a record array of another
+    width, or a Params whose crossbar is not the loop's, is refused before anything is read."""
+    if case == "mpi":
+        s = prepare({"topology": {"kind": "torus", "dims": [4, 4]},
+                     "workload": {"kind": "mpi", "program": "allreduce", "message_bytes": 64, "iterations": 1}})
+        s.workload = s.workload._replace(tk=np.zeros((s.workload.tk.shape[0], s.workload.tk.shape[1] + 1),
+                                                     np.int64))
+        match = "MPI record array"
+    else:
+        s = prepare({"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"load": 0.5},
+                     "sim": {"warmup": 10, "measure": 10, "drain": 0}})
+        if case == "packets":
+            s.state = s.state._replace(pk=np.zeros((len(s.state.pk), s.state.pk.shape[1] + 1), np.int64))
+        elif case == "ports":
+            s.net.topo = s.net.topo._replace(port=np.zeros((len(s.net.topo.port), 5), np.int32))
+        else:  # the loop made for this run's codes, handed a Params with the other crossbar
+            p = s.params
+            loop = cycle_loop(GEN_OPEN_LOOP, p.routing, minimal_scan(s.routes), p.allocator, p.vc_alloc, p.crossbar)
+            s.params = p._replace(crossbar=X_FLIT if p.crossbar == X_PACKET else X_PACKET)
+            with pytest.raises(ValueError, match="not the loop's"):
+                loop(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, 0, 10, False, 10)
+            return
+        match = "not the loop's"
+    with pytest.raises(ValueError, match=match):
+        simulate(s)

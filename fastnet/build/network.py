@@ -24,8 +24,10 @@ CLASS_NAMES = ("injection", "local", "global")
 
 # Topology.port columns
 P_ROUTER, P_PEER_ROUTER, P_PEER_PORT, P_CLASS, P_LATENCY, P_PERIOD = 0, 1, 2, 3, 4, 5
+N_P = 6  # columns (the cycle loop checks it once: engine/loop.py rows_known)
 # Topology.node columns
 NODE_ROUTER, NODE_PORT = 0, 1
+N_NODE = 2  # columns
 
 
 class Topology(NamedTuple):

@@ -25,7 +25,7 @@ from typing import Any
 
 from numba import typeof, types
 
-from ..build.network import NODE, P_CLASS, P_PEER_PORT
+from ..build.network import N_NODE, N_P, NODE, P_CLASS, P_PEER_PORT
 from ..build.routing import minimal_scan
 from ..kernels._jit import jit, jit_callee, jit_inline, jit_stage
 from ..kernels.allocate import allocate, drop_head, head_request
@@ -38,7 +38,8 @@ from ..kernels.traverse import traverse
 from ..kernels.state import (
     ASLEEP, C_CREATED, C_DELIVERED, C_DROPPED, C_EV_FREE_COUNT, C_FREE_COUNT, C_LAST_PROGRESS, C_MEAS_CREATED,
     C_MEAS_DELIVERED, C_MEAS_DROPPED, C_N_ACTIVE, C_N_ACTIVE_NODES, C_QUEUED, E_CREDIT, E_READY, EV_AMOUNT, EV_KIND,
-    EV_NEXT, EV_TARGET, NEVER, PK_LOST, PK_MSG, TS_IN_NETWORK, TS_QUEUED, VC_WAITER, VC_WAKE, VS_NODE_PKT, port_of,
+    EV_NEXT, EV_TARGET, N_EV, N_ND, N_PK, N_PT, N_TS, N_VC, N_VG, N_VS, NEVER, PK_LOST, PK_MSG, TS_IN_NETWORK,
+    TS_QUEUED, VC_WAITER, VC_WAKE, VS_NODE_PKT, port_of,
 )
 from ..registry import (
     CROSSBARS, GEN_MPI, GEN_OPEN_LOOP, GENERATORS, ROUTINGS, SWITCH_ALLOCATORS, VC_ALLOCATORS, W_OPEN_LOOP, X_FLIT,
@@ -90,6 +91,18 @@ def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t, crossbar):
         release_event(ev, ctr, e)
         e = nxt
     return nodes
+
+
+@jit_inline
+def rows_known(topo, st):
+    """Whether every record array has as many columns as its column names say. Checked once at the top of a
+    kernel call, it makes each row length a constant of the code below: LLVM carries the equality into every
+    access, which then finds a record by a shift and an add instead of a multiply by a length the loop keeps on
+    the stack (it holds too many arrays for its registers). A replay on Hopper took 9 % less time with it and the
+    codes' check below (perf/README.md, "What the loop knows at its top")."""
+    return (st.pk.shape[1] == N_PK and st.vc.shape[1] == N_VC and st.pt.shape[1] == N_PT and st.ev.shape[1] == N_EV
+            and st.nd.shape[1] == N_ND and st.vs.shape[1] == N_VS and st.ts.shape[1] == N_TS
+            and st.vc_grant.shape[1] == N_VG and topo.port.shape[1] == N_P and topo.node.shape[1] == N_NODE)
 
 
 @jit_callee
@@ -200,6 +213,11 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
         cycle counts one and each grant one more, so that a call's wall time follows its work (a cycle of a busy
         million-node network costs as much as 10^5 idle ones; a closed-loop run skips the cycles in which nothing
         can happen, network_idle, so t1 may lie much further ahead). sim.simulate sizes budgets to half a second."""
+        # the same for the codes this loop was made for: a helper that tests prm.crossbar folds as if handed the
+        # constant, the flit crossbar's branches drop out of a packet crossbar's loop
+        if not (rows_known(topo, st) and prm.crossbar == crossbar and prm.routing == routing
+                and prm.allocator == allocator and prm.vc_alloc == vc_alloc):
+            raise ValueError("the State's or the Topology's records, or the run's codes, are not the loop's")
         ctr, wheel, wc = st.ctr, st.wheel, wl.wc
         n_nodes, n_ports = len(st.nd), len(st.pt)
         created = n_nodes  # the most packets one cycle creates: open-loop sources make one per node at most

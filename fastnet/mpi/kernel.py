@@ -37,13 +37,14 @@ from ..workloads.state import (
 from .collectives import n_steps, round_plan
 from .state import (
     ANY, CO_BCAST, CO_SCATTER, MM_ARRIVED, MM_CALL, MM_COMM, MM_PAYLOAD, MM_QNEXT, MM_READY, MM_RECEIVED, MM_RREQ,
-    MM_SENT, MM_SEQ, MM_SREQ, MM_TAG, M_CTS, M_DATA, M_EAGER, M_RTS, NULL_PEER, OP_ALG, OP_ARG, OP_BYTES, OP_CALL,
-    OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_IRECV, OP_LIST, OP_PEER, OP_REQ, OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, Q_DONE,
-    Q_FREE, Q_PENDING, RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN, RK_COMPUTE_CYC, RK_COP, RK_CRECV, RK_CSEND, RK_CSTART,
-    RK_EARLY, RK_HQHEAD, RK_HQTAIL, RK_PC, RK_PEND, RK_QHEAD, RK_QTAIL, RK_RECV_FREE, RK_RHEAD, RK_RTAIL, RK_SEND_FREE,
-    RK_STATE, RK_STEP, RK_WAIT_CYC, RQ_CALL, RQ_COMM, RQ_NEXT, RQ_PEER, RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, RS_COLL,
-    RS_COMPUTE, RS_DONE, RS_READY, RS_RUNNING, RS_WAIT, TL_CALL, TL_END, TL_RANK, TL_START, WM_BYTES, WM_CLAT_SUM,
-    WM_CONTROL, WM_DLAT_SUM, WM_HEAP, WM_READY, WM_STAMP, WM_TIMELINE, WM_TRANSFERS, WM_UNM_SUM,
+    MM_SENT, MM_SEQ, MM_SREQ, MM_TAG, M_CTS, M_DATA, M_EAGER, M_RTS, NULL_PEER, N_MSG, N_OP, N_RK, N_RQ, N_TL,
+    OP_ALG, OP_ARG, OP_BYTES, OP_CALL, OP_CODE, OP_COLL, OP_COMM, OP_COMPUTE, OP_IRECV, OP_LIST, OP_PEER, OP_REQ,
+    OP_ROOT, OP_SEQ, OP_TAG, OP_WAIT, Q_DONE, Q_FREE, Q_PENDING, RK_BLOCK_CALL, RK_BLOCK_T, RK_CME, RK_CN,
+    RK_COMPUTE_CYC, RK_COP, RK_CRECV, RK_CSEND, RK_CSTART, RK_EARLY, RK_HQHEAD, RK_HQTAIL, RK_PC, RK_PEND, RK_QHEAD,
+    RK_QTAIL, RK_RECV_FREE, RK_RHEAD, RK_RTAIL, RK_SEND_FREE, RK_STATE, RK_STEP, RK_WAIT_CYC, RQ_CALL, RQ_COMM,
+    RQ_NEXT, RQ_PEER, RQ_RANK, RQ_STATE, RQ_TAG, RQ_WAITED, RS_COLL, RS_COMPUTE, RS_DONE, RS_READY, RS_RUNNING,
+    RS_WAIT, TL_CALL, TL_END, TL_RANK, TL_START, WM_BYTES, WM_CLAT_SUM, WM_CONTROL, WM_DLAT_SUM, WM_HEAP, WM_READY,
+    WM_STAMP, WM_TIMELINE, WM_TRANSFERS, WM_UNM_SUM,
 )
 
 
@@ -730,8 +731,18 @@ def run_rank(wl, r, t):
             request_op(wl, r, pc, base, t)
 
 
+@jit_inline
+def mpi_rows_known(wl):
+    """Whether the MPI records have as many columns as their names say: checked at the top of advance_mpi, it makes
+    every row length a constant of the code below (engine/loop.py rows_known says why)."""
+    return (wl.ops.shape[1] == N_OP and wl.tk.shape[1] == N_RK and wl.rq.shape[1] == N_RQ
+            and wl.msg.shape[1] == N_MSG and wl.timeline.shape[1] == N_TL)
+
+
 @jit_callee
 def advance_mpi(wl, t):
+    if not mpi_rows_known(wl):
+        raise ValueError("an MPI record array has the wrong number of columns")
     wc = wl.wc
     for i in range(wc[WC_N_INBOX]):
         receive(wl, wl.inbox[i], t)
