@@ -98,11 +98,20 @@ def rows_known(topo, st):
     """Whether every record array has as many columns as its column names say. Checked once at the top of a
     kernel call, it makes each row length a constant of the code below: LLVM carries the equality into every
     access, which then finds a record by a shift and an add instead of a multiply by a length the loop keeps on
-    the stack (it holds too many arrays for its registers). A replay on Hopper took 9 % less time with it and the
-    codes' check below (perf/README.md, "What the loop knows at its top")."""
+    the stack (it holds too many arrays for its registers). A replay on Hopper took 9 % less time with it and
+    codes_known (perf/README.md, "What the loop knows at its top")."""
     return (st.pk.shape[1] == N_PK and st.vc.shape[1] == N_VC and st.pt.shape[1] == N_PT and st.ev.shape[1] == N_EV
             and st.nd.shape[1] == N_ND and st.vs.shape[1] == N_VS and st.ts.shape[1] == N_TS
             and st.vc_grant.shape[1] == N_VG and topo.port.shape[1] == N_P and topo.node.shape[1] == N_NODE)
+
+
+@jit_inline
+def codes_known(prm, routing, allocator, vc_alloc, crossbar):
+    """Whether the run's codes are those the loop was made for (its constants): checked with rows_known, it lets a
+    helper that tests prm.crossbar fold as if handed the constant, and the flit crossbar's branches drop out of a
+    packet crossbar's loop."""
+    return (prm.crossbar == crossbar and prm.routing == routing and prm.allocator == allocator
+            and prm.vc_alloc == vc_alloc)
 
 
 @jit_callee
@@ -213,10 +222,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
         cycle counts one and each grant one more, so that a call's wall time follows its work (a cycle of a busy
         million-node network costs as much as 10^5 idle ones; a closed-loop run skips the cycles in which nothing
         can happen, network_idle, so t1 may lie much further ahead). sim.simulate sizes budgets to half a second."""
-        # the same for the codes this loop was made for: a helper that tests prm.crossbar folds as if handed the
-        # constant, the flit crossbar's branches drop out of a packet crossbar's loop
-        if not (rows_known(topo, st) and prm.crossbar == crossbar and prm.routing == routing
-                and prm.allocator == allocator and prm.vc_alloc == vc_alloc):
+        if not (rows_known(topo, st) and codes_known(prm, routing, allocator, vc_alloc, crossbar)):
             raise ValueError("the State's or the Topology's records, or the run's codes, are not the loop's")
         ctr, wheel, wc = st.ctr, st.wheel, wl.wc
         n_nodes, n_ports = len(st.nd), len(st.pt)
