@@ -161,7 +161,7 @@ def test_xy_yx_takes_either_dimension_order(topology):
             if topology["kind"] == "mesh":
                 out = dor_step(ps, port, s.state.pt, ip, alg, pk, rng, r, t, 0, False, yx)[0]
             else:
-                out = hx_dor_step(ps, port, s.state.pt, ip, rng, r, t, yx)
+                out = hx_dor_step(ps, port, s.state.pt, ip, alg, rng, r, t, yx)
             assert out == order_first_port(ps, ip, alg, r, t, yx)
             nxt = coord[port[out, P_PEER_ROUTER]]
             moved = [i for i in range(len(dims)) if nxt[i] != coord[r][i]]
@@ -228,7 +228,8 @@ def test_ugal_xyyx_vc_quarters_and_ports_as_booksim2():
     pt[:, :] = 0
     scan, buf = minimal_scan(s.routes), np.zeros(64, np.int64)
     for yx in (False, True):
-        out = hx_dor_step(ps, port, pt, ip, s.state.rng_router, 0, 15, yx)  # router 0 -> 15: both dims differ
+        out = hx_dor_step(ps, port, pt, ip, s.routes.alg, s.state.rng_router, 0, 15, yx)  # router 0 -> 15: both
+        # dimensions differ
         assert port[out, P_PEER_ROUTER] == (12 if yx else 3)
         pt[:, :] = 0
         pt[port[out, P_PEER_PORT], PT_HELD] = 5  # credits in use behind this order's first port only

@@ -58,6 +58,7 @@ def build(dims: list[int], trunking: int | list[int], p: int, distance_latency: 
     R = int(np.prod(dims))
     nbr, dist = all_to_all(dims, trunking)
     deg = nbr.shape[1]
+    stride = np.cumprod([1] + list(dims[:-1]))
     return RouterGraph(
         kind="hyperx",
         nodes_per_router=np.full(R, p, dtype=np.int32),
@@ -67,5 +68,6 @@ def build(dims: list[int], trunking: int | list[int], p: int, distance_latency: 
         router_group=np.zeros(R, dtype=np.int32),
         nbr_length=dist.ravel().astype(np.int32) if distance_latency else None,
         params={"dims": list(dims), "p": p, "trunking": trunking,
-                "stride": np.cumprod([1] + list(dims[:-1])).tolist(), "diameter": len(dims)},
+                "stride": stride.tolist(), "diameter": len(dims),
+                "coords": ((np.arange(R)[:, None] // stride) % np.asarray(dims)).astype(np.int32)},  # (routing's)
     )

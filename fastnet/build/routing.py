@@ -58,7 +58,8 @@ class Routes(NamedTuple):
     dist: np.ndarray  # uint8[R, R] router distances (TABLE mode, or for ksp), else uint8[1, 1]
     ip: np.ndarray  # int64[IP_SIZE] mode, kind, diameter and the topology's integer parameters
     alg: np.ndarray  # int32 lookup table of the algebra: Slim Fly GF(q) tables and X sets; a torus's or mesh's
-    # dir_port, then each router's coordinates (column 2 * ndim + dim: kernels/minimal.py torus_coord)
+    # dir_port, then each router's coordinates (column 2 * ndim + dim: kernels/minimal.py torus_coord); a HyperX's
+    # coordinates (column dim: kernels/minimal.py hx_trunk)
     vcr: np.ndarray  # int32[3, classes, 2]: (first VC, count) per input-port class and VC class (build/vcs.py)
 
 
@@ -153,6 +154,7 @@ def build_routes(net: Network, budget: int = TABLE_BUDGET_BYTES, failures: bool 
         ip[IP_DIMS:IP_DIMS + n] = P["dims"]
         ip[IP_STRIDES:IP_STRIDES + n] = P["stride"]
         ip[IP_LINKS:IP_LINKS + n] = P["trunking"]
+        alg = P["coords"]
     elif kind == "fattree":
         ip[[IP_K, IP_N, IP_FT_S, IP_FT_ROOTS]] = (P["k"], P["n"], P["switches_per_level"], P["roots"])
     if use_table:

@@ -16,7 +16,7 @@ from ..build.kinds import K_DRAGONFLY, K_FATTREE, K_HYPERX, K_MESH, K_SLIMFLY, K
 from ..build.network import P_PEER_ROUTER
 from ..build.routing import (
     IP_A, IP_A_DIV, IP_BUNDLE, IP_DIMS, IP_FT_S, IP_G, IP_H, IP_H_DIV, IP_K, IP_KIND, IP_LINKS, IP_MODE, IP_N, IP_NDIM,
-    IP_NX, IP_P, IP_PALM, IP_Q, IP_Q_DIV, IP_ROW, IP_ROW_DIV, IP_ROWS, IP_STRIDES, IP_WRAP, SCAN_TABLE, SF_INV, SF_NEG,
+    IP_NX, IP_P, IP_PALM, IP_Q, IP_Q_DIV, IP_ROW, IP_ROW_DIV, IP_ROWS, IP_WRAP, SCAN_TABLE, SF_INV, SF_NEG,
     SF_X, SF_XI, SF_XP, SF_XPI, TABLE,
 )
 from ._jit import jit, jit_callee, jit_inline, no_implementation
@@ -263,46 +263,45 @@ def _torus_scan(ps, ip, dir_port, r, d, buf):
 
 # ---------------------------------------------------------------- HyperX (fastnet/build/hyperx.py)
 @jit_inline
-def hx_trunk(ps, ip, r, t, dim):
-    """(first port, trunk links) of the links from r toward t's coordinate in dimension `dim` (which differs)."""
+def hx_trunk(ps, ip, coords, r, t, dim):
+    """(first port, trunk links) of the links from r toward t's coordinate in dimension `dim` (which differs).
+    `coords`: the routers' coordinates (Routes.alg of a HyperX): computed, (r // stride) % S costs two integer
+    divisions by values known only at run time, a dozen at each hop of a 3-D HyperX."""
     base = ps[r] + ip[IP_P]
     for e in range(dim):
         base += (ip[IP_DIMS + e] - 1) * ip[IP_LINKS + e]
-    S, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
-    cr, ct = (r // stride) % S, (t // stride) % S
+    cr, ct = coords[r, dim], coords[t, dim]
     return base + (ct if ct < cr else ct - 1) * ip[IP_LINKS + dim], ip[IP_LINKS + dim]
 
 
 @jit_inline
-def hx_first_dim(ip, r, t):
+def hx_first_dim(ip, coords, r, t):
     """The lowest dimension in which routers r and t differ (dimension order), -1 if r == t."""
     for dim in range(ip[IP_NDIM]):
-        S, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
-        if (r // stride) % S != (t // stride) % S:
+        if coords[r, dim] != coords[t, dim]:
             return dim
     return -1
 
 
 @jit_inline
-def hx_last_dim(ip, r, t):
+def hx_last_dim(ip, coords, r, t):
     """The highest dimension in which routers r and t differ (the reverse dimension order), -1 if r == t."""
     for j in range(ip[IP_NDIM]):
         dim = ip[IP_NDIM] - 1 - j
-        S, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
-        if (r // stride) % S != (t // stride) % S:
+        if coords[r, dim] != coords[t, dim]:
             return dim
     return -1
 
 
 @jit_callee
-def _hx_scan(ps, ip, r, d, buf):
+def _hx_scan(ps, ip, coords, r, d, buf):
     """Every trunk link of every dimension in which r and d differ; length = the number of such dimensions."""
     base = ps[r] + ip[IP_P]
     n = 0
     length = 0
     for dim in range(ip[IP_NDIM]):
-        S, stride, T = ip[IP_DIMS + dim], ip[IP_STRIDES + dim], ip[IP_LINKS + dim]
-        cr, cd = (r // stride) % S, (d // stride) % S
+        S, T = ip[IP_DIMS + dim], ip[IP_LINKS + dim]
+        cr, cd = coords[r, dim], coords[d, dim]
         if cr != cd:
             length += 1
             n = _put_links(buf, n, base + (cd if cd < cr else cd - 1) * T, T)
@@ -344,7 +343,7 @@ def algebraic_scan(ps, port, ip, alg, r, d, buf, scan):
     if scan == K_TORUS or scan == K_MESH:
         return _torus_scan(ps, ip, alg, r, d, buf)
     if scan == K_HYPERX:
-        return _hx_scan(ps, ip, r, d, buf)
+        return _hx_scan(ps, ip, alg, r, d, buf)
     if scan == K_FATTREE:
         return _ft_scan(ps, ip, r, d, buf)
     no_implementation(scan)

@@ -269,12 +269,13 @@ def dor_step(ps, port, pt, ip, dir_port, pk, rng, r, t, h, faults, descending):
 
 # ---------------------------------------------------------------- HyperX dimension order (build/hyperx.py)
 @jit_inline
-def hx_dor_step(ps, port, pt, ip, rng, r, t, descending):
+def hx_dor_step(ps, port, pt, ip, coords, rng, r, t, descending):
     """One hop in the lowest dimension in which r and t differ (the highest if `descending`: xy_yx's YX order),
     over the least occupied of its trunk links. Each dimension is fully connected, so a dimension takes one hop
     and a path changes dimensions in increasing order: no channel waits on a channel of its own or a lower
     dimension, and one VC class is deadlock-free (per order, for xy_yx)."""
-    first, links = hx_trunk(ps, ip, r, t, hx_last_dim(ip, r, t) if descending else hx_first_dim(ip, r, t))
+    first, links = hx_trunk(ps, ip, coords, r, t, hx_last_dim(ip, coords, r, t) if descending else
+                            hx_first_dim(ip, coords, r, t))
     return least_occupied(port, pt, rng, r, first, links)
 
 
@@ -303,16 +304,18 @@ def express_port(ps, ip, r, t):
 
 
 @jit_inline
-def order_first_port(ps, ip, dir_port, r, t, descending):
+def order_first_port(ps, ip, alg, r, t, descending):
     """xy_yx: the first port (of its parallel links) of the dimension-order path from r to router t != r, lowest
-    dimension first or (descending) highest first, on a mesh or a HyperX."""
+    dimension first or (descending) highest first, on a mesh or a HyperX. `alg`: the routes' table
+    (build/routing.py), a mesh's ports by direction and its routers' coordinates, a HyperX's coordinates."""
     if ip[IP_KIND] == K_HYPERX:
-        return hx_trunk(ps, ip, r, t, hx_last_dim(ip, r, t) if descending else hx_first_dim(ip, r, t))[0]
+        return hx_trunk(ps, ip, alg, r, t, hx_last_dim(ip, alg, r, t) if descending else
+                        hx_first_dim(ip, alg, r, t))[0]
     for j in range(ip[IP_NDIM]):
         dim = ip[IP_NDIM] - 1 - j if descending else j
-        cr, ct = torus_coord(ip, dir_port, r, dim), torus_coord(ip, dir_port, t, dim)
+        cr, ct = torus_coord(ip, alg, r, dim), torus_coord(ip, alg, t, dim)
         if cr != ct:
-            return ps[r] + dir_port[r, 2 * dim + (0 if ct > cr else 1)]
+            return ps[r] + alg[r, 2 * dim + (0 if ct > cr else 1)]
     return -1
 
 
@@ -461,7 +464,8 @@ def path_cost(ps, port, dist, ip, alg, pt, buf, r, t, global_q, scan, yx):
     hops = 0
     if scan == K_HYPERX:
         while r != t:
-            first, links = hx_trunk(ps, ip, r, t, hx_last_dim(ip, r, t) if yx else hx_first_dim(ip, r, t))
+            first, links = hx_trunk(ps, ip, alg, r, t, hx_last_dim(ip, alg, r, t) if yx else
+                                    hx_first_dim(ip, alg, r, t))
             best, best_q = first, occupancy(port, pt, first)
             for o in range(first + 1, first + links):
                 qo = occupancy(port, pt, o)
@@ -489,7 +493,7 @@ def path_cost(ps, port, dist, ip, alg, pt, buf, r, t, global_q, scan, yx):
 
 
 @jit_inline
-def random_intermediate(ip, rng, n_routers, r, d, any_router):
+def random_intermediate(ip, alg, rng, n_routers, r, d, any_router):
     """A Valiant intermediate: a dragonfly group other than the source's and destination's, a fat-tree top
     switch, on a HyperX a random coordinate in each dimension where r and d differ (the others kept: BookSim2's
     flatfly find_ran_intm; the path stays within twice the minimal hops, and a draw equal to r or d is the
@@ -501,10 +505,9 @@ def random_intermediate(ip, rng, n_routers, r, d, any_router):
     if kind == K_HYPERX:
         x = r
         for dim in range(ip[IP_NDIM]):
-            S, stride = ip[IP_DIMS + dim], ip[IP_STRIDES + dim]
-            cr = (r // stride) % S
-            if cr != (d // stride) % S:
-                x += (below(rng, r, S) - cr) * stride
+            cr = alg[r, dim]
+            if cr != alg[d, dim]:
+                x += (below(rng, r, ip[IP_DIMS + dim]) - cr) * ip[IP_STRIDES + dim]
         return x
     if kind == K_DRAGONFLY:
         n_groups = ip[IP_G]
@@ -625,7 +628,7 @@ def ugal_decide(ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, rng, buf, n_route
     best, best_gain = -1, 0.0
     router = prm.inter_router
     for _ in range(prm.indirect):
-        inter = random_intermediate(ip, rng, n_routers, r, d, router)
+        inter = random_intermediate(ip, alg, rng, n_routers, r, d, router)
         Gi = inter_group(ip, inter, router)  # (inter itself but for an intermediate router of a dragonfly)
         if (ip[IP_KIND] == K_DRAGONFLY and Gi == df_group(ip, r)) or reached(ip, r, inter, router) or (
                 prm.faults and not valiant_live(ps, port, dist, ip, r, Gi, d, scan)):
@@ -759,12 +762,12 @@ def valiant_phase(routing, scan, ps, port, dist, ip, alg, vcr, vc, pt, prm, pk, 
             pk[h, PK_PHASE] = TO_DEST
         elif routing == R_VAL:
             router = prm.inter_router
-            pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d, prm.val_any or router)
+            pk[h, PK_INTER] = random_intermediate(ip, alg, rng, n_routers, r, d, prm.val_any or router)
             if prm.faults:  # draw again while a phase of the path has failed; then minimal, or a detour
                 tries = 0
                 while not valiant_live(ps, port, dist, ip, r, inter_group(ip, pk[h, PK_INTER], router), d,
                                        scan) and tries < 8:
-                    pk[h, PK_INTER] = random_intermediate(ip, rng, n_routers, r, d, prm.val_any or router)
+                    pk[h, PK_INTER] = random_intermediate(ip, alg, rng, n_routers, r, d, prm.val_any or router)
                     tries += 1
                 if tries == 8:
                     pk[h, PK_INTER] = -1
@@ -811,7 +814,7 @@ def next_port(routing, scan, ps, port, node, dist, ip, alg, vcr, vc, pt, prm, pk
         # dor, the dimension-order phases of val and ugal, xy_yx's order (registry.py `ordered`)
         yx = ((routing == R_XY_YX or routing == R_ADAPTIVE_XY_YX) and pk[h, PK_INTER] == 1) or (
             routing == R_UGAL_L and prm.ugal_xy_yx and pk[h, PK_VCC] == 1)
-        out = hx_dor_step(ps, port, pt, ip, rng, r, target, yx)
+        out = hx_dor_step(ps, port, pt, ip, alg, rng, r, target, yx)
     elif kind == K_DRAGONFLY and (routing == R_VAL or routing == R_UGAL_L or routing == R_UGAL_G) and to_inter and not (
             prm.inter_router and df_group(ip, r) == df_group(ip, target)):  # (an intermediate in r's group: minimal)
         out, _, _ = df_to_group(ps, port, ip, rng, r, inter_group(ip, target, prm.inter_router))

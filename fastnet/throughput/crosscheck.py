@@ -71,7 +71,7 @@ def _trace(ps, port, dist, ip, alg, pair_s, pair_t, max_len, dor, out_ports, out
             if n > 1 and dor and ip[IP_KIND] == K_HYPERX:
                 # the engine's hx_dor_step: a trunk link of the lowest differing dimension (the scan lists it
                 # first); more than one trunk link is a choice
-                most = max(most, ip[IP_LINKS + hx_first_dim(ip, r, t)])
+                most = max(most, ip[IP_LINKS + hx_first_dim(ip, alg, r, t)])
             elif n > 1 and dor:
                 # the engine's dor_step: the lowest dimension that differs; both directions of a ring of even
                 # radix at distance k/2 are drawn at random per packet, and so is one of a direction's
