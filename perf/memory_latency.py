@@ -1,7 +1,7 @@
 """What a cache miss costs on this machine, against the size of the memory it lands in: the floor under the cost of
 a packet-hop on a network whose state is gigabytes (perf/README.md, "Scale").
 
-    python perf/memory_latency.py [--sizes-mb 16,256,1024,4096,6144] [--no-readme]
+    python perf/memory_latency.py [--sizes-mb 4,8,16,256,1024,4096,6144] [--no-readme]
 
 For each size, an int64 array of that many bytes (numpy asks for 2 MB pages, as for the simulation's arrays):
 - dependent: a pointer chase through one random cycle over the whole array, each load's address the value of the
@@ -9,7 +9,11 @@ For each size, an int64 array of that many bytes (numpy asks for 2 MB pages, as 
   thread, and as one chase per thread at once from random points of the cycle (a partitioned engine: each thread
   still walks its own routers' chains), in ns per load of all of them together;
 - independent: the same number of loads at random addresses known in advance (what a batched engine could issue),
-  on one thread and on every thread (numba prange).
+  on one thread and on every thread (numba prange);
+- one line a page: a chase through one 64-byte line of each 4 kB page of the array, in random order: the data is a
+  64th of the array (in cache up to a few hundred MB), the pages as many as the array's. In this virtual machine
+  the guest's 2 MB pages are backed by the host in 4 kB ones, so a load whose 4 kB page is not in the TLB walks
+  both page tables: a cost of its own, paid where the data is in cache.
 Nanoseconds per load, best of three; rewrites the `latency` section of perf/README.md.
 """
 
@@ -93,7 +97,27 @@ def ns_per_load(f, *args, loads: int) -> float:
     return best / loads * 1e9
 
 
-def measure(mb: int) -> tuple[float, float, float, float]:
+def page_cycle(n: int, seed: int) -> tuple[np.ndarray, int]:
+    """An int64 array of n slots in which one random line of each 4 kB page holds the index of the next page's,
+    one cycle through all pages in random order; and the first index."""
+    per_page = 4096 // 8
+    pages = n // per_page
+    rng = np.random.default_rng(seed)
+    slot = np.arange(pages, dtype=np.int64) * per_page + rng.integers(0, per_page // 8, pages) * 8
+    order = rng.permutation(pages)
+    a = np.zeros(n, np.int64)
+    a[slot[order]] = slot[np.roll(order, -1)]
+    return a, int(slot[0])
+
+
+@njit(cache=True)
+def chase_from(nxt: np.ndarray, e: int, steps: int) -> int:
+    for _ in range(steps):
+        e = nxt[e]
+    return e
+
+
+def measure(mb: int) -> tuple[float, float, float, float, float]:
     n = mb * 2**20 // 8
     nxt = random_cycle(n, 3)
     steps = min(LOADS // 2, 20 * n)
@@ -108,20 +132,27 @@ def measure(mb: int) -> tuple[float, float, float, float]:
     gather_parallel(nxt, idx[:10])
     one = ns_per_load(gather, nxt, idx, loads=LOADS)
     two = ns_per_load(gather_parallel, nxt, idx, loads=LOADS)
-    return dependent, dependent_all, one, two
+    del nxt, idx
+    a, first = page_cycle(n, 4)
+    page_steps = min(LOADS // 2, 20 * (n // 512))
+    chase_from(a, first, 1000)
+    paged = ns_per_load(chase_from, a, first, page_steps, loads=page_steps)
+    return dependent, dependent_all, one, two, paged
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes-mb", default="16,256,1024,4096,6144")
+    ap.add_argument("--sizes-mb", default="4,8,16,256,1024,4096,6144")
     ap.add_argument("--no-readme", action="store_true")
     args = ap.parse_args()
     threads = numba.get_num_threads()
     rows = [f"| array | dependent, 1 thread (ns) | dependent, {threads} chases on {threads} threads (ns) "
-            f"| independent, 1 thread (ns) | independent, {threads} threads (ns) |", "|---:|---:|---:|---:|---:|"]
+            f"| independent, 1 thread (ns) | independent, {threads} threads (ns) "
+            "| dependent, one line a 4 kB page (ns) |",
+            "|---:|---:|---:|---:|---:|---:|"]
     for mb in (int(x) for x in args.sizes_mb.split(",")):
-        dep, dep_all, one, two = measure(mb)
-        rows.append(f"| {mb:,} MB | {dep:.0f} | {dep_all:.0f} | {one:.1f} | {two:.1f} |")
+        dep, dep_all, one, two, paged = measure(mb)
+        rows.append(f"| {mb:,} MB | {dep:.0f} | {dep_all:.0f} | {one:.1f} | {two:.1f} | {paged:.0f} |")
         print(rows[-1], flush=True)
     body = (f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {threads} threads, "
             f"Python {platform.python_version()} by `python perf/memory_latency.py`.\n\n" + "\n".join(rows))
