@@ -171,9 +171,7 @@ def _coordinates(net: Network) -> list[str] | None:
     """"x,y,..." of each router of a torus, mesh, twisted torus or HyperX (c[0] first), else None."""
     if net.kind not in ("torus", "mesh", "twisted_torus", "hyperx"):
         return None
-    stride = np.asarray(net.params["stride"])
-    c = (np.arange(net.n_routers)[:, None] // stride[None, :]) % np.asarray(net.params["dims"])[None, :]
-    return [",".join(map(str, row)) for row in c.tolist()]
+    return [",".join(map(str, row)) for row in net.params["coords"].tolist()]
 
 
 def to_networkx(net: Network, terminals: bool = False) -> nx.MultiGraph | nx.Graph:

@@ -26,18 +26,18 @@ from __future__ import annotations
 import numpy as np
 
 from .network import LOCAL, RouterGraph
-from .torus import per_dimension
+from .torus import grid, per_dimension
 
 
-def all_to_all(dims: list[int], trunking: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Every dimension fully connected, `trunking[d]` links per router pair of dimension d, in the port order above.
-    Returns (neighbour, coordinate distance), both int64[R, sum((S_d - 1) * T_d)], row r in r's port order."""
-    R = int(np.prod(dims))
-    stride = np.cumprod([1] + list(dims[:-1]))
-    r = np.arange(R, dtype=np.int64)
+def all_to_all(dims: list[int], trunking: list[int], stride: np.ndarray,
+               coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every dimension fully connected, `trunking[d]` links per router pair of dimension d, in the port order above
+    (`stride` and `coords`: torus.grid(dims)). Returns (neighbour, coordinate distance), both
+    int64[R, sum((S_d - 1) * T_d)], row r in r's port order."""
+    r = np.arange(len(coords), dtype=np.int64)
     nbr, dist = [], []
     for d, (S, T) in enumerate(zip(dims, trunking)):
-        c = (r // stride[d]) % S
+        c = coords[:, d]
         j = np.arange(S - 1, dtype=np.int64)
         v = j[None, :] + (j[None, :] >= c[:, None])  # the other coordinates, increasing
         step = np.repeat(v - c[:, None], T, axis=1)  # each repeated once per trunk link
@@ -56,9 +56,9 @@ def size(dims: list[int], trunking: int | list[int], p: int) -> tuple[int, int, 
 def build(dims: list[int], trunking: int | list[int], p: int, distance_latency: bool = False) -> RouterGraph:
     trunking = per_dimension(trunking, dims, "topology.trunking")
     R = int(np.prod(dims))
-    nbr, dist = all_to_all(dims, trunking)
+    stride, coords = grid(dims)
+    nbr, dist = all_to_all(dims, trunking, stride, coords)
     deg = nbr.shape[1]
-    stride = np.cumprod([1] + list(dims[:-1]))
     return RouterGraph(
         kind="hyperx",
         nodes_per_router=np.full(R, p, dtype=np.int32),
@@ -69,5 +69,5 @@ def build(dims: list[int], trunking: int | list[int], p: int, distance_latency: 
         nbr_length=dist.ravel().astype(np.int32) if distance_latency else None,
         params={"dims": list(dims), "p": p, "trunking": trunking,
                 "stride": stride.tolist(), "diameter": len(dims),
-                "coords": ((np.arange(R)[:, None] // stride) % np.asarray(dims)).astype(np.int32)},  # (routing's)
+                "coords": coords.astype(np.int32)},  # (routing reads them: build/routing.py)
     )

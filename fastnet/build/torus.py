@@ -39,6 +39,13 @@ def per_dimension(value: int | list[int], dims: list[int], field: str) -> list[i
     return list(value)
 
 
+def grid(dims: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(stride, coordinates) of the routers of a grid of `dims`: stride[d] = prod(dims[:d]), and row r of the
+    coordinates r's c with r = sum(c[d] * stride[d]) (c[0] fastest). A HyperX numbers its routers the same way."""
+    stride = np.cumprod([1] + list(dims[:-1]))
+    return stride, (np.arange(int(np.prod(dims)))[:, None] // stride[None, :]) % np.asarray(dims)[None, :]
+
+
 def size(kind: str, dims: list[int], p: int, links: int | list[int] = 1, express: int = 0) -> tuple[int, int, int]:
     """(routers, network ports, nodes), by formula: each dimension d gives every router 2 x links[d] ports, less
     at a mesh's edges (the (k - 1)/k of routers with a neighbour each way); express channels add one port to each
@@ -78,8 +85,7 @@ def build(kind: str, dims: list[int], p: int, twist: int = 0, links: int | list[
     if kind == "twisted_torus" and n != 2:
         raise ConfigError("topology.dims", "a twisted torus has exactly 2 dimensions")
     links = per_dimension(links, dims, "topology.links")
-    stride = np.cumprod([1] + list(dims[:-1]))
-    coords = (np.arange(R)[:, None] // stride[None, :]) % np.asarray(dims)[None, :]
+    stride, coords = grid(dims)
     dir_nbr = np.full((R, 2 * n), -1, dtype=np.int64)
     for d, k in enumerate(dims):
         for sign, col in ((1, 2 * d), (-1, 2 * d + 1)):

@@ -95,8 +95,7 @@ def _tornado(net: Network, tcfg: dict) -> np.ndarray:
         dims = net.params["dims"]
         p = net.params["p"]
         stride = np.asarray(net.params["stride"])
-        r = np.arange(N) // p
-        coords = (r[:, None] // stride[None, :]) % np.asarray(dims)[None, :]
+        coords = net.params["coords"][np.arange(N) // p]
         shift = np.array([(k + 1) // 2 - 1 for k in dims])
         dst_r = (((coords + shift[None, :]) % np.asarray(dims)[None, :]) * stride[None, :]).sum(axis=1)
         return dst_r * p + np.arange(N) % p
