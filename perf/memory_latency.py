@@ -11,9 +11,9 @@ For each size, an int64 array of that many bytes (numpy asks for 2 MB pages, as 
 - independent: the same number of loads at random addresses known in advance (what a batched engine could issue),
   on one thread and on every thread (numba prange);
 - one line a page: a chase through one 64-byte line of each 4 kB page of the array, in random order: the data is a
-  64th of the array (in cache up to a few hundred MB), the pages as many as the array's. In this virtual machine
-  the guest's 2 MB pages are backed by the host in 4 kB ones, so a load whose 4 kB page is not in the TLB walks
-  both page tables: a cost of its own, paid where the data is in cache.
+  64th of the array (in cache up to a few hundred MB), the pages as many as the array's: what a load costs whose
+  data is in cache and whose page is not in the TLB. In this virtual machine the TLB behaves as if the guest's
+  2 MB pages were backed by the host in 4 kB ones, a miss walking both page tables (perf/README.md, "Scale").
 Nanoseconds per load, best of three; rewrites the `latency` section of perf/README.md.
 """
 
@@ -52,8 +52,8 @@ def random_cycle(n: int, seed: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def chase(nxt: np.ndarray, steps: int) -> int:
-    e = 0
+def chase(nxt: np.ndarray, e: int, steps: int) -> int:
+    """`steps` loads from slot e, each at the slot the one before read."""
     for _ in range(steps):
         e = nxt[e]
     return e
@@ -110,19 +110,12 @@ def page_cycle(n: int, seed: int) -> tuple[np.ndarray, int]:
     return a, int(slot[0])
 
 
-@njit(cache=True)
-def chase_from(nxt: np.ndarray, e: int, steps: int) -> int:
-    for _ in range(steps):
-        e = nxt[e]
-    return e
-
-
 def measure(mb: int) -> tuple[float, float, float, float, float]:
     n = mb * 2**20 // 8
     nxt = random_cycle(n, 3)
     steps = min(LOADS // 2, 20 * n)
-    chase(nxt, 1000)
-    dependent = ns_per_load(chase, nxt, steps, loads=steps)
+    chase(nxt, 0, 1000)
+    dependent = ns_per_load(chase, nxt, 0, steps, loads=steps)
     threads = numba.get_num_threads()
     starts = np.random.default_rng(2).integers(0, n, threads)
     chase_parallel(nxt, starts, 10)
@@ -135,8 +128,8 @@ def measure(mb: int) -> tuple[float, float, float, float, float]:
     del nxt, idx
     a, first = page_cycle(n, 4)
     page_steps = min(LOADS // 2, 20 * (n // 512))
-    chase_from(a, first, 1000)
-    paged = ns_per_load(chase_from, a, first, page_steps, loads=page_steps)
+    chase(a, first, 1000)
+    paged = ns_per_load(chase, a, first, page_steps, loads=page_steps)
     return dependent, dependent_all, one, two, paged
 
 

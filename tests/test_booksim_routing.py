@@ -228,8 +228,8 @@ def test_ugal_xyyx_vc_quarters_and_ports_as_booksim2():
     pt[:, :] = 0
     scan, buf = minimal_scan(s.routes), np.zeros(64, np.int64)
     for yx in (False, True):
-        out = hx_dor_step(ps, port, pt, ip, s.routes.alg, s.state.rng_router, 0, 15, yx)  # router 0 -> 15: both
-        # dimensions differ
+        # router 0 -> 15: both dims differ
+        out = hx_dor_step(ps, port, pt, ip, s.routes.alg, s.state.rng_router, 0, 15, yx)
         assert port[out, P_PEER_ROUTER] == (12 if yx else 3)
         pt[:, :] = 0
         pt[port[out, P_PEER_PORT], PT_HELD] = 5  # credits in use behind this order's first port only
