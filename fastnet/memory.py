@@ -125,8 +125,8 @@ def state_bytes(R: int, P: int, N: int, vcs: int, cfg: dict[str, Any]) -> int:
     pointer = 4 if choice != "roomiest" else 0  # State.vc_ptr
     arbiters = N_VG * 8 + 4 if choice in ("islip", "separable_input_first") else 0  # vc_grant, vc_asking
     streams = N_VS * 8 if cfg["router"]["crossbar"] == "flit" else 0  # State.vs
-    return (P * vcs * (N_VC * 4 + 4 + pointer + arbiters + streams)  # vc records, act list, VC allocation, streams
-            + P * vcs // 8  # the ready list's bits (State.awake)
+    return (P * vcs * (N_VC * 4 + 4 + pointer + arbiters + streams)  # vc records, walk order, VC allocation, streams
+            + P * vcs // 8 + P * vcs // 512  # the ready list's bits (State.awake, awake_sum)
             + P * (N_PT * 8 + 3 * 4)  # port records, allocation scratch
             + N * (N_ND * 8 + 4 + 8 + 1)  # node records, active list, RNG streams, blocked
             + R * 8)

@@ -454,11 +454,11 @@ def _next_chunk(chunk: int, work: int, seconds: float) -> int:
 
 def blocked_vcs(s: Simulation, limit: int = 8) -> list[tuple[int, int, int]]:
     """Some (router, port, vc) whose head packet is waiting."""
-    from .kernels.state import C_N_ACTIVE
+    from .kernels.state import UNLISTED, VC_JOIN
 
     st, V = s.state, s.params.vcs
     out = []
-    for vc in st.act[: int(st.ctr[C_N_ACTIVE])][:limit]:
+    for vc in np.flatnonzero(st.vc[:, VC_JOIN] != UNLISTED)[:limit]:
         port = int(vc) // V
         out.append((int(s.net.port_router[port]), port, int(vc) % V))
     return out

@@ -22,7 +22,7 @@ from fastnet.kernels.pool import new_packet
 from fastnet.kernels.routing import distance
 from fastnet.kernels.state import (
     C_DELIVERED, C_N_ACTIVE, MAX_DIVIDEND, N_VC, ND_NEXT_ARRIVAL, PK_CLS, PK_DVC, PK_OUT, S_HOPS_GLOBAL, S_HOPS_LOCAL,
-    S_HOPS_SUM, S_LAT_SUM, S_NET_SUM, VC_FREE, VC_HEAD, VC_OWNER, VG_PTR, VS_PKT, divisor, port_of,
+    S_HOPS_SUM, S_LAT_SUM, S_NET_SUM, UNLISTED, VC_FREE, VC_HEAD, VC_JOIN, VC_OWNER, VG_PTR, VS_PKT, divisor, port_of,
 )
 from fastnet.registry import GEN_OPEN_LOOP, VA_SEPARABLE, X_FLIT, X_PACKET
 from fastnet.sim import prepare, simulate
@@ -288,9 +288,11 @@ def test_islip_and_separable_vc_allocation_lose_as_booksim2():
 
     @jit
     def allocate(topo, rt, prm, st, t):  # routing and scan constants, as in the cycle loop: called from Python with
-        allocate_vcs(topo, rt, prm, st, t, routing, scan)  # them as arguments, every routing compiles (88 s)
+        allocate_vcs(topo, rt, prm, st, t, 2, routing, scan)  # them as arguments, every routing compiles (88 s)
 
     def run(vc_alloc, b_pointer, t):
+        for v in (a, b):  # on the ready list, awake, and in that order (kernels/ready.py walk_order)
+            set_listed(st, v, True)
         st.act[:2] = (a, b)
         st.ctr[C_N_ACTIVE] = 2
         local = (o - ps[0]) * V
@@ -372,27 +374,27 @@ def test_pools_grow_with_packets_in_flight():
     assert len(s.state.pk) > start  # source queues grew past the initial pool
 
 
+def set_listed(st, v, on):
+    """Put VC v on the ready list, awake, or take it off, as kernels/ready.py's join_ready and leave_ready do."""
+    w = v >> 6
+    st.vc[v, VC_JOIN] = 0 if on else UNLISTED
+    st.awake[w] = st.awake[w] | (np.int64(1) << (v & 63)) if on else st.awake[w] & ~(np.int64(1) << (v & 63))
+    sum_bit = np.int64(1) << (w & 63)
+    st.awake_sum[w >> 6] = st.awake_sum[w >> 6] | sum_bit if st.awake[w] else st.awake_sum[w >> 6] & ~sum_bit
+    st.ctr[C_N_ACTIVE] += 1 if on else -1
+
+
 def test_audit_finds_a_head_lost_from_the_ready_list():
     """A VC's head waits for allocation in the ready list or with one pending E_READY: the audit checks it is
     exactly one of the two."""
     from fastnet.errors import ConservationError
-    from fastnet.kernels.state import C_N_ACTIVE, VC_HEAD, VC_POS
     from fastnet.sim import check_conservation
 
     s = simulate(prepare({"topology": {"kind": "torus", "dims": [4, 4]}, "traffic": {"load": 1.0},
                           "sim": {"warmup": 100, "measure": 400, "drain": 0}}))
     st = s.state
     v = int(np.flatnonzero(st.vc[:, VC_HEAD] >= 0)[0])
-    if st.vc[v, VC_POS] >= 0:  # in the ready list: drop it
-        last = int(st.act[st.ctr[C_N_ACTIVE] - 1])
-        st.act[st.vc[v, VC_POS]] = last
-        st.vc[last, VC_POS] = st.vc[v, VC_POS]
-        st.vc[v, VC_POS] = -1
-        st.ctr[C_N_ACTIVE] -= 1
-    else:  # waiting for its E_READY: list it as ready too
-        st.act[st.ctr[C_N_ACTIVE]] = v
-        st.vc[v, VC_POS] = st.ctr[C_N_ACTIVE]
-        st.ctr[C_N_ACTIVE] += 1
+    set_listed(st, v, st.vc[v, VC_JOIN] == UNLISTED)  # in the ready list: drop it; waiting for its E_READY: list it
     with pytest.raises(ConservationError, match="waiting for allocation exactly once"):
         check_conservation(s)
 

@@ -77,7 +77,7 @@ def fire_events(port, prm, st, wl_kind, wl_msg, wl_wc, wl_inbox, t, crossbar):
                     if st.vs[v, VS_NODE_PKT] >= 0:
                         send_from_node(port, prm, st, v, t)
         elif kind == E_READY:
-            join_ready(st.act, st.awake, vc, ctr, ev[e, EV_TARGET])
+            join_ready(st, ev[e, EV_TARGET], ev[e, EV_AMOUNT], t)
         else:
             h = ev[e, EV_TARGET]
             if pk[h, PK_LOST]:  # a failing link or router cut its tail off on the way (fastnet/faults/kernel.py)

@@ -26,13 +26,13 @@ import numpy as np
 from ..build.network import P_ROUTER
 from ..kernels._jit import jit_alloc, jit_callee
 from ..kernels.events import credits_back
-from ..kernels.ready import leave_ready, wake
+from ..kernels.ready import leave_ready, listed, wake
 from ..kernels.timing import phits_crossed, phits_sent_in, serialise, streaming, tail_arrives
 from ..kernels.vc_alloc import free_vc
 from ..kernels.pool import drop_packet, release_event, vc_reserve
 from ..kernels.state import (
     C_DROP_LINK, C_DROP_ROUTER, C_EPOCH, E_READY, EV_KIND, EV_NEXT, EV_TARGET, PK_ARRIVE, PK_DVC,
-    PK_LOST, PK_NEXT, PK_OUT, PK_READY, PK_SIZE, PT_IN_PKT, PT_IN_TAIL, PT_WAIT, VC_HEAD, VC_OWNER, VC_POS, VC_TAIL,
+    PK_LOST, PK_NEXT, PK_OUT, PK_READY, PK_SIZE, PT_IN_PKT, PT_IN_TAIL, PT_WAIT, VC_HEAD, VC_OWNER, VC_TAIL,
     VC_WAKE, VS_DVC, VS_FEED, VS_NODE_PKT, VS_NODE_SENT, VS_OUT, VS_PKT, VS_SENT, ND_BUSY, PK_SRC, port_of,
 )
 from ..registry import X_FLIT
@@ -41,8 +41,8 @@ from ..registry import X_FLIT
 @jit_callee
 def _stop_waiting(st, v, cancel):
     """VC v no longer waits for allocation: it leaves the ready list, or its pending E_READY is cancelled."""
-    if st.vc[v, VC_POS] >= 0:
-        leave_ready(st.act, st.awake, st.vc, st.ctr, v)
+    if listed(st, v):
+        leave_ready(st, v)
     else:
         cancel[v] = True
 
@@ -151,7 +151,7 @@ def fail(topo, prm, st, down, routers, t):
     pk, vc = st.pk, st.vc
     cancel = np.zeros(len(vc), dtype=np.bool_)
     for v in range(len(vc)):  # every head asleep for credits is looked at again: its downstream VC may be gone
-        wake(vc, st.awake, st.ctr, v, t - st.ctr[C_EPOCH])
+        wake(st, v, t - st.ctr[C_EPOCH])
     st.blocked[:] = 0  # and every node looks for an injection VC again
     if prm.crossbar == X_FLIT:
         dead_port = np.zeros(len(port), dtype=np.bool_)

@@ -8,10 +8,10 @@ from ..build.network import NODE, P_CLASS, P_LATENCY, P_ROUTER
 from ..registry import SA_ISLIP, SA_SEPARABLE, VA_GREEDY, VA_ISLIP, VA_SEPARABLE, X_FLIT
 from ._jit import PREFETCH, jit_callee, jit_inline, jit_stage, no_implementation, prefetch
 from .pool import drop_packet, schedule
-from .ready import fall_asleep, next_awake, park, pop_head
+from .ready import fall_asleep, is_awake, park, pop_head, walk_order
 from .routing import route_head
 from .state import (
-    C_DROP_UNROUTABLE, C_EPOCH, C_LAST_PROGRESS, C_N_ACTIVE, C_STAMP, E_CREDIT, PK_ARRIVE, PK_CLS, PK_DVC, PK_OUT,
+    C_DROP_UNROUTABLE, C_EPOCH, C_LAST_PROGRESS, C_STAMP, E_CREDIT, PK_ARRIVE, PK_CLS, PK_DVC, PK_OUT,
     PK_SIZE, PT_IN_BUSY, PT_IN_DVC, PT_IN_KEY, PT_IN_MATCH, PT_IN_PICK, PT_IN_STAMP, PT_LINK_BUSY, PT_OUT_BUSY,
     PT_OUT_KEY, PT_OUT_MATCH, PT_OUT_PICK, PT_OUT_STAMP, PT_RR_IN, PT_RR_OUT, PT_RR_VC, VC_FREE, VC_HEAD, VC_WAKE,
     VS_DVC, VS_OUT, VS_PKT, VS_SENT, port_of,
@@ -45,7 +45,7 @@ def drop_head(port, prm, st, v, t):
     """Remove VC v's head, which has no live route (faults), as a grant to nowhere would: the next packet becomes
     the head, the buffer's credits go back once the tail has arrived. True if v left the ready list."""
     pk, ctr = st.pk, st.ctr
-    h, left = pop_head(pk, st.vc, st.act, st.awake, st.ev, st.wheel, ctr, prm, v, t)
+    h, left = pop_head(port, prm, st, v, t)
     p = port_of(prm, v)
     size = pk[h, PK_SIZE]
     done = max(t + 1, pk[h, PK_ARRIVE] + serialise(port, p, size))
@@ -126,35 +126,35 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
 
 
 @jit_inline
-def next_request(topo, rt, prm, st, t, i, routing, scan, crossbar):
-    """The walk both switch allocators make over the ready list, from place i on: each awake head says what it asks
-    for (head_request); one that must wait until a known cycle is parked, one with no live route dropped, one
-    short of downstream room put to sleep in its place. Returns (the place after the next head that asks, its VC
-    (-1: the list is done), output, downstream VC, own_link, whether a head passed over may ask next cycle with no
-    event first)."""
+def next_request(topo, rt, prm, st, t, i, n, routing, scan, crossbar):
+    """The walk both switch allocators make over the ready list's awake heads in their order (st.act, n of them:
+    walk_order), from place i on: each head still awake says what it asks for (head_request); one that must wait
+    until a known cycle is parked, one with no live route dropped, one short of downstream room put to sleep.
+    Returns (the place after the next head that asks, its VC (-1: the walk is done), output, downstream VC,
+    own_link, whether a head passed over may ask next cycle with no event first)."""
     act, vc, pk, pt = st.act, st.vc, st.pk, st.pt
     epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     lively = False
-    while True:  # (a VC asleep is FULL, as it was when it fell asleep: next_awake passes over it)
-        i = next_awake(st.awake, st.ctr, i, st.ctr[C_N_ACTIVE])
-        if i == st.ctr[C_N_ACTIVE]:
-            return i, -1, -1, -1, False, lively
+    while i < n:
         v = act[i]
-        prefetch_heads(act, st.ctr[C_N_ACTIVE], vc, pk, pt, prm, i)
+        i += 1
+        if not is_awake(st, v):  # parked, asleep or gone since the walk's order was made (an earlier round)
+            continue
+        prefetch_heads(act, n, vc, pk, pt, prm, i - 1)
         o, dvc, own_link = head_request(topo.router_port_start, topo.port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr,
                                         vc, st.vc_ptr, st.vs, pt, prm, pk, st.rng_router, st.buf, st.buf2, t, epoch,
                                         v, routing, scan, crossbar)
-        if o == WAIT and park(act, st.awake, vc, st.ev, st.wheel, st.ctr, prm, v, t):
-            continue  # the last ready VC moved into slot i
+        if o == WAIT and park(topo.port, prm, st, v, t):
+            continue
         if o == DROP and drop_head(topo.port, prm, st, v, t):
             continue
-        i += 1
         if o == FULL:
-            fall_asleep(vc, st.awake, st.ctr, v, dvc)
+            fall_asleep(st, v, dvc)
         elif o < 0:
             lively = True
         else:
             return i, v, o, dvc, own_link, lively
+    return i, -1, -1, -1, False, lively
 
 
 @jit_inline
@@ -191,7 +191,7 @@ def output_key(ps, prm, pt, n_ports, r, x, o):
 
 
 @jit_inline
-def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
+def request_round(topo, rt, prm, st, t, stamp, n0, n_heads, routing, scan, crossbar):
     """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
     ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
     multiple ejection, every input asking for its node's ejection port wins it). Inputs are crossbar inputs
@@ -205,7 +205,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
     lively = False  # a head that may ask next cycle without an event first
     i = 0
     while True:
-        i, v, o, dvc, _, more = next_request(topo, rt, prm, st, t, i, routing, scan, crossbar)
+        i, v, o, dvc, _, more = next_request(topo, rt, prm, st, t, i, n_heads, routing, scan, crossbar)
         lively |= more
         if v < 0:
             break
@@ -238,7 +238,7 @@ def request_round(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
 
 
 @jit_inline
-def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar):
+def request_round_islip(topo, rt, prm, st, t, stamp, n0, n_heads, routing, scan, crossbar):
     """One iSLIP iteration (BookSim2's default allocator, its src/allocators/islip.cpp): every input port asks
     for each output that one of its VCs' heads may take (for each output, the VC first from the input's VC
     round-robin pointer asks); each output grants the asking input first from its round-robin pointer; each
@@ -255,7 +255,7 @@ def request_round_islip(topo, rt, prm, st, t, stamp, n0, routing, scan, crossbar
     lively = False  # a head that may ask next cycle without an event first
     i = 0
     while True:  # requests from awake heads, and the grant phase: each output keeps the first input
-        i, v, o, dvc, own_link, more = next_request(topo, rt, prm, st, t, i, routing, scan, crossbar)
+        i, v, o, dvc, own_link, more = next_request(topo, rt, prm, st, t, i, n_heads, routing, scan, crossbar)
         lively |= more
         if v < 0:
             break
@@ -295,10 +295,12 @@ def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar)
     """VC allocation by BookSim2's allocators, if `vc_alloc` (Params.vc_alloc, a constant of the cycle loop) asks
     for it, then switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, also a
     constant, as `crossbar`); fills st.grants, returns their count and whether the cycle after may see a request
-    with no event before it (`lively`: the first round's heads, and BookSim2's VC allocators always)."""
+    with no event before it (`lively`: the first round's heads, and BookSim2's VC allocators always). Every
+    allocator looks at the awake heads in the ready list's order (walk_order)."""
     lively = False
+    heads = walk_order(topo.router_port_start, topo.port, prm, st)
     if vc_alloc == VA_ISLIP or vc_alloc == VA_SEPARABLE:
-        allocate_vcs(topo, rt, prm, st, t, routing, scan)
+        allocate_vcs(topo, rt, prm, st, t, heads, routing, scan)
         lively = True
     elif vc_alloc != VA_GREEDY:
         no_implementation(vc_alloc)
@@ -307,9 +309,9 @@ def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar)
     for k in range(prm.iters):
         st.ctr[C_STAMP] += 1
         if allocator == SA_ISLIP:
-            m, more = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar)
+            m, more = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, heads, routing, scan, crossbar)
         elif allocator == SA_SEPARABLE:
-            m, more = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, routing, scan, crossbar)
+            m, more = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, heads, routing, scan, crossbar)
         else:
             no_implementation(allocator)
             raise ValueError("no switch allocator for this code")

@@ -11,8 +11,9 @@ from ..registry import X_FLIT
 from ._jit import jit, jit_inline
 from .timing import phits_crossed, phits_sent_in
 from .state import (
-    C_FREE_HEAD, C_N_ACTIVE, C_N_ASLEEP, DRAINING, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT,
-    EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, PT_HELD, VC_CAP, VC_FREE, VC_HEAD, VC_OWNER, VC_POS, VC_WAKE, VS_DVC, VS_PKT, VS_SENT, ASLEEP,
+    ASLEEP, C_FREE_HEAD, C_N_ACTIVE, C_N_ASLEEP, DRAINING, E_CREDIT, E_DELIVER, E_READY, EV_AMOUNT, EV_KIND, EV_NEXT,
+    EV_TARGET, ND_HEAD, PK_NEXT, PK_SIZE, PT_HELD, UNLISTED, VC_CAP, VC_FREE, VC_HEAD, VC_JOIN, VC_OWNER, VC_WAKE,
+    VS_DVC, VS_PKT, VS_SENT,
 )
 
 # result indices
@@ -55,16 +56,20 @@ def count(prm, st, out, seen, held, waits):
             _mark(seen, h, out)
             out[AU_QUEUED] += 1
             h = pk[h, PK_NEXT]
-    for i in range(st.ctr[C_N_ACTIVE]):
-        waits[st.act[i]] += 1 + (vc[st.act[i], VC_POS] != i)  # a wrong back-pointer counts as an error
-    asleep = 0
-    for i in range(len(st.awake) * 64):  # a place's bit: its head is awake; none past the list's end
-        bit = (st.awake[i >> 6] >> (i & 63)) & 1
-        on = i < st.ctr[C_N_ACTIVE]
-        if bit != (on and vc[st.act[min(i, len(st.act) - 1)], VC_WAKE] != ASLEEP):
+    listed, asleep = 0, 0
+    for v in range(len(st.awake) * 64):  # a VC's bit: it is on the ready list (kernels/ready.py) and its head awake
+        on = v < len(vc) and vc[v, VC_JOIN] != UNLISTED
+        if on:
+            listed += 1
+            waits[v] += 1
+        bit = (st.awake[v >> 6] >> (v & 63)) & 1
+        if bit != (on and vc[v, VC_WAKE] != ASLEEP):
             out[AU_READY_ERRORS] += 1
         asleep += on and not bit
-    if asleep != st.ctr[C_N_ASLEEP]:
+    for w in range(len(st.awake)):  # a word's summary bit: the word is not zero
+        if ((st.awake_sum[w >> 6] >> (w & 63)) & 1) != (st.awake[w] != 0):
+            out[AU_READY_ERRORS] += 1
+    if asleep != st.ctr[C_N_ASLEEP] or listed != st.ctr[C_N_ACTIVE]:
         out[AU_READY_ERRORS] += 1
     for v in range(len(vc)):
         h = vc[v, VC_HEAD]

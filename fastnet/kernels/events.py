@@ -51,6 +51,6 @@ def credits_back(st, prm, v, amount, t):
     allocator would see it (its credit reaches the router a cycle after fastnet's: docs/booksim.md)."""
     vc = st.vc
     vc_reserve(vc, st.pt, st.vc_area, st.vc_since, prm, v, -amount, t)
-    wake(vc, st.awake, st.ctr, vc[v, VC_WAITER], t - st.ctr[C_EPOCH])
+    wake(st, vc[v, VC_WAITER], t - st.ctr[C_EPOCH])
     if prm.wait_tail_credit and vc[v, VC_OWNER] == DRAINING and vc[v, VC_FREE] == vc[v, VC_CAP]:
         free_vc(vc, st.ctr, prm, v, t + 1)

@@ -31,7 +31,7 @@ def send_from_node(port, prm, st, v, t):
     vc_reserve(st.vc, st.pt, st.vc_area, st.vc_since, prm, v, more, t)
     vs[v, VS_NODE_SENT] += more
     vs[v, VS_NODE_END] = max(vs[v, VS_NODE_END], t) + serialise(port, p, more)
-    wake(st.vc, st.awake, st.ctr, v, t - st.ctr[C_EPOCH])  # (chunk_ready follows the node's stream, as wake_port's)
+    wake(st, v, t - st.ctr[C_EPOCH])  # (chunk_ready follows the node's stream, as wake_port's)
     if vs[v, VS_NODE_SENT] < size:
         return
     vs[v, VS_NODE_PKT] = -1
@@ -102,7 +102,7 @@ def inject(topo, rt, prm, st, t):
         pk[h, PK_ARRIVE] = t + prm.inject_latency
         pk[h, PK_READY] = pk[h, PK_ARRIVE] + prm.delay
         if push_vc(pk, vc, v, h) and not streaming(prm, st.vs, v):
-            schedule(st.ev, st.wheel, ctr, prm.wheel_mask, E_READY, v, 0, pk[h, PK_READY])
+            schedule(st.ev, st.wheel, ctr, prm.wheel_mask, E_READY, v, pk[h, PK_READY], pk[h, PK_READY])
         ctr[C_INJECTED] += 1
         ctr[C_LAST_PROGRESS] = t
         if prm.w0 <= t < prm.w1:

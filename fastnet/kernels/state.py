@@ -21,10 +21,10 @@ from .rng import seed_streams
 
 # ctr[...]: counters shared by all stages
 C_FREE_HEAD, C_FREE_COUNT, C_EV_FREE_HEAD, C_EV_FREE_COUNT = 0, 1, 2, 3
-C_N_ACTIVE, C_N_ACTIVE_NODES, C_CREATED, C_DELIVERED = 4, 5, 6, 7
+C_N_ACTIVE, C_N_ACTIVE_NODES, C_CREATED, C_DELIVERED = 4, 5, 6, 7  # (C_N_ACTIVE: VCs on the ready list)
 C_QUEUED, C_LAST_PROGRESS, C_MEAS_CREATED, C_MEAS_DELIVERED = 8, 9, 10, 11
 C_INJECTED, C_STAMP, C_PHIT_HOPS = 12, 13, 14  # phit-hops: phits x switch traversals, whole run
-C_EPOCH = 15  # the cycle the VC records' times (VC_ALLOC, VC_WAKE, int32) count from: rebase() moves it
+C_EPOCH = 15  # the cycle the VC records' times (VC_ALLOC, VC_WAKE, VC_JOIN, int32) count from: rebase() moves it
 C_DROPPED, C_MEAS_DROPPED = 16, 17  # packets dropped by failures (fastnet/faults): all, and measured ones
 C_DROP_LINK, C_DROP_ROUTER, C_DROP_UNROUTABLE = 18, 19, 20  # by cause: on a link or in a router as it failed,
 # or at a router with no live route to the destination (faults.allow_disconnected, or a detour a VC class lacks)
@@ -46,8 +46,10 @@ PK_LOST = 18  # a failing link or router cut off its tail (fastnet/faults): C_DR
 N_PK = 19
 
 # vc[port*V + v, ...]: input VC records (int32)
-VC_HEAD, VC_TAIL, VC_FREE, VC_POS, VC_CAP = 0, 1, 2, 3, 4  # FIFO ends, credits seen upstream, place in the
-# list of VCs with a ready head (act), capacity in phits (0: a VC this port does not have)
+VC_HEAD, VC_TAIL, VC_FREE, VC_JOIN, VC_CAP = 0, 1, 2, 3, 4  # FIFO ends, credits seen upstream, the cycle it
+# joined the ready list (- C_EPOCH; UNLISTED: not on it; kernels/ready.py), capacity in phits (0: a VC this port
+# does not have)
+UNLISTED = -(1 << 31)
 VC_ALLOC = 5  # earliest cycle at which another packet may be allocated this VC (Params.vc_realloc), - C_EPOCH
 VC_OWNER = 6  # the upstream head packet this VC is allocated to, -1 if free, DRAINING once its packet's tail has
 # gone in and, with Params.wait_tail_credit, the VC waits for the tail's credit (for all its phits to have left)
@@ -56,7 +58,8 @@ VC_WAKE = 7  # its head waits for a busy input, output or link, or for a downstr
 # list (parked, with an E_READY) until this cycle, - C_EPOCH; ASLEEP while it waits on the list for credits
 ASLEEP = -(1 << 31)  # VC_WAKE of a head whose downstream VC lacks room and that nothing has changed for since
 VC_WAITER = 8  # the input VC whose head holds this VC and sleeps for want of room in it (-1: none)
-N_VC = 9
+VC_AGE = 9  # how long its head had been ready when it joined the ready list (its place among those joining then)
+N_VC = 10
 
 # vc_grant[P*V, ...]: VC allocation by BookSim2's allocators (router.vc_choice "islip", "separable_input_first")
 VG_PTR = 0  # as an output VC of the upstream router: round-robin pointer over that router's input VCs (port at
@@ -183,8 +186,10 @@ class State(NamedTuple):
     ctr: np.ndarray  # int64[N_CTR]
     pk: np.ndarray  # int64[C, N_PK] packet pool
     vc: np.ndarray  # int32[P*V, N_VC] input VCs
-    act: np.ndarray  # int32[P*V] VCs whose head packet is ready for allocation (first ctr[C_N_ACTIVE])
-    awake: np.ndarray  # int64[P*V / 64 + 1] bit i: act[i]'s head is not asleep (VC_WAKE = ASLEEP; kernels/ready.py)
+    act: np.ndarray  # int32[P*V] the awake heads' VCs in the order allocation looks at them (kernels/ready.py
+    # walk_order, at each allocation)
+    awake: np.ndarray  # int64[P*V / 64 + 1] bit v: VC v is on the ready list and its head not asleep
+    awake_sum: np.ndarray  # int64[P*V / 4096 + 1] bit w: word w of `awake` is not zero
     pt: np.ndarray  # int64[P*S, N_PT] ports (rows P.. only the input-side switch state of crossbar inputs j > 0:
     # Params.input_speedup)
     nd: np.ndarray  # int64[N, N_ND] nodes
@@ -277,7 +282,8 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     pk[:, PK_NEXT] = _free_rows(packets)
     pk[:, [PK_VCC, PK_DVC]] = -1
     vc_row = np.zeros(N_VC, dtype=np.int32)
-    vc_row[[VC_HEAD, VC_TAIL, VC_POS, VC_OWNER, VC_WAITER]] = -1
+    vc_row[[VC_HEAD, VC_TAIL, VC_OWNER, VC_WAITER]] = -1
+    vc_row[VC_JOIN] = UNLISTED
     vc = _rows(PV, vc_row, vc_cap.reshape(-1), (VC_CAP, VC_FREE))
     pt_row = np.zeros(N_PT, dtype=np.int64)
     pt_row[[PT_IN_STAMP, PT_IN_MATCH, PT_OUT_STAMP, PT_OUT_MATCH, PT_IN_PKT]] = -1
@@ -288,7 +294,8 @@ def new_state(n_routers: int, n_ports: int, n_nodes: int, max_radix: int, prm: P
     ev[:, EV_NEXT] = _free_rows(events)
     occ = PV if prm.occupancy else 1
     return State(
-        ctr=ctr, pk=pk, vc=vc, act=np.zeros(PV, np.int32), awake=np.zeros(PV // 64 + 1, np.int64), pt=pt, nd=nd, node_act=np.zeros(n_nodes, np.int32),
+        ctr=ctr, pk=pk, vc=vc, act=np.zeros(PV, np.int32), awake=np.zeros(PV // 64 + 1, np.int64),
+        awake_sum=np.zeros(PV // 4096 + 1, np.int64), pt=pt, nd=nd, node_act=np.zeros(n_nodes, np.int32),
         blocked=np.zeros(n_nodes, np.int8),
         touched_in=np.zeros(n_ports * prm.input_speedup, np.int32), touched_out=np.zeros(n_ports, np.int32),
         grants=np.zeros(n_ports * prm.input_speedup, np.int32), ev=ev,
@@ -313,12 +320,15 @@ EPOCH_SPAN = 1 << 29  # cycles a kernel call may run past C_EPOCH: every stored 
 def rebase(st: State, t: int) -> None:
     """Move C_EPOCH to cycle t (between kernel calls): the VC records' times count from it again. Times long past
     are clamped to EPOCH_SPAN before t, which compares the same (every future one lies within a packet's time or
-    the wheel's horizon of t)."""
+    the wheel's horizon of t; a VC on the ready list for longer than that ties on its join cycle with any as old,
+    then goes by age and VC)."""
     old, vc = int(st.ctr[C_EPOCH]), st.vc
     asleep = vc[:, VC_WAKE] == ASLEEP  # not a time
-    for col in (VC_ALLOC, VC_WAKE):
+    unlisted = vc[:, VC_JOIN] == UNLISTED
+    for col in (VC_ALLOC, VC_WAKE, VC_JOIN):
         vc[:, col] = np.maximum(vc[:, col].astype(np.int64) + (old - t), -EPOCH_SPAN)
     vc[asleep, VC_WAKE] = ASLEEP
+    vc[unlisted, VC_JOIN] = UNLISTED
     st.ctr[C_EPOCH] = t
 
 

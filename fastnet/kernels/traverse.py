@@ -42,7 +42,7 @@ def traverse(topo, prm, st, t, n_grants, crossbar):
         else:
             phits = cross_packet(port, prm, st, t, p, v, o)
         if ctr[C_N_ASLEEP] > 0:
-            wake_port(port, vc, st.awake, ctr, prm, p, o, t - ctr[C_EPOCH])
+            wake_port(port, prm, st, p, o, t - ctr[C_EPOCH])
         r = port[p, P_ROUTER]
         S = prm.input_speedup
         # the next of the input's VCs (v mod S apart: BookSim2's), of the output's inputs, of the input's outputs
@@ -61,7 +61,7 @@ def cross_packet(port, prm, st, t, p, v, o):
     """Packet crossbar: VC v's head crosses to output o whole, holding the input and the output until its tail
     has crossed and the link until the tail has left. Returns the phits moved."""
     pk, pt = st.pk, st.pt
-    h = pop_head(pk, st.vc, st.act, st.awake, st.ev, st.wheel, st.ctr, prm, v, t)[0]
+    h = pop_head(port, prm, st, v, t)[0]
     size = pk[h, PK_SIZE]
     send = serialise(port, o, size)
     tail = pk[h, PK_ARRIVE] + serialise(port, p, size)  # its tail's arrival here
@@ -133,7 +133,7 @@ def cross_flits(port, prm, st, t, p, v):
         tail_arrives(pk, vs, dvc, h, end + port[o, P_LATENCY], serialise(port, o, size))  # at the next router
     pt[p, PT_IN_PKT] = h
     pt[p, PT_IN_TAIL] = vs[v, VS_TAIL]
-    next_head(pk, vc, st.act, st.awake, st.ev, st.wheel, st.ctr, prm, v, t)
+    next_head(port, prm, st, v, t)
     return after - before
 
 
@@ -147,4 +147,4 @@ def move_on(port, prm, st, t, h, o, dvc, head):
     took_hop(port, prm, pk, h, o, pk[h, PK_CLS])
     pk[h, PK_HOPS] += 1
     if push_vc(pk, vc, dvc, h) and not streaming(prm, st.vs, dvc):
-        schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_READY, dvc, 0, pk[h, PK_READY])
+        schedule(st.ev, st.wheel, st.ctr, prm.wheel_mask, E_READY, dvc, pk[h, PK_READY], pk[h, PK_READY])

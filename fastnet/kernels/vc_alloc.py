@@ -9,9 +9,10 @@ import numpy as np
 from ..build.network import NODE, P_CLASS, P_PEER_PORT, P_ROUTER
 from ..registry import VA_SEPARABLE, X_FLIT
 from ._jit import jit_inline
+from .ready import is_awake
 from .routing import route_head
 from .state import (
-    C_EPOCH, C_N_ACTIVE, C_STAMP, DRAINING, PK_CLS, PK_DVC, PK_OUT, PK_SIZE, VC_ALLOC, VC_CAP, VC_FREE, VC_HEAD,
+    C_EPOCH, C_STAMP, DRAINING, PK_CLS, PK_DVC, PK_OUT, PK_SIZE, VC_ALLOC, VC_CAP, VC_FREE, VC_HEAD,
     VC_OWNER, VC_WAKE, VG_ASKED, VG_KEY, VG_PICK, VG_PTR, VG_STAMP, VS_FEED, VS_PKT, VS_SENT, port_of,
 )
 from .timing import crossing, streaming
@@ -91,21 +92,21 @@ def vc_free_at(vc, vs, pk, prm, first, count, t):
 
 
 @jit_inline
-def allocate_vcs(topo, rt, prm, st, t, routing, scan):
+def allocate_vcs(topo, rt, prm, st, t, heads, routing, scan):
     """VC allocation by BookSim2's allocators over all of a router's input and output VCs at once (router.vc_choice
     "islip", src/allocators/islip.cpp, with router.alloc_iters iterations as BookSim2's alloc_iters; or
     "separable_input_first", separable_input_first.cpp), before switch allocation: fastnet's router delay counts
     both stages, so a head may ask for the switch in the cycle its VC is granted. A grant not accepted, and a
-    request not granted, are lost for the cycle, as in BookSim2."""
+    request not granted, are lost for the cycle, as in BookSim2. `heads`: the awake heads in st.act (walk_order)."""
     separable = prm.vc_alloc == VA_SEPARABLE
     for it in range(1 if separable else prm.iters):  # BookSim2's separable allocator has no iterations
         st.ctr[C_STAMP] += 1
-        n = ask_vcs(topo, rt, prm, st, t, routing, scan, st.ctr[C_STAMP], separable, it == 0)
+        n = ask_vcs(topo, rt, prm, st, t, heads, routing, scan, st.ctr[C_STAMP], separable, it == 0)
         accept_vcs(topo, rt, prm, st, st.ctr[C_STAMP], n, separable, it == 0)
 
 
 @jit_inline
-def ask_vcs(topo, rt, prm, st, t, routing, scan, stamp, separable, first_iteration):
+def ask_vcs(topo, rt, prm, st, t, heads, routing, scan, stamp, separable, first_iteration):
     """Requests and grants: every ready head without a downstream VC asks for each free VC of its output's class
     (iSLIP), or for the first free one from its round-robin pointer (separable input-first: its input arbiter);
     each asked VC grants the asking input VC first from its own pointer, over the router's input VCs (port x V
@@ -116,8 +117,10 @@ def ask_vcs(topo, rt, prm, st, t, routing, scan, stamp, separable, first_iterati
     V = prm.vcs
     now = t - st.ctr[C_EPOCH]  # the VC records' times count from C_EPOCH
     n_asking = 0
-    for i in range(st.ctr[C_N_ACTIVE]):
+    for i in range(heads):  # the awake heads (one asleep holds its downstream VC), in the ready list's order
         v = act[i]
+        if not is_awake(st, v):  # parked since the order was made (an earlier iteration found no VC to ask for)
+            continue
         if streaming(prm, st.vs, v):
             continue  # its head waits for the packet before it to have crossed
         h = vc[v, VC_HEAD]
