@@ -82,6 +82,7 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
     """The peak memory of running `cfg` on the built `net` and `routes` with `vcs` VC slots per port; `extra`:
     other built arrays or NamedTuples of arrays the run keeps (traffic, workload)."""
     from .build.routing import diameter
+    from .kernels.crew import crew_bytes, run_threads
     from .kernels.state import N_EV, N_PK, N_TS, first_pool_rows
     from .occupancy import BUFFER_BYTES
 
@@ -94,7 +95,7 @@ def memory_estimate(net: Any, routes: Any, cfg: dict[str, Any], vcs: int, hop_li
         closed = "workload" in cfg and cfg["workload"].get("kind", "open_loop") != "open_loop"
         end = sim["max_cycles"] if closed else sim["warmup"] + sim["measure"] + sim["drain"]
         rows = math.ceil(end / sim["timeseries"])
-    state = state_bytes(R, P, N, vcs, cfg) + rows * N_TS * 8
+    state = state_bytes(R, P, N, vcs, cfg) + rows * N_TS * 8 + crew_bytes(run_threads(cfg, P), PV)
 
     D = diameter(routes)
     algorithm = cfg["routing"]["algorithm"]

@@ -373,8 +373,10 @@ def _run_attrs(s: Any, N: int, bg: Any, t: Timing, wall_seconds: float) -> dict[
     return {
         "fastnet_version": __version__,
         "seed": int(s.cfg["sim"]["seed"]),
-        # what reruns it: where checkpoints went is not part of it (a checkpoint_every is refused without a file)
-        "config": json.dumps({**s.cfg, "sim": {**s.cfg["sim"], "checkpoint_every": "auto"}}, sort_keys=True),
+        # what reruns it: where checkpoints went is not part of it (a checkpoint_every is refused without a file),
+        # nor how many threads ran it (the same results for any count)
+        "config": json.dumps({**s.cfg, "sim": {**s.cfg["sim"], "checkpoint_every": "auto", "threads": "auto"}},
+                             sort_keys=True),
         "topology": net.kind,
         "routers": net.n_routers,
         "nodes": N,

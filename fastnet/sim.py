@@ -59,6 +59,7 @@ class Simulation:
     program: Any = None  # mpi.program.Program of an MPI workload (call counts, skipped calls)
     faults: Any = None  # faults.plan.FaultPlan when the config has a [faults] section
     simulate_seconds: float = 0.0  # wall time of the cycle loop, kernels already compiled (simulate)
+    crew: Any = None  # kernels.crew.Crew: the run's threads (sim.threads)
 
     @property
     def closed_loop(self) -> bool:
@@ -93,8 +94,11 @@ def _built(cfg: dict[str, Any], table_budget: int | None) -> Simulation:
     # refuse now, before the state (most of a large run's memory) exists, rather than swap or be killed
     check_memory(memory_estimate(net, routes, cfg, prm.vcs, layout.hop_limit, extra=(tr, wl)), cfg)
     st = _initial_state(cfg, net, prm, tr, _vc_capacity(net, layout.vcs, buffers, prm.vcs), closed)
+    from .kernels.crew import new_crew, run_threads
+
+    crew = new_crew(run_threads(cfg, net.n_ports), len(st.act), net.radix)
     return Simulation(cfg=cfg, net=net, routes=routes, params=prm, traffic=tr, state=st, workload=wl,
-                      program=program, faults=plan)
+                      program=program, faults=plan, crew=crew)
 
 
 def _resolved(cfg: dict[str, Any] | str | Path | None) -> dict[str, Any]:
@@ -323,7 +327,7 @@ def _loop_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
     from .engine.generate import generator_of
     from .engine.loop import cycle_loop
 
-    args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.cycle, s.cycle, True, 1)
+    args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.crew, s.cycle, s.cycle, True, 1)
     loop = cycle_loop(generator_of(s.workload), s.params.routing, minimal_scan(s.routes), s.params.allocator,
                       s.params.vc_alloc, s.params.crossbar)
     return loop, tuple(numba.typeof(a) for a in args)
@@ -339,10 +343,62 @@ def compile_kernels(s: Simulation) -> Any:
     loop, sig = _loop_and_signature(s)
     if sig not in loop.overloads:
         with before_compiling(loop, lambda: [_audit_kernel(s)] + stage_kernels(
-                s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state)):
+                s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.crew)):
             loop.compile(sig)
     end_early()
+    if s.crew.threads > 1:
+        member, sig = _member_and_signature(s)
+        member.compile(sig)
     return loop
+
+
+def _member_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
+    """The crew member kernel of this run's threads (kernels/crew.py) and its numba signature."""
+    import numba
+
+    from .engine.loop import crew_member
+
+    member = crew_member(s.params.routing, minimal_scan(s.routes), s.params.allocator, s.params.crossbar)
+    args = (s.net.topo, s.routes, s.params, s.state, s.crew, 1)
+    return member, tuple(numba.typeof(a) for a in args)
+
+
+def call_loop(run_chunk: Any, s: Simulation, t: int, t1: int, budget: int,
+              stop_when_drained: bool = True) -> tuple[int, int, int, int]:
+    """One call of the cycle loop (compile_kernels' kernel: engine/loop.py run_chunk), with the crew's members walking their parts of each allocation round in threads
+    of their own meanwhile (kernels/crew.py); a member that raises stops the loop and its error is raised here."""
+    crew = s.crew
+    args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, crew, t, t1, stop_when_drained, budget)
+    if crew.threads == 1:
+        return run_chunk(*args)
+    from .engine.loop import crew_member
+    from .kernels.crew import stop_crew
+
+    member = crew_member(s.params.routing, minimal_scan(s.routes), s.params.allocator, s.params.crossbar)
+    errors: list[BaseException] = []
+
+    def walk(part: int) -> None:
+        try:
+            member(s.net.topo, s.routes, s.params, s.state, crew, part)
+        except BaseException as e:  # the loop waits for this part: stop it
+            errors.append(e)
+            stop_crew(crew, True)
+
+    crew.ctl[:] = 0
+    members = [threading.Thread(target=walk, args=(p,), name=f"fastnet-crew-{p}", daemon=True)
+               for p in range(1, crew.threads)]
+    for thread in members:
+        thread.start()
+    try:
+        return run_chunk(*args)
+    except RuntimeError:
+        if errors:
+            raise errors[0] from None
+        raise
+    finally:
+        stop_crew(crew, False)
+        for thread in members:
+            thread.join()
 
 
 def _audit_kernel(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
@@ -392,8 +448,7 @@ def simulate(s: Simulation, progress: Callable[[int, int], None] | None = None,
         t1 = min(end, occupancy.next_cycle if occupancy else end, int(s.state.ctr[C_EPOCH]) + EPOCH_SPAN,
                  s.faults.next_cycle if s.faults else end, checkpoint.next_cycle if checkpoint else end)
         w0 = time.perf_counter()
-        status, t, low, work = run_chunk(s.net.topo, s.routes, prm, s.traffic, s.workload, s.state, t, t1, True,
-                                         chunk)
+        status, t, low, work = call_loop(run_chunk, s, t, t1, chunk)
         chunk = _next_chunk(chunk, work, time.perf_counter() - w0)
         s.cycle = t
         if occupancy and t == occupancy.next_cycle:  # also when the run drained or finished on this cycle

@@ -4,7 +4,10 @@
 speedup 1), minimal routing, uniform traffic at 10 % load (Slim Fly: 0.071 phits/node/cycle, seed 004's 100 % being
 0.71; dragonfly: 0.1).
 
-    python perf/scale_bench.py [--cases sf13,...] [--no-readme]
+    python perf/scale_bench.py [--cases sf13,sf37@2,...] [--no-readme]
+
+A case named NAME@N runs with sim.threads = N (kernels/crew.py), NAME alone with one thread; the default runs
+each network with 1 and 2.
 
 Each case runs in its own process (peak RSS is its own; kernels come from numba's cache: run the script twice for
 warm figures): `prepare` (the build), then cycles 0..WARM (the first packets cross the network), then MEASURE
@@ -42,18 +45,25 @@ CASES = {  # name: (topology, load)
 }
 
 
+def _case(name: str) -> tuple[str, int]:
+    """(network, threads) of a case name NAME or NAME@THREADS."""
+    network, _, threads = name.partition("@")
+    return network, int(threads or 1)
+
+
 def child(name: str) -> dict:
     from fastnet.engine.loop import GROW
     from fastnet.kernels.state import C_PHIT_HOPS
     from fastnet.memory import peak_rss
-    from fastnet.sim import compile_kernels, grow_pools, prepare
+    from fastnet.sim import call_loop, compile_kernels, grow_pools, prepare
 
+    name, threads = _case(name)
     topo, load = CASES[name]
     cfg = json.loads(json.dumps(NETWORK))
     del cfg["workload"]
     cfg["topology"] = topo
     cfg["traffic"].update(pattern="uniform", load=load)
-    cfg["sim"] = {"warmup": 0, "measure": 10**6, "drain": 0}
+    cfg["sim"] = {"warmup": 0, "measure": 10**6, "drain": 0, "threads": threads}
     t0 = time.perf_counter()
     s = prepare(cfg)
     run = compile_kernels(s)
@@ -63,8 +73,7 @@ def child(name: str) -> dict:
         if target == WARM + MEASURE:
             w0, h0 = time.perf_counter(), int(s.state.ctr[C_PHIT_HOPS])
         while t < target:
-            status, t, low, _ = run(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, t, target, False,
-                                    2**62)  # (no budget: up to target)
+            status, t, low, _ = call_loop(run, s, t, target, 2**62, False)  # (no budget: up to target)
             if status == GROW:
                 grow_pools(s, low)
     wall = time.perf_counter() - w0
@@ -77,25 +86,26 @@ def child(name: str) -> dict:
 def main() -> None:
     from markers import replace_section
 
-    args = case_args(CASES, child)
+    args = case_args([f"{name}@{n}" for name in CASES for n in (1, 2)], child)
     if args is None:
         return
-    rows = ["| network | nodes | ports | load | build (s) | wall per cycle (ms) | phit-hops/s | peak RSS (GB) "
-            "| RSS per node (kB) | wall per packet-hop (ns) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for name in args.cases.split(","):
-        r = in_child(__file__, name)
+    rows = ["| network | threads | nodes | ports | load | build (s) | wall per cycle (ms) | phit-hops/s | peak RSS (GB) "
+            "| RSS per node (kB) | wall per packet-hop (ns) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for case in args.cases.split(","):
+        r = in_child(__file__, case)
+        name, threads = _case(case)
         topo, load = CASES[name]
         if topo["kind"] == "slimfly":
             what = f"Slim Fly q={topo['q']}, p={topo['p']}" + (f" ({r['p']})" if topo["p"] == "auto" else "")
         else:
             what = f"dragonfly p={topo['p']}, a={topo['a']}, h={topo['h']}"
-        rows.append(f"| {what} | {r['nodes']:,} | {r['ports']:,} | {load} | {r['build_s']:.1f} | "
+        rows.append(f"| {what} | {threads} | {r['nodes']:,} | {r['ports']:,} | {load} | {r['build_s']:.1f} | "
                     f"{r['ms_per_cycle']:.3g} | {r['phit_hops_per_s'] / 1e6:.1f} M | {r['peak_gb']:.2f} | "
                     f"{r['peak_gb'] * 1e6 / r['nodes']:.1f} | "
                     f"{1e9 * NETWORK['traffic']['packet_phits'] / r['phit_hops_per_s']:,.0f} |")
         print(rows[-1], flush=True)
     body = (f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, 2 cores, Python "
-            f"{platform.python_version()} by `python perf/scale_bench.py` (one thread: the cycle loop is serial)."
+            f"{platform.python_version()} by `python perf/scale_bench.py` (threads: sim.threads; a thread a core)."
             "\n\n" + "\n".join(rows))
     if not args.no_readme:
         replace_section(ROOT / "perf" / "README.md", "scale", body)

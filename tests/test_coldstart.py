@@ -33,7 +33,7 @@ coldstart._start_helper = lambda: helpers.append(1) or start()
 s = prepare({"topology": {"kind": "torus", "dims": [4, 4]}, "routing": {"algorithm": "min"},
              "sim": {"warmup": 100, "measure": 200, "drain": 100}})
 early = len(helpers)  # started while prepare() compiled its first kernel
-plan = stage_kernels(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state)
+plan = stage_kernels(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.crew)
 kernels = {id(kernel): kernel.py_func.__name__ for kernel, _ in plan}
 with event.install_listener("numba:compile", Log()):
     compile_kernels(s)

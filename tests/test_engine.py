@@ -60,7 +60,7 @@ def single_packets(cfg: dict, pairs: list[tuple[int, int]], size: int):
         new_packet(st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm, src, dst, size, t, True)
         delivered = st.ctr[C_DELIVERED]
         while st.ctr[C_DELIVERED] == delivered:
-            _, t, _, _ = loop(s.net.topo, s.routes, prm, s.traffic, s.workload, st, t, t + 50, False, 50)
+            _, t, _, _ = loop(s.net.topo, s.routes, prm, s.traffic, s.workload, st, s.crew, t, t + 50, False, 50)
         d = st.sc - before
         out.append((d[S_LAT_SUM], d[S_NET_SUM], d[S_HOPS_SUM], d[S_HOPS_LOCAL], d[S_HOPS_GLOBAL]))
     return s, np.array(out)
@@ -168,7 +168,7 @@ def test_flit_crossbar_streams_a_packet_through_several_routers():
         h = new_packet(st.pk, st.nd, st.node_act, st.ctr, st.sc, st.ts, prm, 0, 3, 16, 0, True)
         t, most = 0, 0
         while st.ctr[C_DELIVERED] == 0:
-            _, t, _, _ = loop(s.net.topo, s.routes, prm, s.traffic, s.workload, st, t, t + 1, False, 1)
+            _, t, _, _ = loop(s.net.topo, s.routes, prm, s.traffic, s.workload, st, s.crew, t, t + 1, False, 1)
             if crossbar == "flit":
                 most = max(most, int((st.vs[:, VS_PKT] == h).sum()))
         latency[crossbar] = st.sc[S_LAT_SUM]
@@ -529,7 +529,7 @@ def test_the_loop_refuses_records_it_was_not_made_for(case):
             loop = cycle_loop(GEN_OPEN_LOOP, p.routing, minimal_scan(s.routes), p.allocator, p.vc_alloc, p.crossbar)
             s.params = p._replace(crossbar=X_FLIT if p.crossbar == X_PACKET else X_PACKET)
             with pytest.raises(ValueError, match="not the loop's"):
-                loop(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, 0, 10, False, 10)
+                loop(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.crew, 0, 10, False, 10)
             return
         match = "not the loop's"
     with pytest.raises(ValueError, match=match):

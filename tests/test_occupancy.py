@@ -32,7 +32,7 @@ def reference_samples(cfg, interval):
     end = s.params.w1 + s.cfg["sim"]["drain"]
     rows, cycles, t = [], [], 0
     while t < end:
-        status, t, low, _ = loop(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, t,
+        status, t, low, _ = loop(s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.crew, t,
                                  min(end, (t // interval + 1) * interval), True, 2**62)  # (no budget)
         if t % interval == 0:
             vc = s.state.vc

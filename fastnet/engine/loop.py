@@ -27,8 +27,9 @@ from numba import typeof, types
 
 from ..build.network import N_NODE, N_P, NODE, P_CLASS, P_PEER_PORT
 from ..build.routing import minimal_scan
-from ..kernels._jit import jit, jit_callee, jit_inline, jit_stage
-from ..kernels.allocate import allocate, drop_head, head_request
+from ..kernels._jit import jit, jit_callee, jit_inline, jit_stage, store_release
+from ..kernels.allocate import allocate, ask_part, drop_head, head_request
+from ..kernels.crew import CMD, CYCLE, LINE, SEQ, STAMP, STOP, wait_change
 from ..kernels.events import credits_back, record_delivery
 from ..kernels.inject import inject, send_from_node
 from ..kernels.pool import drop_packet, free_packet, release_event
@@ -214,7 +215,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
     closed = generator != GEN_OPEN_LOOP
 
     @jit
-    def run_chunk(topo, rt, prm, tr, wl, st, t0, t1, stop_when_drained, budget):
+    def run_chunk(topo, rt, prm, tr, wl, st, crew, t0, t1, stop_when_drained, budget):
         """Advance cycles t0..t1-1. Returns (status, next cycle, low, work done): stops early when a pool runs low
         (GROW; `low` says which: bits 1 and 2 as pools_low, 4 the workload's message pool; sim.grow_pools), on a
         deadlock, once the window has ended and every measured packet is delivered (when stop_when_drained), when
@@ -259,7 +260,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
                 inject_at = inject(topo, rt, prm, st, t)
             quiet = True  # no head can ask before an event or a known cycle
             if ctr[C_N_ACTIVE] > 0:
-                n, lively = allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar)
+                n, lively = allocate(topo, rt, prm, st, crew, t, routing, scan, allocator, vc_alloc, crossbar)
                 quiet = n == 0 and not lively
                 if n > 0:
                     traverse(topo, prm, st, t, n, crossbar)
@@ -291,8 +292,37 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
     return run_chunk
 
 
-def stage_kernels(topo, rt, prm, tr, wl, st) -> list[tuple[Any, tuple]]:
-    """The kernels compiled apart that run_chunk(topo, rt, prm, tr, wl, st, ...) calls, directly or through another
+MEMBERS: dict[tuple[int, ...], object] = {}  # the same key as LOOPS -> the crew member's kernel
+
+
+def crew_member(routing: int, scan: int, allocator: int, crossbar: int):
+    """The kernel a crew member's thread runs while the cycle loop runs (kernels/crew.py): made, and cached, as the
+    loop is, for the loop's routing, scan, switch allocator and crossbar."""
+    key = (int(routing), int(scan), int(allocator), int(crossbar))
+    if key not in MEMBERS:
+        MEMBERS[key] = _make_crew_member(*key)
+    return MEMBERS[key]
+
+
+def _make_crew_member(routing: int, scan: int, allocator: int, crossbar: int):
+    @jit
+    def member(topo, rt, prm, st, crew, part):
+        """Walk part `part` of each allocation round the main thread starts (allocate.py ask_part, its parks,
+        drops and sleeps listed for the main thread), until told to stop."""
+        seen = 0
+        while True:
+            seen = wait_change(crew.ctl, SEQ, seen)
+            if crew.ctl[CMD] == STOP:
+                return
+            ask_part(topo, rt, prm, st, crew, part, crew.ctl[CYCLE], crew.ctl[STAMP], crew.buf[part], crew.buf2[part],
+                     True, allocator, routing, scan, crossbar)
+            store_release(crew.ctl, (1 + part) * LINE, seen)
+
+    return member
+
+
+def stage_kernels(topo, rt, prm, tr, wl, st, crew) -> list[tuple[Any, tuple]]:
+    """The kernels compiled apart that run_chunk(topo, rt, prm, tr, wl, st, crew, ...) calls, directly or through another
     (allocate's head_request and route_head), each with the argument types of its call, the largest first: a cold
     start compiles them on two cores before the loop, each after those it calls (engine/coldstart.py). A call
     changed above and not here costs only that speed-up (tests/test_coldstart.py compares them)."""
@@ -306,7 +336,7 @@ def stage_kernels(topo, rt, prm, tr, wl, st) -> list[tuple[Any, tuple]]:
     head = (typeof(topo.router_port_start), port, typeof(topo.node), typeof(rt.dist), typeof(rt.ip), typeof(rt.alg),
             typeof(rt.vcr), typeof(st.vc))  # the arrays head_request and route_head read first
     draws = (typeof(st.pt), prm_, typeof(st.pk), typeof(st.rng_router), typeof(st.buf), typeof(st.buf2))
-    kernels += [(allocate, (topo_, rt_, prm_, st_, t, routing, scan, allocator, vc_alloc, x)),
+    kernels += [(allocate, (topo_, rt_, prm_, st_, typeof(crew), t, routing, scan, allocator, vc_alloc, x)),
                 (head_request, (*head, typeof(st.vc_ptr), typeof(st.vs), *draws, t, typeof(st.ctr).dtype,
                                 typeof(st.act).dtype, routing, scan, x)),
                 (route_head, (*head, *draws, types.int64, typeof(st.vc).dtype, routing, scan)),

@@ -120,6 +120,51 @@ def prefetch(typingctx, ary, i):
 
 
 @numba.extending.intrinsic
+def load_acquire(typingctx, ary, i):
+    """ary[i] of an int64 array, read atomically with acquire order: a thread waiting on a flag another thread
+    sets (kernels/crew.py) must see the store, and everything written before it, not a copy hoisted out of its
+    loop."""
+    if not isinstance(ary, numba.types.Array) or ary.dtype != numba.types.int64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        a = context.make_array(sig.args[0])(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], a, [args[1]])
+        return builder.load_atomic(ptr, ordering="acquire", align=8)
+
+    return numba.types.int64(ary, i), codegen
+
+
+@numba.extending.intrinsic
+def store_release(typingctx, ary, i, value):
+    """ary[i] = value in an int64 array, atomically with release order: what this thread wrote before is seen by
+    the thread that reads the value with load_acquire."""
+    if not isinstance(ary, numba.types.Array) or ary.dtype != numba.types.int64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        a = context.make_array(sig.args[0])(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], a, [args[1]])
+        value = context.cast(builder, args[2], sig.args[2], numba.types.int64)
+        builder.store_atomic(value, ptr, ordering="release", align=8)
+        return context.get_dummy_value()
+
+    return numba.types.none(ary, i, value), codegen
+
+
+@numba.extending.intrinsic
+def sched_yield(typingctx):
+    """Give the CPU to another thread (POSIX sched_yield): a thread that has waited long for another lets it run
+    where there are more threads than cores."""
+    def codegen(context, builder, sig, args):
+        fnty = llvmir.FunctionType(llvmir.IntType(32), [])
+        builder.call(cgutils.get_or_insert_function(builder.module, fnty, "sched_yield"), [])
+        return context.get_dummy_value()
+
+    return numba.types.none(), codegen
+
+
+@numba.extending.intrinsic
 def no_implementation(typingctx, code):
     """The last line of a dispatch on a code (`if routing == R_MIN: ... elif ...`), followed by a raise. Where the
     code is a constant of the kernel (fastnet/registry.py), the branches above are pruned and this call survives

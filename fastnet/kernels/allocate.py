@@ -1,12 +1,16 @@
 """The allocate stage: each ready head is routed (again, if adaptive), takes a downstream VC and asks for the
-switch (head_request); separable input-first (request_round) or iSLIP (request_round_islip) switch allocation
-matches crossbar inputs with outputs, in `router.alloc_iters` rounds, and lists the grants for traverse."""
+switch (head_request); separable input-first or iSLIP switch allocation (request_round) matches crossbar inputs
+with outputs, in `router.alloc_iters` rounds, and lists the grants for traverse. A round's heads may be walked by
+several threads, each the heads of a range of routers (kernels/crew.py)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..build.network import NODE, P_CLASS, P_LATENCY, P_ROUTER
-from ..registry import SA_ISLIP, SA_SEPARABLE, VA_GREEDY, VA_ISLIP, VA_SEPARABLE, X_FLIT
+from ..registry import R_UGAL_G, SA_ISLIP, SA_SEPARABLE, VA_GREEDY, VA_ISLIP, VA_SEPARABLE, X_FLIT
 from ._jit import PREFETCH, jit_callee, jit_inline, jit_stage, no_implementation, prefetch
+from .crew import BASE_IN, BASE_OUT, HI, LIVELY, LO, N_DEFER, N_FIRST, N_SECOND, call_crew, split_round, wait_crew
 from .pool import drop_packet, schedule
 from .ready import fall_asleep, is_awake, park, pop_head, walk_order
 from .routing import route_head
@@ -19,6 +23,7 @@ from .state import (
 from .timing import chunk_ready, head_route, room_needed, serialise, streaming, xbar_input, xbar_local
 from .vc_alloc import allocate_vc, allocate_vcs, downstream_vcs, rr_key, vc_free_at
 
+DEFER_PARK, DEFER_DROP, DEFER_SLEEP = 0, 1, 2  # what a crew member's part lists for the main thread (next_request)
 WAIT = -2  # head_request: the head cannot ask before VC_WAKE (the allocator parks its VC until then)
 DROP = -3  # head_request: no live route leads to the head's destination (faults): drop_head removes it
 FULL = -4  # head_request: its downstream VC lacks room; only a credit (an event) or a grant changes that
@@ -45,7 +50,7 @@ def drop_head(port, prm, st, v, t):
     """Remove VC v's head, which has no live route (faults), as a grant to nowhere would: the next packet becomes
     the head, the buffer's credits go back once the tail has arrived. True if v left the ready list."""
     pk, ctr = st.pk, st.ctr
-    h, left = pop_head(port, prm, st, v, t)
+    h, left = pop_head(prm, st, v, t)
     p = port_of(prm, v)
     size = pk[h, PK_SIZE]
     done = max(t + 1, pk[h, PK_ARRIVE] + serialise(port, p, size))
@@ -126,12 +131,14 @@ def head_request(ps, port, node, dist, ip, alg, vcr, vc, vc_ptr, vs, pt, prm, pk
 
 
 @jit_inline
-def next_request(topo, rt, prm, st, t, i, n, routing, scan, crossbar):
-    """The walk both switch allocators make over the ready list's awake heads in their order (st.act, n of them:
-    walk_order), from place i on: each head still awake says what it asks for (head_request); one that must wait
-    until a known cycle is parked, one with no live route dropped, one short of downstream room put to sleep.
-    Returns (the place after the next head that asks, its VC (-1: the walk is done), output, downstream VC,
-    own_link, whether a head passed over may ask next cycle with no event first)."""
+def next_request(topo, rt, prm, st, t, i, n, buf, buf2, defer, n_defer, deferring, routing, scan, crossbar):
+    """The walk both switch allocators make over the ready list's awake heads in their order (st.act, up to place
+    n: walk_order), from place i on: each head still awake says what it asks for (head_request); one that must
+    wait until a known cycle is parked, one with no live route dropped, one short of downstream room put to
+    sleep; or, `deferring` (a crew member's part: kernels/crew.py), listed for the main thread to do so, in
+    defer[n_defer...]. Returns (the place after the next head that asks, its VC (-1: the walk is done), output,
+    downstream VC, own_link, whether a head passed over may ask next cycle with no event first, the deferred
+    heads listed so far)."""
     act, vc, pk, pt = st.act, st.vc, st.pk, st.pt
     epoch = st.ctr[C_EPOCH]  # the VC records' times count from it (state.rebase moves it between calls)
     lively = False
@@ -142,9 +149,13 @@ def next_request(topo, rt, prm, st, t, i, n, routing, scan, crossbar):
             continue
         prefetch_heads(act, n, vc, pk, pt, prm, i - 1)
         o, dvc, own_link = head_request(topo.router_port_start, topo.port, topo.node, rt.dist, rt.ip, rt.alg, rt.vcr,
-                                        vc, st.vc_ptr, st.vs, pt, prm, pk, st.rng_router, st.buf, st.buf2, t, epoch,
+                                        vc, st.vc_ptr, st.vs, pt, prm, pk, st.rng_router, buf, buf2, t, epoch,
                                         v, routing, scan, crossbar)
-        if o == WAIT and park(topo.port, prm, st, v, t):
+        if deferring and (o == WAIT or o == DROP or o == FULL):
+            defer[n_defer] = np.int64(v) << 2 | (DEFER_PARK if o == WAIT else DEFER_DROP if o == DROP else DEFER_SLEEP)
+            n_defer += 1
+            continue
+        if o == WAIT and park(prm, st, v, t):
             continue
         if o == DROP and drop_head(topo.port, prm, st, v, t):
             continue
@@ -153,8 +164,26 @@ def next_request(topo, rt, prm, st, t, i, n, routing, scan, crossbar):
         elif o < 0:
             lively = True
         else:
-            return i, v, o, dvc, own_link, lively
-    return i, -1, -1, -1, False, lively
+            return i, v, o, dvc, own_link, lively, n_defer
+    return i, -1, -1, -1, False, lively, n_defer
+
+
+@jit_inline
+def commit_deferred(topo, prm, st, defer, lo, n_defer, t):
+    """What a crew member's walk listed (next_request), in its order: the heads to park, drop or put to sleep.
+    Returns whether one of them may ask next cycle with no event first (a park beyond the wheel, a drop that
+    left the head on the list)."""
+    lively = False
+    for j in range(lo, lo + n_defer):
+        v = np.int32(defer[j] >> 2)
+        what = defer[j] & 3
+        if what == DEFER_PARK:
+            lively |= not park(prm, st, v, t)
+        elif what == DEFER_DROP:
+            lively |= not drop_head(topo.port, prm, st, v, t)
+        else:
+            fall_asleep(st, v, head_route(st.pk, st.vc, st.vs, prm, v)[1])
+    return lively
 
 
 @jit_inline
@@ -191,107 +220,147 @@ def output_key(ps, prm, pt, n_ports, r, x, o):
 
 
 @jit_inline
-def request_round(topo, rt, prm, st, t, stamp, n0, n_heads, routing, scan, crossbar):
-    """One allocator iteration: round-robin input arbiters pick a VC per input port among those whose head is
-    ready, routed, and has a free output with room downstream; round-robin output arbiters pick an input (with
-    multiple ejection, every input asking for its node's ejection port wins it). Inputs are crossbar inputs
-    (xbar_input: a port's, or with input_speedup S one of its S). Appends the granted crossbar inputs to
-    st.grants from n0 on and returns how many, and whether a head that did not ask may ask next cycle with no
-    event in between (any but FULL: run_chunk skips cycles only without one)."""
-    pk, vc, pt = st.pk, st.vc, st.pt
-    ps, port = topo.router_port_start, topo.port
-    P = len(port)
-    n_in = 0
-    lively = False  # a head that may ask next cycle without an event first
-    i = 0
-    while True:
-        i, v, o, dvc, _, more = next_request(topo, rt, prm, st, t, i, n_heads, routing, scan, crossbar)
-        lively |= more
-        if v < 0:
-            break
-        x = xbar_input(prm, P, v)
-        key = input_key(ps, port[port_of(prm, v), P_ROUTER], pt, prm, x, o, v)
-        n_in, took = arbitrate(pt, x, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
-        if took:
-            pt[x, PT_IN_DVC] = dvc
-    n_out = 0
-    n = n0
-    for j in range(n_in):
-        x = st.touched_in[j]
-        if prm.multi_eject and pt[x, PT_IN_DVC] < 0:  # to the node: no ejection link to share
-            pt[x, PT_IN_MATCH] = t
-            st.grants[n] = x
-            n += 1
-            continue
-        v = pt[x, PT_IN_PICK]
-        o = head_route(pk, vc, st.vs, prm, v)[0]
-        key = output_key(ps, prm, pt, P, port[port_of(prm, v), P_ROUTER], x, o)
-        n_out, _ = arbitrate(pt, o, stamp, key, x, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
-    for j in range(n_out):
-        o = st.touched_out[j]
-        x = pt[o, PT_OUT_PICK]
-        pt[x, PT_IN_MATCH] = t
-        pt[o, PT_OUT_MATCH] = t
-        st.grants[n] = x
-        n += 1
-    return n - n0, lively
-
-
-@jit_inline
-def request_round_islip(topo, rt, prm, st, t, stamp, n0, n_heads, routing, scan, crossbar):
-    """One iSLIP iteration (BookSim2's default allocator, its src/allocators/islip.cpp): every input port asks
-    for each output that one of its VCs' heads may take (for each output, the VC first from the input's VC
-    round-robin pointer asks); each output grants the asking input first from its round-robin pointer; each
-    input accepts the granting output first from its own accept pointer (PT_RR_OUT). With multiple ejection
-    the node's port grants every input asking for it. Pointers move past each grant (traverse), in every
-    iteration (iSLIP moves them in the first only). Inputs are crossbar inputs (xbar_input). Appends the granted
-    crossbar inputs to st.grants from n0 on and returns how many, and whether a head that did not ask may ask
-    next cycle unprompted (request_round)."""
-    pk, vc, pt = st.pk, st.vc, st.pt
-    ps, port = topo.router_port_start, topo.port
+def ask_part(topo, rt, prm, st, crew, part, t, stamp, buf, buf2, deferring, allocator, routing, scan, crossbar):
+    """Part `part` of an allocation round (kernels/crew.py: its places in the ready list, and in the scratch lists
+    of crossbar inputs and outputs with a request): its heads' requests, then the matches among its routers'
+    ports (match_part). Separable input-first: each asking head goes to its crossbar input's round-robin arbiter
+    (input_key). iSLIP: each asks for its output, whose arbiter keeps the input first from its pointer, and the
+    input's VC first from its VC pointer (with multiple ejection, a head asking for its node's port goes to its
+    input's accept arbiter directly). Records in the part's row whether a head passed over may ask next cycle
+    unprompted and how many heads it deferred (`deferring`: a crew member's part)."""
+    pt, ps, port = st.pt, topo.router_port_start, topo.port
     V, P = prm.vcs, len(port)
-    n_in = 0
-    n_out = 0
-    lively = False  # a head that may ask next cycle without an event first
-    i = 0
-    while True:  # requests from awake heads, and the grant phase: each output keeps the first input
-        i, v, o, dvc, own_link, more = next_request(topo, rt, prm, st, t, i, n_heads, routing, scan, crossbar)
+    lo, hi = crew.part[part, LO], crew.part[part, HI]
+    base_in, base_out = crew.part[part, BASE_IN], crew.part[part, BASE_OUT]
+    k_in, k_out = base_in, base_out
+    n_defer = 0
+    lively = False
+    i = lo
+    while True:
+        i, v, o, dvc, own_link, more, n_defer = next_request(topo, rt, prm, st, t, i, hi, buf, buf2, crew.defer,
+                                                             lo + n_defer, deferring, routing, scan, crossbar)
+        n_defer -= lo
         lively |= more
         if v < 0:
             break
         x = xbar_input(prm, P, v)
         p = port_of(prm, v)
         r = port[p, P_ROUTER]
-        if not own_link:  # multiple ejection: granted; the input's accept arbiter sees it directly
-            n_in, took = arbitrate(pt, x, stamp, input_key(ps, r, pt, prm, x, o, v), v, st.touched_in, n_in,
+        if allocator == SA_SEPARABLE or not own_link:  # (iSLIP: multiple ejection's grant; its accept arbiter)
+            k_in, took = arbitrate(pt, x, stamp, input_key(ps, r, pt, prm, x, o, v), v, st.touched_in, k_in,
                                    PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
             if took:
                 pt[x, PT_IN_DVC] = dvc
             continue
         key = output_key(ps, prm, pt, P, r, x, o) * V + rr_key(v - p * V, 0, pt[x, PT_RR_VC], V)
-        n_out, _ = arbitrate(pt, o, stamp, key, v, st.touched_out, n_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
-    for j in range(n_out):  # accept phase: each input keeps the first granting output
-        o = st.touched_out[j]
-        v = pt[o, PT_OUT_PICK]
-        x = xbar_input(prm, P, v)
-        r = port[port_of(prm, v), P_ROUTER]
-        key = rr_key(o, ps[r], pt[x, PT_RR_OUT], ps[r + 1] - ps[r]) * V
-        n_in, took = arbitrate(pt, x, stamp, key, v, st.touched_in, n_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
-        if took:
-            pt[x, PT_IN_DVC] = head_route(pk, vc, st.vs, prm, v)[1]
+        k_out, _ = arbitrate(pt, o, stamp, key, v, st.touched_out, k_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
+    crew.part[part, LIVELY] = lively
+    crew.part[part, N_DEFER] = n_defer
+    match_part(topo, prm, st, crew, part, t, stamp, k_in - base_in, k_out - base_out, allocator)
+
+
+@jit_inline
+def match_part(topo, prm, st, crew, part, t, stamp, n_in, n_out, allocator):
+    """The matches of part `part`'s ports, whose requests are in its scratch lists (n_in crossbar inputs, n_out
+    outputs). Separable: round-robin output arbiters pick an input (with multiple ejection, every input asking
+    for its node's ejection port wins it). iSLIP: each input accepts the granting output first from its own accept
+    pointer (PT_RR_OUT); the node's port has granted every input asking for it. Pointers move past each grant
+    (traverse), in every iteration (iSLIP moves them in the first only). Leaves the granted crossbar inputs in
+    two runs, each in the order one thread walking every part would have granted them (request_round): FIRST
+    (separable: those granted their node's port; iSLIP: those the requests matched) in touched_in from the part's
+    base on, SECOND (separable: in touched_out from its base on; iSLIP: after the first run)."""
+    pk, vc, pt = st.pk, st.vc, st.pt
+    ps, port = topo.router_port_start, topo.port
+    V, P = prm.vcs, len(port)
+    base_in, base_out = crew.part[part, BASE_IN], crew.part[part, BASE_OUT]
+    if allocator == SA_SEPARABLE:
+        first = base_in  # those granted their node's port, compacted in place
+        k_out = base_out
+        for j in range(base_in, base_in + n_in):
+            x = st.touched_in[j]
+            if prm.multi_eject and pt[x, PT_IN_DVC] < 0:  # to the node: no ejection link to share
+                pt[x, PT_IN_MATCH] = t
+                st.touched_in[first] = x
+                first += 1
+                continue
+            v = pt[x, PT_IN_PICK]
+            o = head_route(pk, vc, st.vs, prm, v)[0]
+            key = output_key(ps, prm, pt, P, port[port_of(prm, v), P_ROUTER], x, o)
+            k_out, _ = arbitrate(pt, o, stamp, key, x, st.touched_out, k_out, PT_OUT_STAMP, PT_OUT_KEY, PT_OUT_PICK)
+        for j in range(base_out, k_out):
+            o = st.touched_out[j]
+            x = pt[o, PT_OUT_PICK]
+            pt[x, PT_IN_MATCH] = t
+            pt[o, PT_OUT_MATCH] = t
+            st.touched_out[j] = x
+        crew.part[part, N_FIRST] = first - base_in
+        crew.part[part, N_SECOND] = k_out - base_out
+    else:
+        k_in = base_in + n_in
+        for j in range(base_out, base_out + n_out):  # accept phase: each input keeps the first granting output
+            o = st.touched_out[j]
+            v = pt[o, PT_OUT_PICK]
+            x = xbar_input(prm, P, v)
+            r = port[port_of(prm, v), P_ROUTER]
+            key = rr_key(o, ps[r], pt[x, PT_RR_OUT], ps[r + 1] - ps[r]) * V
+            k_in, took = arbitrate(pt, x, stamp, key, v, st.touched_in, k_in, PT_IN_STAMP, PT_IN_KEY, PT_IN_PICK)
+            if took:
+                pt[x, PT_IN_DVC] = head_route(pk, vc, st.vs, prm, v)[1]
+        for j in range(base_in, k_in):
+            x = st.touched_in[j]
+            pt[x, PT_IN_MATCH] = t
+            if pt[x, PT_IN_DVC] >= 0 or not prm.multi_eject:
+                pt[head_route(pk, vc, st.vs, prm, pt[x, PT_IN_PICK])[0], PT_OUT_MATCH] = t
+        crew.part[part, N_FIRST] = n_in
+        crew.part[part, N_SECOND] = k_in - base_in - n_in
+
+
+@jit_inline
+def request_round(topo, rt, prm, st, crew, t, stamp, n0, n_heads, allocator, routing, scan, crossbar):
+    """One allocator iteration (separable input-first, or iSLIP: BookSim2's default allocator, its
+    src/allocators/islip.cpp), its parts walked by the crew when there are enough heads (kernels/crew.py): the main
+    thread walks and matches the first part while the members do theirs, then does what they deferred, part
+    after part (ask_part). Inputs are crossbar inputs (xbar_input: a port's, or with input_speedup S one of its
+    S). Appends the granted crossbar inputs to st.grants from n0 on, every part's first run and then every part's
+    second (match_part), and returns how many, and whether a head that did not ask may ask next cycle with no
+    event in between (any but FULL: run_chunk skips cycles only without one). UGAL-G reads other routers' queues,
+    which their parts' walks change: its rounds are walked by one thread."""
+    parts = 1
+    if crew.threads > 1 and routing != R_UGAL_G:
+        parts = split_round(topo.router_port_start, topo.port, prm, crew, st.act, n_heads, prm.input_speedup)
+    else:
+        crew.part[0, LO], crew.part[0, HI], crew.part[0, BASE_IN], crew.part[0, BASE_OUT] = 0, n_heads, 0, 0
+    seq = call_crew(crew, t, stamp) if parts > 1 else 0
+    ask_part(topo, rt, prm, st, crew, 0, t, stamp, st.buf, st.buf2, False, allocator, routing, scan, crossbar)
+    lively = crew.part[0, LIVELY] != 0
+    if parts > 1:
+        if not wait_crew(crew, parts, seq):
+            raise RuntimeError("a thread of the crew failed")
+        for p in range(1, parts):
+            lively |= crew.part[p, LIVELY] != 0
+            lively |= commit_deferred(topo, prm, st, crew.defer, crew.part[p, LO], crew.part[p, N_DEFER], t)
     n = n0
-    for j in range(n_in):
-        x = st.touched_in[j]
-        pt[x, PT_IN_MATCH] = t
-        if pt[x, PT_IN_DVC] >= 0 or not prm.multi_eject:
-            pt[head_route(pk, vc, st.vs, prm, pt[x, PT_IN_PICK])[0], PT_OUT_MATCH] = t
-        st.grants[n] = x
-        n += 1
+    for p in range(parts):
+        base = crew.part[p, BASE_IN]
+        for j in range(base, base + crew.part[p, N_FIRST]):
+            st.grants[n] = st.touched_in[j]
+            n += 1
+    for p in range(parts):
+        if allocator == SA_SEPARABLE:
+            base = crew.part[p, BASE_OUT]
+            for j in range(base, base + crew.part[p, N_SECOND]):
+                st.grants[n] = st.touched_out[j]
+                n += 1
+        else:
+            base = crew.part[p, BASE_IN] + crew.part[p, N_FIRST]
+            for j in range(base, base + crew.part[p, N_SECOND]):
+                st.grants[n] = st.touched_in[j]
+                n += 1
     return n - n0, lively
 
 
 @jit_stage
-def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar):
+def allocate(topo, rt, prm, st, crew, t, routing, scan, allocator, vc_alloc, crossbar):
     """VC allocation by BookSim2's allocators, if `vc_alloc` (Params.vc_alloc, a constant of the cycle loop) asks
     for it, then switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, also a
     constant, as `crossbar`); fills st.grants, returns their count and whether the cycle after may see a request
@@ -308,13 +377,11 @@ def allocate(topo, rt, prm, st, t, routing, scan, allocator, vc_alloc, crossbar)
     n = 0
     for k in range(prm.iters):
         st.ctr[C_STAMP] += 1
-        if allocator == SA_ISLIP:
-            m, more = request_round_islip(topo, rt, prm, st, t, st.ctr[C_STAMP], n, heads, routing, scan, crossbar)
-        elif allocator == SA_SEPARABLE:
-            m, more = request_round(topo, rt, prm, st, t, st.ctr[C_STAMP], n, heads, routing, scan, crossbar)
-        else:
+        if allocator != SA_ISLIP and allocator != SA_SEPARABLE:
             no_implementation(allocator)
             raise ValueError("no switch allocator for this code")
+        m, more = request_round(topo, rt, prm, st, crew, t, st.ctr[C_STAMP], n, heads, allocator, routing, scan,
+                                crossbar)
         if k == 0:
             lively |= more
         n += m

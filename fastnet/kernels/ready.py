@@ -133,7 +133,7 @@ def listed(st, v):
 
 
 @jit_inline
-def park(port, prm, st, v, t):
+def park(prm, st, v, t):
     """Take VC v, whose head cannot be granted before VC_WAKE, off the ready list until then: a waiting head costs
     nothing per cycle (its E_READY puts it back, with the cycle the head has been ready since). False if that is
     beyond the event wheel (it stays, skipped)."""
@@ -184,16 +184,16 @@ def wake_port(port, prm, st, p, o, now):
 
 
 @jit_inline
-def pop_head(port, prm, st, v, t):
+def pop_head(prm, st, v, t):
     """Take VC v's head packet out (granted, or dropped). The next packet is routed and allocated only now that it
     is the head: v stays in the ready list if it may ask at once, else leaves it (with an E_READY when the next
     head will be ready). Returns (the packet, whether v left the ready list)."""
     h = pop_vc(st.pk, st.vc, v)
-    return h, next_head(port, prm, st, v, t)
+    return h, next_head(prm, st, v, t)
 
 
 @jit_inline
-def next_head(port, prm, st, v, t):
+def next_head(prm, st, v, t):
     """VC v's head packet has gone (its tail, with a flit crossbar): the next one may ask from head_delay on, in
     v's place if at once. True if v left the ready list (with an E_READY when the next head will be ready)."""
     pk = st.pk

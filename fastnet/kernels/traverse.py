@@ -61,7 +61,7 @@ def cross_packet(port, prm, st, t, p, v, o):
     """Packet crossbar: VC v's head crosses to output o whole, holding the input and the output until its tail
     has crossed and the link until the tail has left. Returns the phits moved."""
     pk, pt = st.pk, st.pt
-    h = pop_head(port, prm, st, v, t)[0]
+    h = pop_head(prm, st, v, t)[0]
     size = pk[h, PK_SIZE]
     send = serialise(port, o, size)
     tail = pk[h, PK_ARRIVE] + serialise(port, p, size)  # its tail's arrival here
@@ -133,7 +133,7 @@ def cross_flits(port, prm, st, t, p, v):
         tail_arrives(pk, vs, dvc, h, end + port[o, P_LATENCY], serialise(port, o, size))  # at the next router
     pt[p, PT_IN_PKT] = h
     pt[p, PT_IN_TAIL] = vs[v, VS_TAIL]
-    next_head(port, prm, st, v, t)
+    next_head(prm, st, v, t)
     return after - before
 
 
