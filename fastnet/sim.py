@@ -329,7 +329,7 @@ def _loop_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
 
     args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, s.crew, s.cycle, s.cycle, True, 1)
     loop = cycle_loop(generator_of(s.workload), s.params.routing, minimal_scan(s.routes), s.params.allocator,
-                      s.params.vc_alloc, s.params.crossbar)
+                      s.params.vc_alloc, s.params.crossbar, int(s.crew.threads > 1))
     return loop, tuple(numba.typeof(a) for a in args)
 
 

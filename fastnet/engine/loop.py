@@ -185,14 +185,16 @@ def next_activity(port, st, prm, t, limit):
     return limit
 
 
-LOOPS: dict[tuple[int, ...], object] = {}  # (generator, routing, scan, allocator, vc_alloc, crossbar) -> the kernel
+LOOPS: dict[tuple[int, ...], object] = {}  # cycle_loop's codes (generator, routing, ..., crewed) -> the kernel
 
 
-def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int):
+def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int,
+               crewed: int = 0):
     """The cycle loop kernel for one generate stage (`generator`: open-loop traffic or one closed-loop workload,
     fastnet/registry.py GENERATORS), one routing algorithm (Params.routing), one way of finding minimal ports (`scan`:
     build/routing.py minimal_scan), one switch allocator (Params.allocator), one way of allocating VCs
-    (Params.vc_alloc) and one crossbar (Params.crossbar), made on first use. All six are constants of the kernel:
+    (Params.vc_alloc) and one crossbar (Params.crossbar), made on first use; `crewed` (1: more than one thread,
+    kernels/crew.py) adds the crew's code to allocation rounds. All seven are constants of the kernel:
     numba prunes the branches they rule out before inlining what those branches call (_jit._PruneThenInline), so
     a run compiles only its own traffic or workload, routing, topology, allocators and crossbar (most of the
     compile time of a loop serving every case; BookSim2's VC allocators alone add a third to a loop's, the flit
@@ -205,13 +207,14 @@ def cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc
     SWITCH_ALLOCATORS.require(allocator)
     VC_ALLOCATORS.require(vc_alloc)
     CROSSBARS.require(crossbar)
-    key = (int(generator), int(routing), int(scan), int(allocator), int(vc_alloc), int(crossbar))
+    key = (int(generator), int(routing), int(scan), int(allocator), int(vc_alloc), int(crossbar), int(crewed))
     if key not in LOOPS:
         LOOPS[key] = _make_cycle_loop(*key)
     return LOOPS[key]
 
 
-def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int):
+def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc_alloc: int, crossbar: int,
+                     crewed: int):
     closed = generator != GEN_OPEN_LOOP
 
     @jit
@@ -260,7 +263,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
                 inject_at = inject(topo, rt, prm, st, t)
             quiet = True  # no head can ask before an event or a known cycle
             if ctr[C_N_ACTIVE] > 0:
-                n, lively = allocate(topo, rt, prm, st, crew, t, routing, scan, allocator, vc_alloc, crossbar)
+                n, lively = allocate(topo, rt, prm, st, crew, t, routing, scan, allocator, vc_alloc, crossbar, crewed)
                 quiet = n == 0 and not lively
                 if n > 0:
                     traverse(topo, prm, st, t, n, crossbar)
@@ -336,7 +339,8 @@ def stage_kernels(topo, rt, prm, tr, wl, st, crew) -> list[tuple[Any, tuple]]:
     head = (typeof(topo.router_port_start), port, typeof(topo.node), typeof(rt.dist), typeof(rt.ip), typeof(rt.alg),
             typeof(rt.vcr), typeof(st.vc))  # the arrays head_request and route_head read first
     draws = (typeof(st.pt), prm_, typeof(st.pk), typeof(st.rng_router), typeof(st.buf), typeof(st.buf2))
-    kernels += [(allocate, (topo_, rt_, prm_, st_, typeof(crew), t, routing, scan, allocator, vc_alloc, x)),
+    crewed = types.literal(int(crew.threads > 1))
+    kernels += [(allocate, (topo_, rt_, prm_, st_, typeof(crew), t, routing, scan, allocator, vc_alloc, x, crewed)),
                 (head_request, (*head, typeof(st.vc_ptr), typeof(st.vs), *draws, t, typeof(st.ctr).dtype,
                                 typeof(st.act).dtype, routing, scan, x)),
                 (route_head, (*head, *draws, types.int64, typeof(st.vc).dtype, routing, scan)),

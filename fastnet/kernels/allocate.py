@@ -316,20 +316,11 @@ def match_part(topo, prm, st, crew, part, t, stamp, n_in, n_out, allocator):
 
 
 @jit_inline
-def request_round(topo, rt, prm, st, crew, t, stamp, n0, n_heads, allocator, routing, scan, crossbar):
-    """One allocator iteration (separable input-first, or iSLIP: BookSim2's default allocator, its
-    src/allocators/islip.cpp), its parts walked by the crew when there are enough heads (kernels/crew.py): the main
-    thread walks and matches the first part while the members do theirs, then does what they deferred, part
-    after part (ask_part). Inputs are crossbar inputs (xbar_input: a port's, or with input_speedup S one of its
-    S). Appends the granted crossbar inputs to st.grants from n0 on, every part's first run and then every part's
-    second (match_part), and returns how many, and whether a head that did not ask may ask next cycle with no
-    event in between (any but FULL: run_chunk skips cycles only without one). UGAL-G reads other routers' queues,
-    which their parts' walks change: its rounds are walked by one thread."""
-    parts = 1
-    if crew.threads > 1 and routing != R_UGAL_G:
-        parts = split_round(topo.router_port_start, topo.port, prm, crew, st.act, n_heads, prm.input_speedup)
-    else:
-        crew.part[0, LO], crew.part[0, HI], crew.part[0, BASE_IN], crew.part[0, BASE_OUT] = 0, n_heads, 0, 0
+def ask_with_crew(topo, rt, prm, st, crew, t, stamp, n_heads, allocator, routing, scan, crossbar):
+    """The parts of a round (split_round), the first walked here while the crew's members walk theirs, then what
+    they deferred done in their order. Returns (how many parts, whether a head passed over may ask next cycle with
+    no event first)."""
+    parts = split_round(topo.router_port_start, topo.port, prm, crew, st.act, n_heads, prm.input_speedup)
     seq = call_crew(crew, t, stamp) if parts > 1 else 0
     ask_part(topo, rt, prm, st, crew, 0, t, stamp, st.buf, st.buf2, False, allocator, routing, scan, crossbar)
     lively = crew.part[0, LIVELY] != 0
@@ -339,6 +330,29 @@ def request_round(topo, rt, prm, st, crew, t, stamp, n0, n_heads, allocator, rou
         for p in range(1, parts):
             lively |= crew.part[p, LIVELY] != 0
             lively |= commit_deferred(topo, prm, st, crew.defer, crew.part[p, LO], crew.part[p, N_DEFER], t)
+    return parts, lively
+
+
+@jit_inline
+def request_round(topo, rt, prm, st, crew, t, stamp, n0, n_heads, allocator, routing, scan, crossbar, crewed):
+    """One allocator iteration (separable input-first, or iSLIP: BookSim2's default allocator, its
+    src/allocators/islip.cpp), its parts walked by the crew when there are enough heads (kernels/crew.py): the main
+    thread walks and matches the first part while the members do theirs, then does what they deferred, part
+    after part (ask_part). Inputs are crossbar inputs (xbar_input: a port's, or with input_speedup S one of its
+    S). Appends the granted crossbar inputs to st.grants from n0 on, every part's first run and then every part's
+    second (match_part), and returns how many, and whether a head that did not ask may ask next cycle with no
+    event in between (any but FULL: run_chunk skips cycles only without one). `crewed` (1: the run has more than
+    one thread) is a constant of the loop. UGAL-G reads other routers' queues, which their parts' walks change: its
+    rounds are walked by one thread."""
+    parts, lively = 0, False
+    if crewed == 1:  # (nested: a branch on a constant is pruned, so a loop of one thread compiles no crew code)
+        if routing != R_UGAL_G:
+            parts, lively = ask_with_crew(topo, rt, prm, st, crew, t, stamp, n_heads, allocator, routing, scan,
+                                          crossbar)
+    if parts == 0:
+        crew.part[0, LO], crew.part[0, HI], crew.part[0, BASE_IN], crew.part[0, BASE_OUT] = 0, n_heads, 0, 0
+        ask_part(topo, rt, prm, st, crew, 0, t, stamp, st.buf, st.buf2, False, allocator, routing, scan, crossbar)
+        parts, lively = 1, crew.part[0, LIVELY] != 0
     n = n0
     for p in range(parts):
         base = crew.part[p, BASE_IN]
@@ -360,7 +374,7 @@ def request_round(topo, rt, prm, st, crew, t, stamp, n0, n_heads, allocator, rou
 
 
 @jit_stage
-def allocate(topo, rt, prm, st, crew, t, routing, scan, allocator, vc_alloc, crossbar):
+def allocate(topo, rt, prm, st, crew, t, routing, scan, allocator, vc_alloc, crossbar, crewed):
     """VC allocation by BookSim2's allocators, if `vc_alloc` (Params.vc_alloc, a constant of the cycle loop) asks
     for it, then switch allocation with `iters` iterations (separable input-first, or iSLIP: `allocator`, also a
     constant, as `crossbar`); fills st.grants, returns their count and whether the cycle after may see a request
@@ -381,7 +395,7 @@ def allocate(topo, rt, prm, st, crew, t, routing, scan, allocator, vc_alloc, cro
             no_implementation(allocator)
             raise ValueError("no switch allocator for this code")
         m, more = request_round(topo, rt, prm, st, crew, t, st.ctr[C_STAMP], n, heads, allocator, routing, scan,
-                                crossbar)
+                                crossbar, crewed)
         if k == 0:
             lively |= more
         n += m
