@@ -365,14 +365,15 @@ def _member_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
 
 def call_loop(run_chunk: Any, s: Simulation, t: int, t1: int, budget: int,
               stop_when_drained: bool = True) -> tuple[int, int, int, int]:
-    """One call of the cycle loop (compile_kernels' kernel: engine/loop.py run_chunk), with the crew's members walking their parts of each allocation round in threads
-    of their own meanwhile (kernels/crew.py); a member that raises stops the loop and its error is raised here."""
+    """One call of the cycle loop (compile_kernels' kernel: engine/loop.py run_chunk), with the crew's members
+    walking their parts of each allocation round in threads of their own meanwhile (kernels/crew.py); a member that
+    raises stops the loop and its error is raised here."""
     crew = s.crew
     args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, crew, t, t1, stop_when_drained, budget)
     if crew.threads == 1:
         return run_chunk(*args)
     from .engine.loop import crew_member
-    from .kernels.crew import stop_crew
+    from .kernels.crew import reset_crew, stop_crew
 
     member = crew_member(s.params.routing, minimal_scan(s.routes), s.params.allocator, s.params.crossbar)
     errors: list[BaseException] = []
@@ -384,7 +385,7 @@ def call_loop(run_chunk: Any, s: Simulation, t: int, t1: int, budget: int,
             errors.append(e)
             stop_crew(crew, True)
 
-    crew.ctl[:] = 0
+    reset_crew(crew)
     members = [threading.Thread(target=walk, args=(p,), name=f"fastnet-crew-{p}", daemon=True)
                for p in range(1, crew.threads)]
     for thread in members:

@@ -89,8 +89,9 @@ def main() -> None:
     args = case_args([f"{name}@{n}" for name in CASES for n in (1, 2)], child)
     if args is None:
         return
-    rows = ["| network | threads | nodes | ports | load | build (s) | wall per cycle (ms) | phit-hops/s | peak RSS (GB) "
-            "| RSS per node (kB) | wall per packet-hop (ns) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| network | threads | nodes | ports | load | build (s) | wall per cycle (ms) | phit-hops/s "
+            "| peak RSS (GB) | RSS per node (kB) | wall per packet-hop (ns) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for case in args.cases.split(","):
         r = in_child(__file__, case)
         name, threads = _case(case)

@@ -325,9 +325,9 @@ def _make_crew_member(routing: int, scan: int, allocator: int, crossbar: int):
 
 
 def stage_kernels(topo, rt, prm, tr, wl, st, crew) -> list[tuple[Any, tuple]]:
-    """The kernels compiled apart that run_chunk(topo, rt, prm, tr, wl, st, crew, ...) calls, directly or through another
-    (allocate's head_request and route_head), each with the argument types of its call, the largest first: a cold
-    start compiles them on two cores before the loop, each after those it calls (engine/coldstart.py). A call
+    """The kernels compiled apart that run_chunk(topo, rt, prm, tr, wl, st, crew, ...) calls, directly or through
+    another (allocate's head_request and route_head), each with the argument types of its call, the largest first: a
+    cold start compiles them on two cores before the loop, each after those it calls (engine/coldstart.py). A call
     changed above and not here costs only that speed-up (tests/test_coldstart.py compares them)."""
     generator = generator_of(wl)
     t, port, x, closed = types.int64, typeof(topo.port), types.literal(int(prm.crossbar)), generator != GEN_OPEN_LOOP

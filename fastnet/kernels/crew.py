@@ -23,7 +23,8 @@ from ._jit import jit, jit_inline, load_acquire, sched_yield, store_release
 from .state import port_of
 
 LINE = 8  # int64s a cache line: each thread's word in a line of its own
-SEQ, CMD, CYCLE, STAMP, ERROR = 0, 1, 2, 3, 4  # the main thread's line
+SEQ, CMD, CYCLE, STAMP, ERROR, SPLIT = 0, 1, 2, 3, 4, 5  # the main thread's line (SPLIT: rounds the crew
+# walked in parts since the run began)
 ASK, STOP = 1, 2  # commands
 LO, HI, BASE_IN, BASE_OUT, LIVELY, N_DEFER, N_FIRST, N_SECOND = range(8)  # a part's row
 SPINS = 2000  # loads of a flag before a waiting thread yields the CPU (more threads than cores)
@@ -72,6 +73,13 @@ def crew_bytes(threads: int, n_vcs: int) -> int:
     return 8 * n_vcs if threads > 1 else 0
 
 
+def reset_crew(crew: Crew) -> None:
+    """Before the members start on a loop's call: no round asked or answered yet (the count of split rounds kept)."""
+    split = crew.ctl[SPLIT]
+    crew.ctl[:] = 0
+    crew.ctl[SPLIT] = split
+
+
 @jit_inline
 def wait_change(ctl, i, seen):
     """Spin until ctl[i] differs from `seen`; return it."""
@@ -118,6 +126,7 @@ def call_crew(crew, t, stamp):
     ctl[CMD] = ASK
     ctl[CYCLE] = t
     ctl[STAMP] = stamp
+    ctl[SPLIT] += 1
     store_release(ctl, SEQ, seq)
     return seq
 
