@@ -151,7 +151,7 @@ SECTIONS: dict[str, dict[str, tuple[Any, Check]]] = {
         "watchdog": (20000, integer(10)),  # cycles without any phit moving before DeadlockError
         "threads": ("auto", integer_or_auto(1, 256)),  # threads of the cycle loop (kernels/crew.py; the same
         # results for any count); auto: every core the process may use (NUMBA_NUM_THREADS caps it) on a network of
-        # sim.THREADS_FROM_PORTS ports or more, else 1
+        # kernels/crew.py THREADS_FROM_PORTS ports or more, else 1
         "skip_idle": (True, boolean),  # closed loop: jump over cycles in which nothing can happen (same results)
         "timeseries": (0, integer(0)),  # record a time series every N cycles (0: off)
         "occupancy_interval": (0, integer(0)),  # sample every port's buffer occupancy every N cycles into the

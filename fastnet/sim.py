@@ -352,15 +352,19 @@ def compile_kernels(s: Simulation) -> Any:
     return loop
 
 
-def _member_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
-    """The crew member kernel of this run's threads (kernels/crew.py) and its numba signature."""
-    import numba
-
+def _member(s: Simulation) -> Any:
+    """The kernel this run's crew members run (kernels/crew.py)."""
     from .engine.loop import crew_member
 
-    member = crew_member(s.params.routing, minimal_scan(s.routes), s.params.allocator, s.params.crossbar)
+    return crew_member(s.params.routing, minimal_scan(s.routes), s.params.allocator, s.params.crossbar)
+
+
+def _member_and_signature(s: Simulation) -> tuple[Any, tuple[Any, ...]]:
+    """The crew member kernel of this run's threads and its numba signature."""
+    import numba
+
     args = (s.net.topo, s.routes, s.params, s.state, s.crew, 1)
-    return member, tuple(numba.typeof(a) for a in args)
+    return _member(s), tuple(numba.typeof(a) for a in args)
 
 
 def call_loop(run_chunk: Any, s: Simulation, t: int, t1: int, budget: int,
@@ -372,10 +376,9 @@ def call_loop(run_chunk: Any, s: Simulation, t: int, t1: int, budget: int,
     args = (s.net.topo, s.routes, s.params, s.traffic, s.workload, s.state, crew, t, t1, stop_when_drained, budget)
     if crew.threads == 1:
         return run_chunk(*args)
-    from .engine.loop import crew_member
     from .kernels.crew import reset_crew, stop_crew
 
-    member = crew_member(s.params.routing, minimal_scan(s.routes), s.params.allocator, s.params.crossbar)
+    member = _member(s)
     errors: list[BaseException] = []
 
     def walk(part: int) -> None:

@@ -51,31 +51,41 @@ def _case(name: str) -> tuple[str, int]:
     return network, int(threads or 1)
 
 
-def child(name: str) -> dict:
-    from fastnet.engine.loop import GROW
-    from fastnet.kernels.state import C_PHIT_HOPS
-    from fastnet.memory import peak_rss
-    from fastnet.sim import call_loop, compile_kernels, grow_pools, prepare
-
-    name, threads = _case(name)
+def case_config(name: str, threads: int) -> dict:
+    """The run of network `name` (CASES) with seed 004's router, its cycles timed by the caller."""
     topo, load = CASES[name]
     cfg = json.loads(json.dumps(NETWORK))
     del cfg["workload"]
     cfg["topology"] = topo
     cfg["traffic"].update(pattern="uniform", load=load)
     cfg["sim"] = {"warmup": 0, "measure": 10**6, "drain": 0, "threads": threads}
+    return cfg
+
+
+def advance(run, s, t: int, target: int) -> int:
+    """Simulate s from cycle t to `target` with the cycle loop `run` (no budget), growing its pools as asked."""
+    from fastnet.engine.loop import GROW
+    from fastnet.sim import call_loop, grow_pools
+
+    while t < target:
+        status, t, low, _ = call_loop(run, s, t, target, 2**62, False)
+        if status == GROW:
+            grow_pools(s, low)
+    return t
+
+
+def child(name: str) -> dict:
+    from fastnet.kernels.state import C_PHIT_HOPS
+    from fastnet.memory import peak_rss
+    from fastnet.sim import compile_kernels, prepare
+
     t0 = time.perf_counter()
-    s = prepare(cfg)
+    s = prepare(case_config(*_case(name)))
     run = compile_kernels(s)
     build = time.perf_counter() - t0
-    t = 0
-    for target in (WARM, WARM + MEASURE):
-        if target == WARM + MEASURE:
-            w0, h0 = time.perf_counter(), int(s.state.ctr[C_PHIT_HOPS])
-        while t < target:
-            status, t, low, _ = call_loop(run, s, t, target, 2**62, False)  # (no budget: up to target)
-            if status == GROW:
-                grow_pools(s, low)
+    t = advance(run, s, 0, WARM)
+    w0, h0 = time.perf_counter(), int(s.state.ctr[C_PHIT_HOPS])
+    advance(run, s, t, WARM + MEASURE)
     wall = time.perf_counter() - w0
     hops = int(s.state.ctr[C_PHIT_HOPS]) - h0
     return {"p": s.net.n_nodes // s.net.n_routers, "nodes": s.net.n_nodes, "ports": s.net.n_ports,

@@ -11,7 +11,6 @@ threads (median of the spans), and their ratio. Rewrites the `crew` section of p
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import statistics
@@ -25,8 +24,8 @@ sys.path.insert(0, str(ROOT / "docs"))
 sys.path.insert(0, str(ROOT / "perf"))
 
 from children import case_args, in_child  # noqa: E402
-from million_bench import NETWORK  # noqa: E402
 from scale_bench import CASES as SCALE  # noqa: E402
+from scale_bench import advance, case_config  # noqa: E402
 
 WARM = 600
 CASES = {"sf13": 2000, "sf37": 200, "sf73": 150, "sf163": 100}  # cycles a span
@@ -34,35 +33,19 @@ ROUNDS = int(os.environ.get("FASTNET_THREADS_ROUNDS", "8"))
 
 
 def child(name: str) -> dict:
-    from fastnet.engine.loop import GROW
     from fastnet.kernels.crew import new_crew
-    from fastnet.sim import call_loop, compile_kernels, grow_pools, prepare
+    from fastnet.sim import compile_kernels, prepare
 
-    topo, load = SCALE[name]
-    cfg = json.loads(json.dumps(NETWORK))
-    del cfg["workload"]
-    cfg["topology"] = topo
-    cfg["traffic"].update(pattern="uniform", load=load)
-    cfg["sim"] = {"warmup": 0, "measure": 10**6, "drain": 0, "threads": 2}
-    s = prepare(cfg)
+    s = prepare(case_config(name, 2))
     run = compile_kernels(s)  # the loop with the crew's code: one thread walks every round alone in it
     crews = {1: new_crew(1, len(s.state.act), s.net.radix), 2: s.crew}
-    t = 0
-
-    def advance(target: int) -> None:
-        nonlocal t
-        while t < target:
-            status, t, low, _ = call_loop(run, s, t, target, 2**62, False)
-            if status == GROW:
-                grow_pools(s, low)
-
-    advance(WARM)
+    t = advance(run, s, 0, WARM)
     spans: dict[int, list[float]] = {1: [], 2: []}
     for k in range(ROUNDS):
         threads = 1 + k % 2
         s.crew = crews[threads]
         w = time.perf_counter()
-        advance(t + CASES[name])
+        t = advance(run, s, t, t + CASES[name])
         spans[threads].append(1000 * (time.perf_counter() - w) / CASES[name])
     return {"nodes": s.net.n_nodes, "ports": s.net.n_ports, "one": spans[1], "two": spans[2]}
 

@@ -28,34 +28,13 @@ from pathlib import Path
 import numba
 import numpy as np
 from numba import njit, prange
-from numba.core import cgutils
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the fastnet next to this script (a worktree's), not an installed one
 sys.path.insert(0, str(ROOT / "docs"))
+
+from fastnet.kernels._jit import load_acquire, store_release  # noqa: E402
 LINE = 8  # int64s per cache line: each thread's epoch in a line of its own
-
-
-@numba.extending.intrinsic
-def _load_acquire(typingctx, ary, i):
-    """ary[i] read atomically (acquire): the spin loop must see the other thread's store, not a hoisted copy."""
-    def codegen(context, builder, sig, args):
-        a = context.make_array(sig.args[0])(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], a, [args[1]])
-        return builder.load_atomic(ptr, ordering="acquire", align=8)
-
-    return numba.types.int64(ary, i), codegen
-
-
-@numba.extending.intrinsic
-def _store_release(typingctx, ary, i, value):
-    """ary[i] = value atomically (release)."""
-    def codegen(context, builder, sig, args):
-        a = context.make_array(sig.args[0])(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], a, [args[1]])
-        builder.store_atomic(args[2], ptr, ordering="release", align=8)
-        return context.get_dummy_value()
-
-    return numba.types.none(ary, i, value), codegen
 
 
 @njit(parallel=True)
@@ -63,9 +42,9 @@ def _barriers(epochs, threads, rounds):
     """`rounds` barriers among `threads` threads: each stores its epoch, then waits for every other's."""
     for k in prange(threads):
         for e in range(1, rounds + 1):
-            _store_release(epochs, k * LINE, e)
+            store_release(epochs, k * LINE, e)
             for j in range(threads):
-                while _load_acquire(epochs, j * LINE) < e:
+                while load_acquire(epochs, j * LINE) < e:
                     pass
     return 0
 

@@ -295,7 +295,7 @@ def _make_cycle_loop(generator: int, routing: int, scan: int, allocator: int, vc
     return run_chunk
 
 
-MEMBERS: dict[tuple[int, ...], object] = {}  # the same key as LOOPS -> the crew member's kernel
+MEMBERS: dict[tuple[int, ...], object] = {}  # (routing, scan, allocator, crossbar) -> the crew member's kernel
 
 
 def crew_member(routing: int, scan: int, allocator: int, crossbar: int):
