@@ -30,7 +30,9 @@ LO, HI, BASE_IN, BASE_OUT, LIVELY, N_DEFER, N_FIRST, N_SECOND = range(8)  # a pa
 SPINS = 2000  # loads of a flag before a waiting thread yields the CPU (more threads than cores)
 MIN_SPLIT = 16  # heads per thread below which the main thread walks a round alone (a part costs a round trip
 # between threads, 0.1-1 us, a head a few hundred ns)
-THREADS_FROM_PORTS = 1 << 17  # sim.threads = "auto" runs networks of fewer ports on one thread (perf/README.md)
+THREADS_FROM_PORTS = 1 << 17  # sim.threads = "auto" runs networks of fewer ports on one thread: their records stay
+# in cache, a second core's writes cost the main thread about what its walk saves, and a replay's rounds are too
+# small to split (perf/README.md, "Threads")
 
 
 class Crew(NamedTuple):
@@ -81,15 +83,23 @@ def reset_crew(crew: Crew) -> None:
 
 
 @jit_inline
+def spin(spins):
+    """One more turn of a waiting loop that has turned `spins` times: the CPU is given up every SPINS turns (more
+    threads than cores). Returns the new count."""
+    spins += 1
+    if spins < SPINS:
+        return spins
+    sched_yield()
+    return 0
+
+
+@jit_inline
 def wait_change(ctl, i, seen):
     """Spin until ctl[i] differs from `seen`; return it."""
     spins = 0
     value = load_acquire(ctl, i)
     while value == seen:
-        spins += 1
-        if spins >= SPINS:
-            sched_yield()
-            spins = 0
+        spins = spin(spins)
         value = load_acquire(ctl, i)
     return value
 
@@ -140,10 +150,7 @@ def wait_crew(crew, parts, seq):
         while load_acquire(crew.ctl, (1 + p) * LINE) != seq:
             if load_acquire(crew.ctl, ERROR) != 0:
                 return False
-            spins += 1
-            if spins >= SPINS:
-                sched_yield()
-                spins = 0
+            spins = spin(spins)
     return True
 
 
