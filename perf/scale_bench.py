@@ -74,6 +74,14 @@ def advance(run, s, t: int, target: int) -> int:
     return t
 
 
+def network_label(name: str, p: int) -> str:
+    """How the tables name network `name` (CASES), p its measured nodes a router."""
+    topo = CASES[name][0]
+    if topo["kind"] == "slimfly":
+        return f"Slim Fly q={topo['q']}, p={topo['p']}" + (f" ({p})" if topo["p"] == "auto" else "")
+    return f"dragonfly p={topo['p']}, a={topo['a']}, h={topo['h']}"
+
+
 def child(name: str) -> dict:
     from fastnet.kernels.state import C_PHIT_HOPS
     from fastnet.memory import peak_rss
@@ -105,12 +113,9 @@ def main() -> None:
     for case in args.cases.split(","):
         r = in_child(__file__, case)
         name, threads = _case(case)
-        topo, load = CASES[name]
-        if topo["kind"] == "slimfly":
-            what = f"Slim Fly q={topo['q']}, p={topo['p']}" + (f" ({r['p']})" if topo["p"] == "auto" else "")
-        else:
-            what = f"dragonfly p={topo['p']}, a={topo['a']}, h={topo['h']}"
-        rows.append(f"| {what} | {threads} | {r['nodes']:,} | {r['ports']:,} | {load} | {r['build_s']:.1f} | "
+        load = CASES[name][1]
+        rows.append(f"| {network_label(name, r['p'])} | {threads} | {r['nodes']:,} | {r['ports']:,} | {load} | "
+                    f"{r['build_s']:.1f} | "
                     f"{r['ms_per_cycle']:.3g} | {r['phit_hops_per_s'] / 1e6:.1f} M | {r['peak_gb']:.2f} | "
                     f"{r['peak_gb'] * 1e6 / r['nodes']:.1f} | "
                     f"{1e9 * NETWORK['traffic']['packet_phits'] / r['phit_hops_per_s']:,.0f} |")

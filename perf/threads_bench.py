@@ -1,9 +1,10 @@
-"""What a second thread gives the cycle loop (sim.threads, kernels/crew.py), on perf/scale_bench.py's Slim Fly cases
-(seed 004's router, uniform load 0.071):
+"""What a second thread gives the cycle loop (sim.threads, kernels/crew.py), on perf/scale_bench.py's Slim Fly and
+dragonfly cases (seed 004's router, uniform load):
 
-    python perf/threads_bench.py [--cases sf13,sf37,sf73,sf163] [--rounds 8] [--no-readme]
+    python perf/threads_bench.py [--cases sf13,sf37,...] [--no-readme]
 
-Each case runs in its own process: `prepare`, cycles 0..WARM, then `--rounds` spans of cycles, the spans taking
+Each case runs in its own process: `prepare`, cycles 0..WARM, then ROUNDS spans (FASTNET_THREADS_ROUNDS, default
+8) of cycles, the spans taking
 turns between one thread and two on the same simulation (a run's state is the same for any thread count, so both
 counts advance one run, and the machine's swings fall on both alike). Columns: wall per cycle with 1 and with 2
 threads (median of the spans), and their ratio. Rewrites the `crew` section of perf/README.md.
@@ -24,11 +25,11 @@ sys.path.insert(0, str(ROOT / "docs"))
 sys.path.insert(0, str(ROOT / "perf"))
 
 from children import case_args, in_child  # noqa: E402
-from scale_bench import CASES as SCALE  # noqa: E402
-from scale_bench import advance, case_config  # noqa: E402
+from scale_bench import advance, case_config, network_label  # noqa: E402
 
 WARM = 600
-CASES = {"sf13": 2000, "sf37": 200, "sf73": 150, "sf163": 100}  # cycles a span
+CASES = {"sf13": 2000, "sf37": 200, "sf73": 150, "sf163": 100,  # cycles a span
+         "df4": 4000, "df8": 1000, "df16": 50, "df22": 25}
 ROUNDS = int(os.environ.get("FASTNET_THREADS_ROUNDS", "8"))
 
 
@@ -47,7 +48,8 @@ def child(name: str) -> dict:
         w = time.perf_counter()
         t = advance(run, s, t, t + CASES[name])
         spans[threads].append(1000 * (time.perf_counter() - w) / CASES[name])
-    return {"nodes": s.net.n_nodes, "ports": s.net.n_ports, "one": spans[1], "two": spans[2]}
+    return {"p": s.net.n_nodes // s.net.n_routers, "nodes": s.net.n_nodes, "ports": s.net.n_ports,
+            "one": spans[1], "two": spans[2]}
 
 
 def main() -> None:
@@ -61,7 +63,7 @@ def main() -> None:
     for name in args.cases.split(","):
         r = in_child(__file__, name)
         one, two = statistics.median(r["one"]), statistics.median(r["two"])
-        rows.append(f"| Slim Fly q={SCALE[name][0]['q']} | {r['nodes']:,} | {r['ports']:,} | {one:.3g} "
+        rows.append(f"| {network_label(name, r['p'])} | {r['nodes']:,} | {r['ports']:,} | {one:.3g} "
                     f"({min(r['one']):.3g}-{max(r['one']):.3g}) | {two:.3g} ({min(r['two']):.3g}-{max(r['two']):.3g}) "
                     f"| {one / two:.2f}x |")
         print(rows[-1], flush=True)
