@@ -3,11 +3,11 @@ dragonfly cases (seed 004's router, uniform load):
 
     python perf/threads_bench.py [--cases sf13,sf37,...] [--no-readme]
 
-Each case runs in its own process: `prepare`, cycles 0..WARM, then ROUNDS spans (FASTNET_THREADS_ROUNDS, default
-8) of cycles, the spans taking
-turns between one thread and two on the same simulation (a run's state is the same for any thread count, so both
-counts advance one run, and the machine's swings fall on both alike). Columns: wall per cycle with 1 and with 2
-threads (median of the spans), and their ratio. Rewrites the `crew` section of perf/README.md.
+Each case runs in its own process: `prepare`, cycles 0..WARM, then ROUNDS spans of cycles (FASTNET_THREADS_ROUNDS,
+default 8), the spans taking turns between one thread and two on the same simulation (a run's state is the same for
+any thread count, so both counts advance one run, and the machine's swings fall on both alike). Columns: wall per
+cycle with 1 and with 2 threads (median of the spans), and their ratio. Rewrites the `crew` section of
+perf/README.md.
 """
 
 from __future__ import annotations
